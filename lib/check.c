@@ -1,0 +1,1086 @@
+/* check.c -- gc_check: set up the directions, evaluate the stencils in
+   parallel workers, judge each direction against its bar.
+
+   Per direction v with step h the stencil is x +- h v and x +- 2h v.  The
+   reference is D(h); D(2h) gives the truncation term ("Truncation") and,
+   with the centre value, the kink estimate J ("Non-smooth points").  In MPFR
+   mode the points are exact; in f32 and f64 modes they are rounded and the
+   steps actually applied are used ("Applied steps").  */
+
+#include "internal.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+gc_options_init (gc_options *o)
+{
+  if (!o)
+    return;
+  memset (o, 0, sizeof *o);
+  o->reference = GC_REF_MPFR;
+  o->directions = GC_DIR_ALL;
+  o->seed = 1;
+  o->false_alarm = 1e-6;
+  o->threads = 1;
+}
+
+/* ---------------------------------------------------------------------- */
+
+typedef struct shared
+{
+  const gc_model *m;
+  const float *x;
+  const gc_options *o;
+  gc_result *r;
+  size_t n;
+  gc_reference ref;      /* the reference of the check */
+  gc_reference best;     /* forward for truncation and J */
+  mpfr_prec_t p;
+  float *g;              /* analytic gradient at x */
+  double *mag;           /* m_i of the adjoint term */
+  double *scale;         /* s_i of the default step */
+  double scale_random;   /* scale of the default step along a random v */
+  bool user_step;
+  double h_user;
+  size_t *pos_id;        /* shard position -> direction id */
+  mpfr_t f0_mpfr;        /* centre value of the best forward, MPFR */
+  bool have_f0_mpfr;
+  double f0;             /* centre value of the best forward */
+  atomic_size_t done;
+  atomic_int stop;
+  pthread_mutex_t lock;
+  size_t err_pos;        /* smallest failing position */
+} shared;
+
+typedef struct worker
+{
+  shared *sh;
+  unsigned id, count;
+  float *xf;
+  double *xd;
+  __mpfr_struct *xm;     /* n MPFR numbers, or NULL */
+  float *v;              /* random direction */
+  double *dp, *dm, *dp2, *dm2;  /* applied deltas (float modes, random) */
+  mpfr_t lv, t1, t2, t3, prod;
+  mpfr_t f[4];           /* stencil values, MPFR mode */
+  gc_status st;
+  int cb;
+  char detail[160];
+} worker;
+
+static void
+fail (worker *w, gc_status st, int cb, const char *fmt, ...)
+  __attribute__ ((format (printf, 4, 5)));
+
+static void
+fail (worker *w, gc_status st, int cb, const char *fmt, ...)
+{
+  if (w->st != GC_OK)
+    return;
+  w->st = st;
+  w->cb = cb;
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (w->detail, sizeof w->detail, fmt, ap);
+  va_end (ap);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Evaluations.  Each returns false after recording a failure.  */
+
+static bool
+eval_f32 (worker *w, const float *x, double *val)
+{
+  float l = 0;
+  int rc = w->sh->m->loss_f32 (w->sh->m->ctx, x, &l);
+  if (rc)
+    {
+      fail (w, GC_ECALLBACK, rc, "loss_f32 returned %d", rc);
+      return false;
+    }
+  if (!isfinite (l))
+    {
+      fail (w, GC_ENONFINITE, 0, "loss_f32 gave a non-finite loss");
+      return false;
+    }
+  *val = l;
+  return true;
+}
+
+static bool
+eval_f64 (worker *w, const double *x, double *val)
+{
+  double l = 0;
+  int rc = w->sh->m->loss_f64 (w->sh->m->ctx, x, &l);
+  if (rc)
+    {
+      fail (w, GC_ECALLBACK, rc, "loss_f64 returned %d", rc);
+      return false;
+    }
+  if (!isfinite (l))
+    {
+      fail (w, GC_ENONFINITE, 0, "loss_f64 gave a non-finite loss");
+      return false;
+    }
+  *val = l;
+  return true;
+}
+
+static bool
+eval_mpfr (worker *w, mpfr_ptr out)
+{
+  int rc = w->sh->m->loss_mpfr (w->sh->m->ctx, w->xm, out);
+  if (rc)
+    {
+      fail (w, GC_ECALLBACK, rc, "loss_mpfr returned %d", rc);
+      return false;
+    }
+  if (!mpfr_number_p (out))
+    {
+      fail (w, GC_ENONFINITE, 0, "loss_mpfr gave a non-finite loss");
+      return false;
+    }
+  return true;
+}
+
+/* y = xi + t*vi exactly: the precision of y grows until the sum is exact
+   (manual: "Applied steps").  T1 is scratch.  */
+static void
+set_exact (mpfr_ptr y, float xi, double t, float vi, mpfr_ptr t1)
+{
+  mpfr_set_d (t1, t, MPFR_RNDN);             /* t1 has 128 bits: exact */
+  mpfr_mul_d (t1, t1, (double) vi, MPFR_RNDN); /* 53 + 24 bits: exact */
+  for (mpfr_prec_t prec = 64;; prec *= 2)
+    {
+      mpfr_set_prec (y, prec);
+      mpfr_set_flt (y, xi, MPFR_RNDN);
+      if (mpfr_add (y, y, t1, MPFR_RNDN) == 0)
+        return;
+    }
+}
+
+static void
+reset_mpfr (worker *w, size_t i)
+{
+  mpfr_set_prec (w->xm + i, 24);
+  mpfr_set_flt (w->xm + i, w->sh->x[i], MPFR_RNDN);
+}
+
+/* Evaluate the best forward at the float point XF (already set), for the
+   truncation estimate in f32 / f64 modes.  */
+static bool
+eval_best_at_float (worker *w, const float *xf, const double *xd,
+                    const size_t *idx, size_t nidx, double *val)
+{
+  shared *sh = w->sh;
+  switch (sh->best)
+    {
+    case GC_REF_MPFR:
+      for (size_t k = 0; k < nidx; k++)
+        {
+          size_t i = idx ? idx[k] : k;
+          if (xd)
+            {
+              mpfr_set_prec (w->xm + i, 53);
+              mpfr_set_d (w->xm + i, xd[i], MPFR_RNDN);
+            }
+          else
+            {
+              mpfr_set_prec (w->xm + i, 24);
+              mpfr_set_flt (w->xm + i, xf[i], MPFR_RNDN);
+            }
+        }
+      if (!eval_mpfr (w, w->lv))
+        return false;
+      for (size_t k = 0; k < nidx; k++)
+        reset_mpfr (w, idx ? idx[k] : k);
+      /* The difference of two such values is taken in double: the values
+         are within a few ulp_53 of each other's rounding, which the
+         reference term of the f64/f32 reference dwarfs.  */
+      *val = mpfr_get_d (w->lv, MPFR_RNDN);
+      return true;
+    case GC_REF_F64:
+      if (xd)
+        return eval_f64 (w, xd, val);
+      for (size_t k = 0; k < nidx; k++)
+        {
+          size_t i = idx ? idx[k] : k;
+          w->xd[i] = xf[i];
+        }
+      {
+        bool ok = eval_f64 (w, w->xd, val);
+        for (size_t k = 0; k < nidx; k++)
+          {
+            size_t i = idx ? idx[k] : k;
+            w->xd[i] = sh->x[i];
+          }
+        return ok;
+      }
+    case GC_REF_F32:
+      return eval_f32 (w, xf, val);
+    }
+  return false;
+}
+
+/* ---------------------------------------------------------------------- */
+/* One direction.  */
+
+/* Kink estimate from one-sided divided differences ("Non-smooth points"):
+   Delta(s) = F(s) - B(s) is s f'' + O(s^3) where f is smooth and the jump
+   of f' at a kink; J = 2 Delta(h) - Delta(2h) cancels the smooth part.  */
+static double
+jump_estimate (double fp1, double fm1, double fp2, double fm2, double f0,
+               double a1, double b1, double a2, double b2)
+{
+  double d1 = (fp1 - f0) / a1 - (f0 - fm1) / b1;
+  double d2 = (fp2 - f0) / a2 - (f0 - fm2) / b2;
+  return 2 * d1 - d2;
+}
+
+static double
+step_for (const shared *sh, size_t index)
+{
+  if (sh->user_step)
+    return sh->h_user;
+  double s = index == SIZE_MAX ? sh->scale_random : sh->scale[index];
+  int e;
+  frexp (s, &e);     /* s in [2^(e-1), 2^e) */
+  return ldexp (1.0, e - 1 + (int) sh->r->step_exponent);
+}
+
+static void
+make_random (const shared *sh, size_t id, float *v)
+{
+  gc__rng rng;
+  gc__rng_seed (&rng, sh->o->seed ^ (0xd1b54a32d192ed03u * (uint64_t) (id + 1)));
+  double norm = 0;
+  for (size_t i = 0; i < sh->n; i++)
+    {
+      double z = gc__rng_gaussian (&rng);
+      v[i] = (float) z;
+      norm += (double) v[i] * v[i];
+    }
+  norm = sqrt (norm);
+  for (size_t i = 0; i < sh->n; i++)
+    v[i] = (float) (v[i] / norm);
+}
+
+/* Judge one direction from its measured values.  */
+static void
+judge (const shared *sh, gc_direction *d, double noise_j)
+{
+  d->bar = d->terms[0].value + d->terms[1].value + d->terms[2].value;
+  d->diff = fabs (d->analytic - d->reference);
+  if (d->diff == 0)
+    d->nu = 0;
+  else if (d->bar > 0)
+    d->nu = d->diff / d->bar;
+  else
+    d->nu = INFINITY;
+  d->resolution = d->reference != 0 ? d->bar / fabs (d->reference) : INFINITY;
+  if (fabs (d->jump) > d->bar + noise_j)
+    d->verdict = GC_NONSMOOTH;
+  else
+    d->verdict = d->nu <= 1 ? GC_PASS : GC_FAIL;
+  (void) sh;
+}
+
+static bool
+direction_mpfr (worker *w, gc_direction *d)
+{
+  shared *sh = w->sh;
+  size_t n = sh->n, i = d->index;
+  double h = step_for (sh, i);
+  const float *v = NULL;
+  if (i == SIZE_MAX)
+    {
+      make_random (sh, d->id, w->v);
+      v = w->v;
+    }
+  static const double mult[4] = { 1, -1, 2, -2 };
+  mpfr_ptr f[4] = { w->f[0], w->f[1], w->f[2], w->f[3] };
+  bool ok = true;
+  for (int k = 0; k < 4 && ok; k++)
+    {
+      if (v)
+        for (size_t j = 0; j < n; j++)
+          set_exact (w->xm + j, sh->x[j], mult[k] * h, v[j], w->t1);
+      else
+        set_exact (w->xm + i, sh->x[i], mult[k] * h, 1.0f, w->t1);
+      ok = eval_mpfr (w, f[k]);
+      if (v)
+        for (size_t j = 0; j < n; j++)
+          reset_mpfr (w, j);
+      else
+        reset_mpfr (w, i);
+    }
+  if (ok)
+    {
+      /* D(h), D(2h) with differences at twice the working precision.  */
+      mpfr_sub (w->t2, f[0], f[1], MPFR_RNDN);
+      mpfr_div_d (w->t2, w->t2, 2 * h, MPFR_RNDN);
+      d->reference = mpfr_get_d (w->t2, MPFR_RNDN);
+      mpfr_sub (w->t3, f[2], f[3], MPFR_RNDN);
+      mpfr_div_d (w->t3, w->t3, 4 * h, MPFR_RNDN);
+      d->d2h = mpfr_get_d (w->t3, MPFR_RNDN);
+      mpfr_sub (w->t3, w->t3, w->t2, MPFR_RNDN);
+      double tdiff = mpfr_get_d (w->t3, MPFR_RNDN);
+      /* J = 2 Delta(h) - Delta(2h), Delta(s) = (f(x+s) - 2 f0 + f(x-s)) / s */
+      mpfr_add (w->t2, f[0], f[1], MPFR_RNDN);
+      mpfr_mul_2ui (w->t3, sh->f0_mpfr, 1, MPFR_RNDN);
+      mpfr_sub (w->t2, w->t2, w->t3, MPFR_RNDN);
+      mpfr_div_d (w->t2, w->t2, h, MPFR_RNDN);
+      mpfr_mul_2ui (w->t2, w->t2, 1, MPFR_RNDN);
+      mpfr_add (w->prod, f[2], f[3], MPFR_RNDN);
+      mpfr_sub (w->prod, w->prod, w->t3, MPFR_RNDN);
+      mpfr_div_d (w->prod, w->prod, 2 * h, MPFR_RNDN);
+      mpfr_sub (w->t2, w->t2, w->prod, MPFR_RNDN);
+      d->jump = mpfr_get_d (w->t2, MPFR_RNDN);
+      double lmax = fmax (fabs (mpfr_get_d (f[0], MPFR_RNDN)),
+                          fabs (mpfr_get_d (f[1], MPFR_RNDN)));
+      d->step = h;
+      gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], d->reference,
+                           d->d2h, tdiff, h);
+      gc__term_reference (&d->terms[GC_TERM_REFERENCE], GC_REF_MPFR, sh->p,
+                          sh->r->lambda_forward, sh->r->forward_depth, lmax, h);
+      /* analytic <g, v> and sum |v_i| m_i  */
+      double wm = 0, w1 = 0;
+      if (v)
+        {
+          mpfr_set_zero (w->t2, 1);
+          for (size_t j = 0; j < n; j++)
+            {
+              mpfr_set_flt (w->prod, v[j], MPFR_RNDN);
+              mpfr_mul_d (w->prod, w->prod, (double) sh->g[j], MPFR_RNDN);
+              mpfr_add (w->t2, w->t2, w->prod, MPFR_RNDN);
+              wm += fabs ((double) v[j]) * sh->mag[j];
+              w1 += fabs ((double) v[j]);
+            }
+          d->analytic = mpfr_get_d (w->t2, MPFR_RNDN);
+        }
+      else
+        {
+          d->analytic = sh->g[i];
+          wm = sh->mag[i];
+          w1 = 1;
+        }
+      gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
+                        sh->r->backward_depth, wm, w1);
+      judge (sh, d, 10 * d->terms[GC_TERM_REFERENCE].value);
+    }
+  return ok;
+}
+
+/* Float modes (f32, f64): rounded points, applied steps.  */
+static bool
+direction_float (worker *w, gc_direction *d)
+{
+  shared *sh = w->sh;
+  size_t n = sh->n, i = d->index;
+  bool is64 = sh->ref == GC_REF_F64;
+  double h = step_for (sh, i);
+  const float *v = NULL;
+  if (i == SIZE_MAX)
+    {
+      make_random (sh, d->id, w->v);
+      v = w->v;
+    }
+  static const double mult[4] = { 1, -1, 2, -2 };
+  double *dl[4] = { w->dp, w->dm, w->dp2, w->dm2 };
+  double fr[4] = { 0 }, fb[4] = { 0 };   /* reference and best values */
+  double step1[4] = { 0 };                 /* coordinate: applied delta */
+  bool need_ref_level2 = sh->best == sh->ref;
+  size_t nidx = v ? n : 1;
+  const size_t *idx = v ? NULL : &d->index;
+
+  for (int k = 0; k < 4; k++)
+    {
+      /* Set the rounded point; record the applied deltas.  */
+      bool any = false;
+      for (size_t kk = 0; kk < nidx; kk++)
+        {
+          size_t j = v ? kk : i;
+          double vj = v ? v[j] : 1.0;
+          double target = (double) sh->x[j] + mult[k] * h * vj;
+          double applied;
+          if (is64)
+            {
+              w->xd[j] = target;
+              applied = w->xd[j] - (double) sh->x[j];
+            }
+          else
+            {
+              w->xf[j] = (float) target;
+              applied = (double) w->xf[j] - (double) sh->x[j];
+            }
+          if (v)
+            dl[k][j] = applied;
+          else
+            step1[k] = applied;
+          if (applied != 0)
+            any = true;
+        }
+      if (!any)
+        {
+          if (v)
+            fail (w, GC_ESTEP, 0, "the step vanished along random direction "
+                  "%zu: x + h v rounds to x", d->id);
+          else
+            fail (w, GC_ESTEP, 0, "the step vanished at parameter %zu: "
+                  "x %s %g rounds to x = %.9g in %s", i, k % 2 ? "-" : "+",
+                  fabs (mult[k]) * h, (double) sh->x[i], is64 ? "f64" : "f32");
+          return false;
+        }
+      bool ok = true;
+      if (k < 2 || need_ref_level2)
+        ok = is64 ? eval_f64 (w, w->xd, &fr[k]) : eval_f32 (w, w->xf, &fr[k]);
+      if (ok && sh->best != sh->ref)
+        ok = eval_best_at_float (w, w->xf, is64 ? w->xd : NULL, idx, nidx,
+                                 &fb[k]);
+      else
+        fb[k] = fr[k];
+      /* restore */
+      for (size_t kk = 0; kk < nidx; kk++)
+        {
+          size_t j = v ? kk : i;
+          w->xf[j] = sh->x[j];
+          w->xd[j] = sh->x[j];
+        }
+      if (!ok)
+        return false;
+    }
+
+  double wm = 0, w1 = 0;
+  double a1, b1, a2, b2;   /* one-sided steps for J */
+  if (v)
+    {
+      /* w = (delta+ - delta-) / 2h; analytic <g, w> with a compensated
+         sum (Neumaier): its error is O(2^-106) of sum |g_i w_i|.  */
+      double s = 0, c = 0;
+      for (size_t j = 0; j < n; j++)
+        {
+          double wj = (w->dp[j] - w->dm[j]) / (2 * h);
+          double t = (double) sh->g[j] * wj;
+          double y = s + t;
+          c += fabs (s) >= fabs (t) ? (s - y) + t : (t - y) + s;
+          s = y;
+          wm += fabs (wj) * sh->mag[j];
+          w1 += fabs (wj);
+        }
+      d->analytic = s + c;
+      d->reference = (fr[0] - fr[1]) / (2 * h);
+      d->d2h = (fb[2] - fb[3]) / (4 * h);
+      double dbest = (fb[0] - fb[1]) / (2 * h);
+      gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], dbest, d->d2h,
+                           d->d2h - dbest, h);
+      a1 = b1 = h;
+      a2 = b2 = 2 * h;
+      d->step = h;
+    }
+  else
+    {
+      double span1 = step1[0] - step1[1], span2 = step1[2] - step1[3];
+      d->analytic = sh->g[i];
+      d->reference = (fr[0] - fr[1]) / span1;
+      double dbest = (fb[0] - fb[1]) / span1;
+      d->d2h = (fb[2] - fb[3]) / span2;
+      gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], dbest, d->d2h,
+                           d->d2h - dbest, span1 / 2);
+      wm = sh->mag[i];
+      w1 = 1;
+      a1 = step1[0];
+      b1 = -step1[1];
+      a2 = step1[2];
+      b2 = -step1[3];
+      d->step = span1 / 2;
+    }
+  double lmax = fmax (fabs (fr[0]), fabs (fr[1]));
+  gc__term_reference (&d->terms[GC_TERM_REFERENCE], sh->ref, sh->p,
+                      sh->r->lambda_forward, sh->r->forward_depth, lmax,
+                      d->step);
+  gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
+                    sh->r->backward_depth, wm, w1);
+  d->jump = jump_estimate (fb[0], fb[1], fb[2], fb[3], sh->f0, a1, b1, a2, b2);
+  /* The noise of J when it comes from a rounded forward: each Delta carries
+     two one-sided differences of error eps/s each, J = 2 Delta(h) -
+     Delta(2h): at most (2*4 + 2) eps / h ("Non-smooth points").  */
+  judge (sh, d, 10 * gc__eval_error (sh->best, sh->p, sh->r->lambda_forward,
+                                     sh->r->forward_depth, lmax) / d->step);
+  return true;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void
+worker_free (worker *w)
+{
+  if (w->xm)
+    {
+      for (size_t j = 0; j < w->sh->n; j++)
+        mpfr_clear (w->xm + j);
+      free (w->xm);
+      mpfr_clears (w->lv, w->t1, w->t2, w->t3, w->prod, w->f[0], w->f[1],
+                   w->f[2], w->f[3], (mpfr_ptr) 0);
+    }
+  free (w->xf);
+  free (w->xd);
+  free (w->v);
+  free (w->dp);
+  free (w->dm);
+  free (w->dp2);
+  free (w->dm2);
+}
+
+static bool
+worker_init (worker *w, shared *sh, unsigned id, unsigned count)
+{
+  memset (w, 0, sizeof *w);
+  w->sh = sh;
+  w->id = id;
+  w->count = count;
+  size_t n = sh->n;
+  w->xf = malloc (n * sizeof *w->xf);
+  w->xd = malloc (n * sizeof *w->xd);
+  bool random = sh->o->directions == GC_DIR_RANDOM;
+  if (random)
+    {
+      w->v = malloc (n * sizeof *w->v);
+      w->dp = malloc (n * sizeof (double));
+      w->dm = malloc (n * sizeof (double));
+      w->dp2 = malloc (n * sizeof (double));
+      w->dm2 = malloc (n * sizeof (double));
+    }
+  bool need_mpfr = sh->ref == GC_REF_MPFR || sh->best == GC_REF_MPFR;
+  if (need_mpfr)
+    w->xm = malloc (n * sizeof *w->xm);
+  if (!w->xf || !w->xd || (random && (!w->v || !w->dp || !w->dm || !w->dp2
+                                        || !w->dm2))
+      || (need_mpfr && !w->xm))
+    {
+      if (need_mpfr && w->xm)
+        {
+          free (w->xm);
+          w->xm = NULL;
+        }
+      worker_free (w);
+      return false;
+    }
+  for (size_t j = 0; j < n; j++)
+    {
+      w->xf[j] = sh->x[j];
+      w->xd[j] = sh->x[j];
+    }
+  if (need_mpfr)
+    {
+      for (size_t j = 0; j < n; j++)
+        {
+          mpfr_init2 (w->xm + j, 24);
+          mpfr_set_flt (w->xm + j, sh->x[j], MPFR_RNDN);
+        }
+      mpfr_init2 (w->lv, sh->p);
+      mpfr_init2 (w->t1, 128);
+      mpfr_init2 (w->t2, 2 * sh->p);
+      mpfr_init2 (w->t3, 2 * sh->p);
+      mpfr_init2 (w->prod, 2 * sh->p > 256 ? 2 * sh->p : 256);
+      for (int k = 0; k < 4; k++)
+        mpfr_init2 (w->f[k], sh->p);
+    }
+  return true;
+}
+
+static void *
+worker_run (void *arg)
+{
+  worker *w = arg;
+  shared *sh = w->sh;
+  gc_result *r = sh->r;
+  for (size_t pos = w->id; pos < r->n_directions; pos += w->count)
+    {
+      if (atomic_load (&sh->stop))
+        break;
+      gc_direction *d = &r->dirs[pos];
+      bool ok = sh->ref == GC_REF_MPFR ? direction_mpfr (w, d)
+                                       : direction_float (w, d);
+      if (!ok)
+        {
+          pthread_mutex_lock (&sh->lock);
+          if (pos < sh->err_pos)
+            {
+              sh->err_pos = pos;
+              r->status = w->st;
+              r->callback_code = w->cb;
+              snprintf (r->detail, sizeof r->detail, "%s", w->detail);
+            }
+          pthread_mutex_unlock (&sh->lock);
+          atomic_store (&sh->stop, 1);
+          break;
+        }
+      size_t done = atomic_fetch_add (&sh->done, 1) + 1;
+      if (w->id == 0 && sh->o->progress)
+        sh->o->progress (sh->o->progress_ctx, done, r->n_directions);
+    }
+  /* MPFR's constant caches are per thread: free this thread's.  */
+  if (w->id != 0)
+    mpfr_free_cache2 (MPFR_FREE_LOCAL_CACHE);
+  return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Set-up.  */
+
+static gc_status
+validate (const gc_model *m, const float *x, const gc_options *o)
+{
+  if (!m || !x || !o)
+    return GC_EINVAL;
+  if (m->abi != GC_MODEL_ABI)
+    return GC_EABI;
+  if (!m->loss_f32 || !m->grad_f32)
+    return GC_EINVAL;
+  if (m->n == 0)
+    return GC_EEMPTY;
+  if (o->reference == GC_REF_MPFR && !m->loss_mpfr)
+    return GC_ENOREF;
+  if (o->reference == GC_REF_F64 && !m->loss_f64)
+    return GC_ENOREF;
+  if (o->reference != GC_REF_MPFR && o->reference != GC_REF_F32
+      && o->reference != GC_REF_F64)
+    return GC_EINVAL;
+  if (o->precision != 0
+      && (o->precision < 25 || o->precision > MPFR_PREC_MAX / 4))
+    return GC_EPREC;
+  if (o->step < 0 || !isfinite (o->step))
+    return GC_EINVAL;
+  if (!(o->false_alarm > 0 && o->false_alarm < 1))
+    return GC_EINVAL;
+  if (o->directions == GC_DIR_RANDOM && o->n_random == 0)
+    return GC_EINVAL;
+  if (o->directions == GC_DIR_LIST)
+    {
+      if (!o->indices || o->n_indices == 0)
+        return GC_EINVAL;
+      for (size_t k = 0; k < o->n_indices; k++)
+        if (o->indices[k] >= m->n)
+          return GC_EDIRECTION;
+    }
+  else if (o->directions != GC_DIR_ALL && o->directions != GC_DIR_RANDOM)
+    return GC_EINVAL;
+  if (o->shard_count > 1 && o->shard_index >= o->shard_count)
+    return GC_EINVAL;
+  if (o->shard_count <= 1 && o->shard_index != 0)
+    return GC_EINVAL;
+  if (m->n_blocks)
+    {
+      if (!m->blocks)
+        return GC_EINVAL;
+      size_t next = 0;
+      for (size_t b = 0; b < m->n_blocks; b++)
+        {
+          const gc_block *bl = &m->blocks[b];
+          if (bl->offset != next || bl->count == 0 || bl->ndim > GC_MAX_DIMS)
+            return GC_EINVAL;
+          size_t prod = 1;
+          for (size_t k = 0; k < bl->ndim; k++)
+            prod *= bl->shape[k];
+          if (bl->ndim && prod != bl->count)
+            return GC_EINVAL;
+          next += bl->count;
+        }
+      if (next != m->n)
+        return GC_EINVAL;
+    }
+  if (m->n_constants && !m->constants)
+    return GC_EINVAL;
+  for (size_t i = 0; i < m->n; i++)
+    if (!isfinite (x[i]))
+      return GC_ENONFINITE;
+  return GC_OK;
+}
+
+static gc_status
+copy_blocks (gc_result *r, const gc_model *m)
+{
+  if (!m->n_blocks)
+    return GC_OK;
+  size_t names = 0;
+  for (size_t b = 0; b < m->n_blocks; b++)
+    names += strlen (m->blocks[b].name ? m->blocks[b].name : "x") + 1;
+  r->blocks = malloc (m->n_blocks * sizeof *r->blocks);
+  r->block_names = malloc (names);
+  if (!r->blocks || !r->block_names)
+    return GC_ENOMEM;
+  char *p = r->block_names;
+  for (size_t b = 0; b < m->n_blocks; b++)
+    {
+      r->blocks[b] = m->blocks[b];
+      const char *nm = m->blocks[b].name ? m->blocks[b].name : "x";
+      size_t l = strlen (nm) + 1;
+      memcpy (p, nm, l);
+      r->blocks[b].name = p;
+      p += l;
+    }
+  r->n_blocks = m->n_blocks;
+  return GC_OK;
+}
+
+char *
+gc_param_name (const gc_result *r, size_t index, char *buf, size_t size)
+{
+  if (!buf || size == 0)
+    return buf;
+  buf[0] = 0;
+  if (!r)
+    return buf;
+  if (index == SIZE_MAX)
+    {
+      snprintf (buf, size, "random direction");
+      return buf;
+    }
+  for (size_t b = 0; b < r->n_blocks; b++)
+    {
+      const gc_block *bl = &r->blocks[b];
+      if (index < bl->offset || index >= bl->offset + bl->count)
+        continue;
+      size_t rel = index - bl->offset;
+      int len = snprintf (buf, size, "%s", bl->name);
+      if (bl->ndim == 0)
+        {
+          snprintf (buf + (len < (int) size ? len : (int) size - 1),
+                    size - (size_t) (len < (int) size ? len : (int) size - 1),
+                    "[%zu]", rel);
+          return buf;
+        }
+      size_t coord[GC_MAX_DIMS];
+      for (size_t k = bl->ndim; k-- > 0;)
+        {
+          coord[k] = rel % bl->shape[k];
+          rel /= bl->shape[k];
+        }
+      for (size_t k = 0; k < bl->ndim && (size_t) len < size; k++)
+        len += snprintf (buf + len, size - (size_t) len, "%s%zu",
+                         k ? "," : "[", coord[k]);
+      if ((size_t) len < size)
+        snprintf (buf + len, size - (size_t) len, "]");
+      return buf;
+    }
+  snprintf (buf, size, "x[%zu]", index);
+  return buf;
+}
+
+void
+gc_result_free (gc_result *r)
+{
+  if (!r)
+    return;
+  free (r->dirs);
+  free (r->blocks);
+  free (r->block_names);
+  free (r);
+}
+
+/* Scales: s_i = max(|x_i|, rms of x over i's block), 1 where both vanish;
+   magnitudes: the model's, or the largest |g_j| in i's block ("Adjoint
+   rounding").  */
+static void
+scales_and_magnitudes (shared *sh, const float *mag_model)
+{
+  const gc_model *m = sh->m;
+  size_t nb = m->n_blocks ? m->n_blocks : 1;
+  double total_sq = 0;
+  for (size_t b = 0; b < nb; b++)
+    {
+      size_t off = m->n_blocks ? m->blocks[b].offset : 0;
+      size_t cnt = m->n_blocks ? m->blocks[b].count : sh->n;
+      double sq = 0, gmax = 0;
+      for (size_t i = off; i < off + cnt; i++)
+        {
+          sq += (double) sh->x[i] * sh->x[i];
+          gmax = fmax (gmax, fabs ((double) sh->g[i]));
+        }
+      total_sq += sq;
+      double rms = sqrt (sq / (double) cnt);
+      for (size_t i = off; i < off + cnt; i++)
+        {
+          double s = fmax (fabs ((double) sh->x[i]), rms);
+          sh->scale[i] = s > 0 ? s : 1.0;
+          sh->mag[i] = mag_model ? fabs ((double) mag_model[i]) : gmax;
+        }
+    }
+  double norm = sqrt (total_sq);
+  sh->scale_random = norm > 0 ? norm : 1.0;
+}
+
+static gc_status
+centre (shared *sh, worker *w0)
+{
+  const gc_model *m = sh->m;
+  gc_result *r = sh->r;
+  double lf32;
+  if (!eval_f32 (w0, sh->x, &lf32))
+    return w0->st;
+  r->loss_f32 = lf32;
+  int rc = m->grad_f32 (m->ctx, sh->x, sh->g);
+  if (rc)
+    {
+      fail (w0, GC_ECALLBACK, rc, "grad_f32 returned %d", rc);
+      return w0->st;
+    }
+  for (size_t i = 0; i < sh->n; i++)
+    if (!isfinite (sh->g[i]))
+      {
+        fail (w0, GC_ENONFINITE, 0,
+              "grad_f32 gave a non-finite value at parameter %zu", i);
+        return w0->st;
+      }
+  float *mag = NULL;
+  if (m->grad_magnitude_f32)
+    {
+      mag = malloc (sh->n * sizeof *mag);
+      if (!mag)
+        return GC_ENOMEM;
+      rc = m->grad_magnitude_f32 (m->ctx, sh->x, mag);
+      if (rc)
+        {
+          free (mag);
+          fail (w0, GC_ECALLBACK, rc, "grad_magnitude_f32 returned %d", rc);
+          return w0->st;
+        }
+      for (size_t i = 0; i < sh->n; i++)
+        if (!isfinite (mag[i]))
+          {
+            free (mag);
+            fail (w0, GC_ENONFINITE, 0,
+                  "grad_magnitude_f32 gave a non-finite value at parameter %zu",
+                  i);
+            return w0->st;
+          }
+    }
+  scales_and_magnitudes (sh, mag);
+  free (mag);
+
+  /* Centre value of the best forward (for J) and the measured f32 error.  */
+  switch (sh->best)
+    {
+    case GC_REF_MPFR:
+      mpfr_init2 (sh->f0_mpfr, sh->p);
+      sh->have_f0_mpfr = true;
+      if (!eval_mpfr (w0, sh->f0_mpfr))
+        return w0->st;
+      sh->f0 = mpfr_get_d (sh->f0_mpfr, MPFR_RNDN);
+      break;
+    case GC_REF_F64:
+      if (!eval_f64 (w0, w0->xd, &sh->f0))
+        return w0->st;
+      break;
+    case GC_REF_F32:
+      sh->f0 = lf32;
+      break;
+    }
+  r->loss_reference = sh->f0;
+  r->forward_budget_ulps = r->lambda_forward * sqrt ((double) r->forward_depth);
+  if (sh->best != GC_REF_F32)
+    {
+      double ulp = gc__ulp (lf32, 24);
+      r->forward_error_ulps = ulp > 0 ? fabs (lf32 - sh->f0) / ulp : 0;
+    }
+  else
+    r->forward_error_ulps = -1;
+  return GC_OK;
+}
+
+static void
+summarise (gc_result *r)
+{
+  r->n_failed = r->n_nonsmooth = 0;
+  r->worst = SIZE_MAX;
+  r->worst_nu = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict == GC_FAIL)
+        r->n_failed++;
+      else if (d->verdict == GC_NONSMOOTH)
+        r->n_nonsmooth++;
+      if (r->worst == SIZE_MAX || d->nu > r->worst_nu)
+        {
+          r->worst = k;
+          r->worst_nu = d->nu;
+        }
+    }
+  if (r->status != GC_OK)
+    r->verdict = GC_ERROR;
+  else if (r->n_failed)
+    r->verdict = GC_FAIL;
+  else if (r->n_nonsmooth)
+    r->verdict = GC_NONSMOOTH;
+  else
+    r->verdict = GC_PASS;
+}
+
+gc_status
+gc_check (const gc_model *m, const float *x, const gc_options *opts,
+          gc_result **out)
+{
+  if (!out)
+    return GC_EINVAL;
+  *out = NULL;
+  gc_options defaults;
+  gc_options_init (&defaults);
+  const gc_options *o = opts ? opts : &defaults;
+  if (!m || !x)
+    return GC_EINVAL;
+
+  gc_result *r = calloc (1, sizeof *r);
+  if (!r)
+    return GC_ENOMEM;
+  *out = r;
+  r->worst = SIZE_MAX;
+  r->verdict = GC_ERROR;
+  r->n = m->n;
+  r->reference = o->reference;
+  r->seed = o->seed;
+  r->direction_kind = o->directions;
+  r->false_alarm = o->false_alarm;
+  r->shard_index = o->shard_index;
+  r->shard_count = o->shard_count > 1 ? o->shard_count : 1;
+  r->forward_error_ulps = -1;
+  snprintf (r->model_name, sizeof r->model_name, "%s",
+            m->name ? m->name : "model");
+
+  r->status = validate (m, x, o);
+  if (r->status != GC_OK)
+    {
+      snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (r->status));
+      return r->status;
+    }
+  if ((r->status = copy_blocks (r, m)) != GC_OK)
+    return r->status;
+
+  shared sh;
+  memset (&sh, 0, sizeof sh);
+  sh.m = m;
+  sh.x = x;
+  sh.o = o;
+  sh.r = r;
+  sh.n = m->n;
+  sh.ref = o->reference;
+  sh.p = o->precision ? o->precision : gc__default_precision ();
+  sh.best = m->loss_mpfr ? GC_REF_MPFR : m->loss_f64 ? GC_REF_F64 : GC_REF_F32;
+  if (sh.ref == GC_REF_F64 && !m->loss_mpfr)
+    sh.best = GC_REF_F64;
+  sh.user_step = o->step > 0;
+  sh.h_user = o->step;
+  sh.err_pos = SIZE_MAX;
+  atomic_init (&sh.done, 0);
+  atomic_init (&sh.stop, 0);
+  r->precision = (sh.ref == GC_REF_MPFR || sh.best == GC_REF_MPFR) ? sh.p : 0;
+  r->truncation_source = sh.best;
+  r->step_exponent = gc__default_step_exponent (sh.ref, sh.p);
+
+  /* Directions of the whole check, then this shard's part.  */
+  size_t total = o->directions == GC_DIR_ALL ? m->n
+                 : o->directions == GC_DIR_RANDOM ? o->n_random
+                 : o->n_indices;
+  size_t sc = r->shard_count;
+  size_t mine = total / sc + (o->shard_index < total % sc ? 1 : 0);
+  r->n_total = total;
+  r->n_directions = mine;
+  r->forward_depth = m->forward_depth ? m->forward_depth : m->n;
+  r->backward_depth = m->backward_depth ? m->backward_depth : m->n;
+  /* Two probabilistic bounds per direction (reference and adjoint).  */
+  r->lambda_forward = gc__lambda (o->false_alarm, 2 * total, r->forward_depth);
+  r->lambda_backward = gc__lambda (o->false_alarm, 2 * total,
+                                   r->backward_depth);
+
+  r->dirs = calloc (mine ? mine : 1, sizeof *r->dirs);
+  sh.g = malloc (m->n * sizeof *sh.g);
+  sh.mag = malloc (m->n * sizeof *sh.mag);
+  sh.scale = malloc (m->n * sizeof *sh.scale);
+  if (!r->dirs || !sh.g || !sh.mag || !sh.scale
+      || pthread_mutex_init (&sh.lock, NULL) != 0)
+    {
+      free (sh.g);
+      free (sh.mag);
+      free (sh.scale);
+      r->status = GC_ENOMEM;
+      snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (r->status));
+      return r->status;
+    }
+  for (size_t k = 0, pos = 0; k < total; k++)
+    {
+      if (k % sc != o->shard_index)
+        continue;
+      gc_direction *d = &r->dirs[pos++];
+      d->id = k;
+      d->verdict = GC_ERROR;
+      d->index = o->directions == GC_DIR_ALL ? k
+                 : o->directions == GC_DIR_LIST ? o->indices[k] : SIZE_MAX;
+    }
+
+  unsigned nt = o->threads > 1 ? o->threads : 1;
+  if (nt > mine && mine > 0)
+    nt = (unsigned) mine;
+  worker *ws = calloc (nt, sizeof *ws);
+  unsigned ready = 0;
+  gc_status st = ws ? GC_OK : GC_ENOMEM;
+  for (; st == GC_OK && ready < nt; ready++)
+    if (!worker_init (&ws[ready], &sh, ready, nt))
+      st = GC_ENOMEM;
+  if (st == GC_OK)
+    st = centre (&sh, &ws[0]);
+  if (st == GC_OK)
+    {
+      pthread_t *tids = calloc (nt, sizeof *tids);
+      unsigned started = 0;
+      if (!tids)
+        st = GC_ENOMEM;
+      else
+        {
+          for (unsigned t = 1; t < nt; t++, started++)
+            if (pthread_create (&tids[t], NULL, worker_run, &ws[t]) != 0)
+              break;
+          worker_run (&ws[0]);
+          for (unsigned t = 1; t <= started; t++)
+            pthread_join (tids[t], NULL);
+          if (started + 1 < nt)
+            {
+              /* Directions of the threads that could not start.  */
+              for (unsigned t = started + 1; t < nt; t++)
+                worker_run (&ws[t]);
+            }
+          free (tids);
+        }
+      if (st == GC_OK)
+        st = r->status;
+    }
+  else if (ws && ready > 0 && ws[0].st != GC_OK)
+    {
+      r->callback_code = ws[0].cb;
+      snprintf (r->detail, sizeof r->detail, "%s", ws[0].detail);
+    }
+  if (ws)
+    {
+      for (unsigned t = 0; t < ready; t++)
+        worker_free (&ws[t]);
+      free (ws);
+    }
+  if (sh.have_f0_mpfr)
+    mpfr_clear (sh.f0_mpfr);
+  pthread_mutex_destroy (&sh.lock);
+  free (sh.g);
+  free (sh.mag);
+  free (sh.scale);
+  mpfr_free_cache2 (MPFR_FREE_LOCAL_CACHE);
+
+  r->status = st;
+  if (st != GC_OK && !r->detail[0])
+    snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (st));
+  summarise (r);
+  if (st == GC_OK)
+    gc__diagnose (r, m);
+  return st;
+}

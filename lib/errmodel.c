@@ -1,0 +1,152 @@
+/* errmodel.c -- the terms of the pass bar.  Each function computes one
+   term and records its formula, inputs and the manual section that derives
+   it (doc/gradcheck.texi, chapter "Deriving the pass bar").  No tolerance is
+   chosen here: every number below is either an input measured by the check,
+   a property of a floating-point format, or a declared property of the
+   model.  */
+
+#include "internal.h"
+
+#include <math.h>
+
+/* Manual: "Notation".  ulp_p(y) = 2^(floor(log2|y|) - p + 1).  */
+double
+gc__ulp (double y, int p)
+{
+  if (y == 0 || !isfinite (y))
+    return 0;
+  int e;
+  frexp (fabs (y), &e);       /* |y| = f * 2^e, f in [0.5, 1) */
+  return ldexp (1.0, e - p);
+}
+
+/* Manual: "The confidence factor".  Higham and Mary (2019, Thm 3.1): a
+   chain of d roundings with unit roundoff u errs by more than
+   lambda*sqrt(d)*u (first order) times the magnitude of the computation
+   with probability at most 2d*exp(-lambda^2 (1-u)^2 / 2).  Sharing the
+   accepted false-alarm probability ALPHA among M such bounds (union bound)
+   gives lambda = sqrt(2 ln(2 d M / alpha)) / (1 - u).  */
+double
+gc__lambda (double alpha, size_t m, size_t d)
+{
+  double md = (double) (m ? m : 1) * (double) (d ? d : 1);
+  return sqrt (2.0 * log (2.0 * md / alpha)) / (1.0 - GC_U32);
+}
+
+/* Manual: "Default precision and step".  The reference terms must be
+   negligible next to the f32 adjoint term: with the step h = 2^-(p/3)
+   times the scale, truncation and MPFR rounding are both about 2^(-2p/3)
+   relative, and 2^(-2p/3) <= u^2 * 2^-37 (u = 2^-24, 37 bits of headroom
+   for a loss much larger than the gradient times the scale) asks for
+   p >= 127.5: the next multiple of the 64-bit limb is 128.  */
+mpfr_prec_t
+gc__default_precision (void)
+{
+  return 128;
+}
+
+/* Manual: "Default precision and step".  The step that balances the
+   truncation term (~h^2) against the rounding term (~eps/h) is h ~
+   eps^(1/3) times the scale: 2^-8 for f32 (u = 2^-24), 2^-18 for f64
+   (2^-53, rounded to a whole exponent), 2^-floor(p/3) for MPFR.  */
+int
+gc__default_step_exponent (gc_reference ref, mpfr_prec_t p)
+{
+  switch (ref)
+    {
+    case GC_REF_F32: return -8;
+    case GC_REF_F64: return -18;
+    case GC_REF_MPFR: break;
+    }
+  return -(int) (p / 3);
+}
+
+static void
+add_input (gc_term *t, const char *name, double v)
+{
+  if (t->n_inputs < GC_TERM_MAX_INPUTS)
+    {
+      t->inputs[t->n_inputs].name = name;
+      t->inputs[t->n_inputs].value = v;
+      t->n_inputs++;
+    }
+}
+
+/* Manual: "Truncation".  D(h) = f'(x) + c h^2 + O(h^4), so
+   D(2h) - D(h) = 3 c h^2 + O(h^4): the error of D(h) is a third of the
+   measured difference; the whole difference is taken, the factor 3 being
+   headroom for the O(h^4) terms.  DIFF is D(2h) - D(h) as computed (at the
+   reference's own precision, not as the difference of the rounded D's).  */
+void
+gc__term_truncation (gc_term *t, double d1, double d2, double diff, double h)
+{
+  t->name = "truncation";
+  t->formula = "|D(2h) - D(h)|";
+  t->section = "Truncation";
+  t->n_inputs = 0;
+  add_input (t, "D(h)", d1);
+  add_input (t, "D(2h)", d2);
+  add_input (t, "h", h);
+  t->value = fabs (diff);
+}
+
+static int
+format_bits (gc_reference ref, mpfr_prec_t p)
+{
+  switch (ref)
+    {
+    case GC_REF_F32: return 24;
+    case GC_REF_F64: return 53;
+    case GC_REF_MPFR: break;
+    }
+  return (int) p;
+}
+
+/* Manual: "Reference rounding".  One evaluation of the forward errs by at
+   most eps = lambda*sqrt(d_f)*ulp_p(|L|) (the accumulation bound of "The
+   accumulation factor" with the loss as the magnitude; u|L| <= ulp(|L|)).  */
+double
+gc__eval_error (gc_reference ref, mpfr_prec_t p, double lambda, size_t depth,
+                double lmax)
+{
+  return lambda * sqrt ((double) depth) * gc__ulp (lmax, format_bits (ref, p));
+}
+
+/* Manual: "Reference rounding".  D(h) = (f(x+h) - f(x-h)) / 2h carries the
+   two evaluation errors divided by 2h: at most eps/h.  */
+void
+gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
+                    double lambda, size_t depth, double lmax, double h)
+{
+  t->name = "reference rounding";
+  t->formula = "lambda * sqrt(d_f) * ulp_p(|L|) / h";
+  t->section = "Reference rounding";
+  t->n_inputs = 0;
+  add_input (t, "lambda", lambda);
+  add_input (t, "d_f", (double) depth);
+  add_input (t, "p", (double) format_bits (ref, p));
+  add_input (t, "|L|", lmax);
+  add_input (t, "ulp_p(|L|)", gc__ulp (lmax, format_bits (ref, p)));
+  add_input (t, "h", h);
+  t->value = gc__eval_error (ref, p, lambda, depth, lmax) / h;
+}
+
+/* Manual: "Adjoint rounding".  Element i of the f32 backward errs by at
+   most lambda*sqrt(d_b)*u*m_i, m_i the magnitude of its computation; along
+   the applied direction w the errors add up to at most
+   lambda*sqrt(d_b)*u*sum_i |w_i| m_i.  */
+void
+gc__term_adjoint (gc_term *t, double lambda, size_t depth,
+                  double weighted_magnitude, double norm1_w)
+{
+  t->name = "adjoint rounding";
+  t->formula = "lambda * sqrt(d_b) * u * sum_i |w_i| m_i";
+  t->section = "Adjoint rounding";
+  t->n_inputs = 0;
+  add_input (t, "lambda", lambda);
+  add_input (t, "d_b", (double) depth);
+  add_input (t, "u", GC_U32);
+  add_input (t, "sum |w_i| m_i", weighted_magnitude);
+  add_input (t, "sum |w_i|", norm1_w);
+  t->value = lambda * sqrt ((double) depth) * GC_U32 * weighted_magnitude;
+}

@@ -1,0 +1,328 @@
+/* gradcheck.h -- check analytic gradients of f32 models against central
+   finite differences, with a pass bar derived from an error model.
+
+   Every function here is reentrant: the library keeps no global mutable
+   state, never prints, never aborts.  Errors are returned as gc_status
+   codes; gc_strerror() names them.  The derivation of every bar term is in
+   the manual, chapter "Deriving the pass bar"; the section a term comes from
+   is recorded in the term itself (gc_term.section).  */
+
+#ifndef GRADCHECK_H
+#define GRADCHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <mpfr.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GC_VERSION_STRING "0.1.0"
+
+/* ABI version of gc_model.  A plugin built against another ABI version is
+   refused with GC_EABI.  Bump it whenever gc_model changes layout.  */
+#define GC_MODEL_ABI 1
+
+/* ---------------------------------------------------------------------- */
+/* Status codes                                                            */
+
+typedef enum gc_status
+{
+  GC_OK = 0,
+  GC_EINVAL,       /* a NULL argument or an option out of its range */
+  GC_EEMPTY,       /* the model has no parameters (n == 0) */
+  GC_ENOMEM,       /* an allocation failed */
+  GC_ECALLBACK,    /* a model callback returned a non-zero status */
+  GC_ENONFINITE,   /* a model callback produced NaN or Inf */
+  GC_ESTEP,        /* the step vanished: x + h == x (or x - h == x) in f32 */
+  GC_EPREC,        /* a precision MPFR cannot take, or below f32's 24 bits */
+  GC_ENOREF,       /* the reference asked for is not provided by the model */
+  GC_EDIRECTION,   /* an explicit direction index out of range */
+  GC_EABI,         /* a model description of another ABI version */
+  GC_EFORMAT,      /* a malformed report or string given to a parser */
+  GC_EMISMATCH,    /* reports or arrays that do not belong together */
+  GC_STATUS_COUNT
+} gc_status;
+
+/* A static, English, one-line description of STATUS.  Never NULL: an
+   unknown code gives "unknown status".  */
+const char *gc_strerror (gc_status status);
+
+/* ---------------------------------------------------------------------- */
+/* The model                                                               */
+
+/* Callbacks return 0 on success and any other value on failure; the check
+   stops with GC_ECALLBACK and records the value in gc_result.callback_code.
+   They may be called concurrently from several threads when
+   gc_options.threads > 1, each call with its own buffers.  */
+typedef int (*gc_loss_f32_fn) (void *ctx, const float *x, float *loss);
+typedef int (*gc_grad_f32_fn) (void *ctx, const float *x, float *grad);
+typedef int (*gc_loss_f64_fn) (void *ctx, const double *x, double *loss);
+/* X points to n contiguous MPFR numbers (x + i is parameter i); each holds
+   its value exactly, possibly at a precision of its own.  The callback
+   computes the loss at the precision of LOSS, mpfr_get_prec (loss), with
+   every intermediate at that precision at least.  */
+typedef int (*gc_loss_mpfr_fn) (void *ctx, mpfr_srcptr x, mpfr_ptr loss);
+
+#define GC_MAX_DIMS 6
+
+/* A named tensor inside the parameter vector: elements
+   [offset, offset + count) with the given row-major shape.  Blocks are
+   optional; when given they must partition [0, n) in order.  They name the
+   worst element in reports ("dq[0,12,1,3]") and scale the adjoint rounding
+   term per tensor (manual: "Adjoint rounding").  */
+typedef struct gc_block
+{
+  const char *name;
+  size_t offset;
+  size_t count;
+  size_t ndim;
+  size_t shape[GC_MAX_DIMS];
+} gc_block;
+
+/* A named constant of the model (K = 8, BT = 16, ...), used by the diagnosis
+   to name a constant factor between analytic and reference ("ratio 2.8284 =
+   K^0.5").  */
+typedef struct gc_constant
+{
+  const char *name;
+  double value;
+} gc_constant;
+
+/* The model description.  The caller owns everything it points to; the
+   library only reads it, for the duration of one gc_check call.  */
+typedef struct gc_model
+{
+  int abi;                     /* GC_MODEL_ABI */
+  const char *name;            /* for reports; may be NULL */
+  size_t n;                    /* number of f32 parameters */
+  gc_loss_f32_fn loss_f32;     /* required: the production forward */
+  gc_grad_f32_fn grad_f32;     /* required: the backward under test */
+  gc_loss_mpfr_fn loss_mpfr;   /* optional: reference forward in MPFR */
+  gc_loss_f64_fn loss_f64;     /* optional: reference forward in f64 */
+  /* Optional: per element, the magnitude of the computation of gradient
+     element i (the backward run on absolute values, Higham's |x|^T|y|).
+     When given it replaces the per-block scale of the adjoint rounding term
+     (manual: "Adjoint rounding").  */
+  gc_grad_f32_fn grad_magnitude_f32;
+  void *ctx;
+  /* Accumulation depths (manual: "The accumulation factor"): the number of
+     rounded operations on the longest dependency chain that reaches the loss
+     (forward) and a gradient element (backward).  0 means "not declared",
+     and n is used.  */
+  size_t forward_depth;
+  size_t backward_depth;
+  size_t n_blocks;
+  const gc_block *blocks;
+  size_t n_constants;
+  const gc_constant *constants;
+} gc_model;
+
+/* ---------------------------------------------------------------------- */
+/* Options                                                                 */
+
+typedef enum gc_reference
+{
+  GC_REF_MPFR = 0,   /* central differences of loss_mpfr at precision p */
+  GC_REF_F32,        /* central differences of loss_f32 itself */
+  GC_REF_F64         /* central differences of loss_f64 */
+} gc_reference;
+
+typedef enum gc_direction_kind
+{
+  GC_DIR_ALL = 0,    /* every coordinate */
+  GC_DIR_RANDOM,     /* n_random unit directions from the seeded generator */
+  GC_DIR_LIST        /* the coordinates listed in indices */
+} gc_direction_kind;
+
+typedef void (*gc_progress_fn) (void *ctx, size_t done, size_t total);
+
+typedef struct gc_options
+{
+  gc_reference reference;
+  mpfr_prec_t precision;       /* MPFR precision; 0: the derived default */
+  double step;                 /* absolute step h; 0: the derived default */
+  gc_direction_kind directions;
+  size_t n_random;             /* for GC_DIR_RANDOM */
+  const size_t *indices;       /* for GC_DIR_LIST */
+  size_t n_indices;
+  uint64_t seed;               /* for random directions */
+  /* The probability of a false alarm the caller accepts for the whole
+     check; it sets the confidence factor lambda (manual: "The confidence
+     factor").  0: the default, 1e-6.  */
+  double false_alarm;
+  unsigned threads;            /* directions in parallel; 0 or 1: serial */
+  /* A deterministic part of the directions: shard_index of shard_count
+     (directions d with d % shard_count == shard_index).  0 of 0 or 0 of 1:
+     all.  */
+  size_t shard_index;
+  size_t shard_count;
+  gc_progress_fn progress;     /* optional, called from the calling thread */
+  void *progress_ctx;
+} gc_options;
+
+/* Fill OPTS with the defaults: MPFR reference, derived precision and step,
+   all coordinates, seed 1, false_alarm 1e-6, serial.  */
+void gc_options_init (gc_options *opts);
+
+/* ---------------------------------------------------------------------- */
+/* Results                                                                 */
+
+typedef enum gc_verdict
+{
+  GC_PASS = 0,
+  GC_FAIL,
+  GC_NONSMOOTH,      /* the loss has a kink inside the stencil: neither */
+  GC_ERROR
+} gc_verdict;
+
+const char *gc_verdict_name (gc_verdict v);   /* "pass", "fail", ... */
+const char *gc_reference_name (gc_reference r); /* "mpfr", "f32", "f64" */
+
+/* One input of a bar term: a name ("|L|", "h", "lambda") and its value.  */
+typedef struct gc_input
+{
+  const char *name;
+  double value;
+} gc_input;
+
+#define GC_TERM_MAX_INPUTS 8
+
+enum { GC_TERM_TRUNCATION = 0, GC_TERM_REFERENCE, GC_TERM_ADJOINT,
+       GC_N_TERMS };
+
+/* A bar term: value = formula (inputs).  NAME, FORMULA and SECTION are
+   static strings; SECTION names the manual section deriving the term.  */
+typedef struct gc_term
+{
+  const char *name;
+  const char *formula;
+  const char *section;
+  double value;
+  size_t n_inputs;
+  gc_input inputs[GC_TERM_MAX_INPUTS];
+} gc_term;
+
+typedef struct gc_direction
+{
+  size_t id;            /* position in the check's list of directions */
+  size_t index;         /* coordinate index, or SIZE_MAX for a random one */
+  gc_verdict verdict;
+  double analytic;      /* <g_hat, w>, w the applied direction */
+  double reference;     /* the central difference D(h) */
+  double diff;          /* |analytic - reference| */
+  double bar;           /* sum of the terms */
+  double nu;            /* diff / bar; pass iff nu <= 1 */
+  double resolution;    /* bar / |reference| */
+  double step;          /* h as applied (mean of the two sides in f32) */
+  double d2h;           /* D(2h), the Richardson companion */
+  double jump;          /* J = 2 Delta(h) - Delta(2h): kink estimate */
+  gc_term terms[GC_N_TERMS];
+} gc_direction;
+
+/* What the diagnosis found among the failing directions.  */
+typedef enum gc_diagnosis_kind
+{
+  GC_DIAG_NONE = 0,       /* nothing failed */
+  GC_DIAG_CONSTANT_FACTOR,/* analytic = c * reference on every failure */
+  GC_DIAG_SIGN_FLIP,      /* analytic = -reference (c = -1) */
+  GC_DIAG_ZERO_REGION,    /* analytic ~ 0 where the reference is not */
+  GC_DIAG_SHIFTED,        /* analytic matches the reference k places on */
+  GC_DIAG_NONSMOOTH,      /* failures sit on kinks of the loss */
+  GC_DIAG_ONE_ULP,        /* failures within a few bars: rounding class */
+  GC_DIAG_LOGIC           /* none of the above: a logic error */
+} gc_diagnosis_kind;
+
+typedef struct gc_diagnosis
+{
+  gc_diagnosis_kind kind;
+  double factor;          /* for CONSTANT_FACTOR / SIGN_FLIP */
+  char closed_form[64];   /* "K^0.5", "2", "-1", or "" when none fits */
+  long shift;             /* for SHIFTED */
+  size_t first, last;     /* index range of the failures (coordinates) */
+  char block[64];         /* the block holding them, or "" */
+  char text[256];         /* one sentence for people */
+} gc_diagnosis;
+
+typedef struct gc_result
+{
+  gc_status status;        /* GC_OK, or why the check stopped */
+  int callback_code;       /* the failing callback's return value */
+  char detail[160];        /* what failed where, for people */
+  gc_verdict verdict;
+  char model_name[64];
+  size_t n;                /* parameters */
+  gc_reference reference;
+  mpfr_prec_t precision;   /* MPFR precision used (0 if not MPFR) */
+  double false_alarm;
+  double lambda_forward;   /* confidence factors (manual: "The confidence */
+  double lambda_backward;  /* factor") for the forward and backward bounds */
+  size_t forward_depth, backward_depth;
+  double step_exponent;    /* default steps are 2^this times the scale */
+  double loss_f32;         /* L at x, production forward */
+  double loss_reference;   /* L at x, most precise forward available */
+  /* The f32 forward's measured error at x, |L_f32 - L_best| / ulp_24(L),
+     beside its budget lambda_f * sqrt(d_f) (manual: "Reference rounding");
+     forward_error_ulps < 0 when no forward more precise than f32 exists.  */
+  double forward_error_ulps;
+  double forward_budget_ulps;
+  gc_reference truncation_source; /* forward used for truncation and J */
+  size_t n_directions;     /* in this result (one shard when sharded) */
+  size_t n_total;          /* in the whole check */
+  size_t n_failed, n_nonsmooth;
+  size_t worst;            /* position in dirs[], SIZE_MAX if none */
+  double worst_nu;
+  size_t shard_index, shard_count;
+  uint64_t seed;
+  gc_direction_kind direction_kind;
+  gc_direction *dirs;      /* n_directions of them */
+  gc_diagnosis diagnosis;
+  /* The model's blocks, copied so that the result outlives the model.  */
+  size_t n_blocks;
+  gc_block *blocks;
+  char *block_names;
+} gc_result;
+
+/* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).
+   On return *RESULT holds a result to free with gc_result_free, also when
+   the check stopped with an error (its status and detail say why), unless
+   the result itself could not be allocated (*RESULT == NULL, GC_ENOMEM) or
+   an argument is NULL (GC_EINVAL).  Returns the result's status.  */
+gc_status gc_check (const gc_model *model, const float *x,
+                    const gc_options *opts, gc_result **result);
+
+void gc_result_free (gc_result *result);
+
+/* The name of parameter INDEX: "dq[0,12,1,3]"-style "name[i,j,...]" when
+   the model has blocks, "x[INDEX]" otherwise.  Writes at most SIZE bytes
+   (always terminated); returns BUF.  */
+char *gc_param_name (const gc_result *result, size_t index, char *buf,
+                     size_t size);
+
+/* ---------------------------------------------------------------------- */
+/* Reports                                                                 */
+
+typedef enum gc_format
+{
+  GC_FMT_TEXT = 0,   /* for people: verdict, worst element, bar terms */
+  GC_FMT_JSON,       /* documented fields, see the manual "JSON report" */
+  GC_FMT_MARKDOWN,   /* the derivation of one direction, as a document */
+  GC_FMT_TAP         /* one test point per direction, for automake */
+} gc_format;
+
+/* Render RESULT in FORMAT into a new NUL-terminated string (free with
+   free()).  Returns NULL only when memory runs out.  */
+char *gc_report (const gc_result *result, gc_format format);
+
+/* Render the derivation of direction DIR (a position in result->dirs) in
+   FORMAT (TEXT, MARKDOWN or JSON) into a new string, free with free().
+   Returns NULL when memory runs out or DIR is out of range.  */
+char *gc_derivation (const gc_result *result, size_t dir, gc_format format);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRADCHECK_H */

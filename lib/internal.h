@@ -1,0 +1,72 @@
+/* internal.h -- declarations shared by the files of libgradcheck; not
+   installed.  Every symbol here has internal linkage at the library level:
+   the export list (Makefile.am) keeps only the gc_ prefix public, and these
+   use the gc__ prefix, which that list excludes.  */
+
+#ifndef GC_INTERNAL_H
+#define GC_INTERNAL_H
+
+#include "gradcheck.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+/* The f32 unit roundoff u = 2^-24 (manual: "Notation").  */
+#define GC_U32 0x1p-24
+#define GC_U64 0x1p-53
+
+/* Growable string; every operation is a no-op once an allocation failed,
+   so callers check ok once at the end.  */
+typedef struct gc__buf
+{
+  char *s;
+  size_t len, cap;
+  bool failed;
+} gc__buf;
+
+void gc__buf_printf (gc__buf *b, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
+void gc__buf_puts (gc__buf *b, const char *s);
+void gc__buf_json_string (gc__buf *b, const char *s);
+void gc__buf_json_number (gc__buf *b, double v);
+/* Hand over the string (NULL after a failed allocation; the buffer is
+   freed either way).  */
+char *gc__buf_take (gc__buf *b);
+
+/* xoshiro256** seeded by splitmix64: a small, well-tested generator whose
+   streams are identical on every platform.  */
+typedef struct gc__rng { uint64_t s[4]; } gc__rng;
+void gc__rng_seed (gc__rng *r, uint64_t seed);
+uint64_t gc__rng_next (gc__rng *r);
+double gc__rng_uniform (gc__rng *r);      /* in (0, 1) */
+double gc__rng_gaussian (gc__rng *r);     /* standard normal */
+
+/* ulp of |y| in a binary format with P-bit significands: 2^(floor(log2|y|)
+   - P + 1); for y == 0 the smallest normal's ulp is not needed, 0 is
+   returned.  */
+double gc__ulp (double y, int p);
+
+/* The confidence factor lambda for M probabilistic bounds sharing a false
+   alarm probability ALPHA (manual: "The confidence factor").  */
+double gc__lambda (double alpha, size_t m, size_t d);
+
+/* Default MPFR precision and steps (manual: "Default precision and step").  */
+mpfr_prec_t gc__default_precision (void);
+int gc__default_step_exponent (gc_reference ref, mpfr_prec_t p);
+
+/* The diagnosis of a finished result (diagnose.c).  */
+void gc__diagnose (gc_result *r, const gc_model *m);
+
+/* Term constructors (errmodel.c).  */
+void gc__term_truncation (gc_term *t, double d1, double d2, double diff,
+                          double h);
+void gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
+                         double lambda, size_t depth, double lmax, double h);
+void gc__term_adjoint (gc_term *t, double lambda, size_t depth,
+                       double weighted_magnitude, double norm1_w);
+/* Value of the reference-rounding epsilon (per evaluation) for a forward of
+   the given kind: lambda * sqrt(depth) * ulp_p(lmax).  */
+double gc__eval_error (gc_reference ref, mpfr_prec_t p, double lambda,
+                       size_t depth, double lmax);
+
+#endif

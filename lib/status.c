@@ -1,0 +1,51 @@
+/* status.c -- names of status codes, verdicts and references.  */
+
+#include "internal.h"
+
+const char *
+gc_strerror (gc_status status)
+{
+  switch (status)
+    {
+    case GC_OK: return "success";
+    case GC_EINVAL: return "invalid argument (a NULL pointer or an option out of range)";
+    case GC_EEMPTY: return "the model has no parameters (n = 0)";
+    case GC_ENOMEM: return "out of memory";
+    case GC_ECALLBACK: return "a model callback reported a failure";
+    case GC_ENONFINITE: return "a model callback produced NaN or Inf";
+    case GC_ESTEP: return "the step vanished: x + h rounds to x in f32";
+    case GC_EPREC: return "unusable precision (below 24 bits or beyond MPFR's range)";
+    case GC_ENOREF: return "the model does not provide the requested reference forward";
+    case GC_EDIRECTION: return "a direction index is out of range";
+    case GC_EABI: return "the model description has another ABI version";
+    case GC_EFORMAT: return "malformed input";
+    case GC_EMISMATCH: return "inputs that do not belong together";
+    case GC_STATUS_COUNT: break;
+    }
+  return "unknown status";
+}
+
+const char *
+gc_verdict_name (gc_verdict v)
+{
+  switch (v)
+    {
+    case GC_PASS: return "pass";
+    case GC_FAIL: return "fail";
+    case GC_NONSMOOTH: return "non-smooth";
+    case GC_ERROR: return "error";
+    }
+  return "unknown";
+}
+
+const char *
+gc_reference_name (gc_reference r)
+{
+  switch (r)
+    {
+    case GC_REF_MPFR: return "mpfr";
+    case GC_REF_F32: return "f32";
+    case GC_REF_F64: return "f64";
+    }
+  return "unknown";
+}

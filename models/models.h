@@ -1,0 +1,79 @@
+/* models.h -- the catalogue of built-in models: each with an f32 forward on
+   OpenBLAS, an analytic backward, reference forwards, named shape keys and
+   a catalogue of known backward bugs (mutants).  Used by the gradcheck
+   command and the tests; not installed.  */
+
+#ifndef GC_MODELS_H
+#define GC_MODELS_H
+
+#include "gradcheck.h"
+
+#define GCM_MAX_KEYS 16
+
+typedef struct gcm_key
+{
+  const char *name;
+  long def;               /* default value */
+  long min, max;          /* accepted range */
+  const char *help;
+} gcm_key;
+
+typedef struct gcm_mutant
+{
+  const char *name;
+  const char *help;
+} gcm_mutant;
+
+typedef struct gcm_instance gcm_instance;
+
+typedef struct gcm_spec
+{
+  const char *name;
+  const char *summary;
+  size_t n_keys;
+  const gcm_key *keys;
+  size_t n_mutants;
+  const gcm_mutant *mutants;
+  /* Build an instance at the shape VALUES (n_keys of them, validated),
+     inputs drawn from SEED, with MUTANT (0: none; k: mutants[k-1]).  */
+  gc_status (*create) (const long *values, uint64_t seed, int mutant,
+                       gcm_instance **out);
+} gcm_spec;
+
+struct gcm_instance
+{
+  gc_model model;          /* the description handed to gc_check */
+  float *x;                /* the point, model.n floats */
+  void (*destroy) (gcm_instance *);
+  /* Named tensors beyond the parameters (cotangents, outputs), for --dump:
+     filled by the model, may be 0.  */
+  size_t n_extra;
+  struct { const char *name; const float *data; size_t ndim;
+           size_t shape[GC_MAX_DIMS]; } extra[8];
+};
+
+size_t gcm_count (void);
+const gcm_spec *gcm_get (size_t i);
+const gcm_spec *gcm_find (const char *name);
+/* The model of the README's main command.  */
+const char *gcm_default_name (void);
+
+/* Parse "K=V,K=V" against SPEC's keys into VALUES (pre-filled with the
+   defaults).  On error returns GC_EFORMAT and writes a one-line reason to
+   ERR.  */
+gc_status gcm_parse_shape (const gcm_spec *spec, const char *text,
+                           long *values, char *err, size_t errsize);
+/* Index (1-based) of mutant NAME, 0 for "none" or NULL, -1 if unknown.  */
+int gcm_mutant_index (const gcm_spec *spec, const char *name);
+
+gc_status gcm_create (const gcm_spec *spec, const long *values, uint64_t seed,
+                      int mutant, gcm_instance **out);
+void gcm_destroy (gcm_instance *inst);
+
+/* Seeded f32 values for model inputs (the same on every machine).  */
+typedef struct gcm_rng { uint64_t s; } gcm_rng;
+void gcm_rng_seed (gcm_rng *r, uint64_t seed, uint64_t stream);
+double gcm_uniform (gcm_rng *r);            /* in [0, 1) */
+double gcm_normal (gcm_rng *r);
+
+#endif

@@ -1,0 +1,249 @@
+/* tanh_gemm.c -- the built-in example: L = sum_ij dO_ij tanh((W X)_ij),
+   parameters W [M,K] and X [K,N], fixed cotangent dO [M,N].  Small, smooth,
+   BLAS-heavy (sgemm forward, two sgemm in the backward): the example the
+   manual's tutorial and the foundation tests use.  */
+
+#include "models.h"
+
+#include <cblas.h>
+#include <stdbool.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { KEY_M, KEY_K, KEY_N };
+
+static const gcm_key keys[] = {
+  { "M", 8, 1, 4096, "rows of W" },
+  { "K", 16, 1, 4096, "inner dimension" },
+  { "N", 8, 1, 4096, "columns of X" },
+};
+
+enum { MUT_NONE, MUT_NO_TANH_DERIV, MUT_DW_TWICE, MUT_DX_ZERO, MUT_DW_SIGN };
+
+static const gcm_mutant mutants[] = {
+  { "no-tanh-derivative", "the factor 1 - tanh^2 is left out of dZ" },
+  { "dw-twice", "dW is doubled" },
+  { "dx-zero", "dX is left at zero" },
+  { "dw-sign", "dW is negated" },
+};
+
+typedef struct tg
+{
+  gcm_instance inst;
+  size_t m, k, n;
+  int mutant;
+  float *dout;        /* [M,N] */
+  gc_block blocks[2];
+  gc_constant constants[3];
+} tg;
+
+static int
+loss_f32 (void *ctx, const float *x, float *loss)
+{
+  tg *t = ctx;
+  size_t m = t->m, k = t->k, n = t->n;
+  float *z = malloc (m * n * sizeof *z);
+  if (!z)
+    return -1;
+  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) m, (int) n,
+               (int) k, 1.0f, x, (int) k, x + m * k, (int) n, 0.0f, z, (int) n);
+  for (size_t i = 0; i < m * n; i++)
+    z[i] = tanhf (z[i]);
+  *loss = cblas_sdot ((int) (m * n), z, 1, t->dout, 1);
+  free (z);
+  return 0;
+}
+
+/* The backward; with MAGNITUDE it runs on absolute values (Higham's
+   |x|^T |y| bound of each gradient element's computation).  */
+static int
+backward (tg *t, const float *x, float *g, bool magnitude)
+{
+  size_t m = t->m, k = t->k, n = t->n;
+  const float *w = x, *xx = x + m * k;
+  float *z = malloc (m * n * sizeof *z);
+  float *aw = NULL, *ax = NULL;
+  if (!z)
+    return -1;
+  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) m, (int) n,
+               (int) k, 1.0f, w, (int) k, xx, (int) n, 0.0f, z, (int) n);
+  for (size_t i = 0; i < m * n; i++)
+    {
+      float th = tanhf (z[i]);
+      float d = t->mutant == MUT_NO_TANH_DERIV ? 1.0f : 1.0f - th * th;
+      z[i] = magnitude ? fabsf (t->dout[i]) * d : t->dout[i] * d;
+    }
+  if (magnitude)
+    {
+      aw = malloc (m * k * sizeof *aw);
+      ax = malloc (k * n * sizeof *ax);
+      if (!aw || !ax)
+        {
+          free (z);
+          free (aw);
+          free (ax);
+          return -1;
+        }
+      for (size_t i = 0; i < m * k; i++)
+        aw[i] = fabsf (w[i]);
+      for (size_t i = 0; i < k * n; i++)
+        ax[i] = fabsf (xx[i]);
+      w = aw;
+      xx = ax;
+    }
+  /* dW = dZ X^T  [M,K];  dX = W^T dZ  [K,N]  */
+  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) m, (int) k,
+               (int) n, 1.0f, z, (int) n, xx, (int) n, 0.0f, g, (int) k);
+  cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) k, (int) n,
+               (int) m, 1.0f, w, (int) k, z, (int) n, 0.0f, g + m * k, (int) n);
+  if (!magnitude)
+    {
+      if (t->mutant == MUT_DW_TWICE)
+        cblas_sscal ((int) (m * k), 2.0f, g, 1);
+      if (t->mutant == MUT_DW_SIGN)
+        cblas_sscal ((int) (m * k), -1.0f, g, 1);
+      if (t->mutant == MUT_DX_ZERO)
+        memset (g + m * k, 0, k * n * sizeof *g);
+    }
+  free (z);
+  free (aw);
+  free (ax);
+  return 0;
+}
+
+static int
+grad_f32 (void *ctx, const float *x, float *g)
+{
+  return backward (ctx, x, g, false);
+}
+
+static int
+grad_mag_f32 (void *ctx, const float *x, float *g)
+{
+  return backward (ctx, x, g, true);
+}
+
+static int
+loss_f64 (void *ctx, const double *x, double *loss)
+{
+  tg *t = ctx;
+  size_t m = t->m, k = t->k, n = t->n;
+  double s = 0;
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < n; j++)
+      {
+        double z = 0;
+        for (size_t l = 0; l < k; l++)
+          z += x[i * k + l] * x[m * k + l * n + j];
+        s += t->dout[i * n + j] * tanh (z);
+      }
+  *loss = s;
+  return 0;
+}
+
+static int
+loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
+{
+  tg *t = ctx;
+  size_t m = t->m, k = t->k, n = t->n;
+  mpfr_prec_t p = mpfr_get_prec (loss);
+  mpfr_t z, tmp, s;
+  mpfr_inits2 (p, z, tmp, s, (mpfr_ptr) 0);
+  mpfr_set_zero (s, 1);
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = 0; j < n; j++)
+      {
+        mpfr_set_zero (z, 1);
+        for (size_t l = 0; l < k; l++)
+          mpfr_fma (z, x + i * k + l, x + m * k + l * n + j, z, MPFR_RNDN);
+        mpfr_tanh (tmp, z, MPFR_RNDN);
+        mpfr_mul_d (tmp, tmp, t->dout[i * n + j], MPFR_RNDN);
+        mpfr_add (s, s, tmp, MPFR_RNDN);
+      }
+  mpfr_set (loss, s, MPFR_RNDN);
+  mpfr_clears (z, tmp, s, (mpfr_ptr) 0);
+  return 0;
+}
+
+static void
+destroy (gcm_instance *inst)
+{
+  tg *t = (tg *) inst;
+  free (t->dout);
+  free (inst->x);
+  free (t);
+}
+
+static gc_status
+create (const long *v, uint64_t seed, int mutant, gcm_instance **out)
+{
+  tg *t = calloc (1, sizeof *t);
+  if (!t)
+    return GC_ENOMEM;
+  t->m = (size_t) v[KEY_M];
+  t->k = (size_t) v[KEY_K];
+  t->n = (size_t) v[KEY_N];
+  t->mutant = mutant;
+  size_t m = t->m, k = t->k, n = t->n, np = m * k + k * n;
+  t->inst.x = malloc (np * sizeof (float));
+  t->dout = malloc (m * n * sizeof (float));
+  if (!t->inst.x || !t->dout)
+    {
+      destroy (&t->inst);
+      return GC_ENOMEM;
+    }
+  gcm_rng r;
+  gcm_rng_seed (&r, seed, 1);
+  for (size_t i = 0; i < m * k; i++)
+    t->inst.x[i] = (float) (gcm_normal (&r) / sqrt ((double) k));
+  gcm_rng_seed (&r, seed, 2);
+  for (size_t i = 0; i < k * n; i++)
+    t->inst.x[m * k + i] = (float) gcm_normal (&r);
+  gcm_rng_seed (&r, seed, 3);
+  for (size_t i = 0; i < m * n; i++)
+    t->dout[i] = (float) gcm_normal (&r);
+
+  t->blocks[0] = (gc_block) { "W", 0, m * k, 2, { m, k } };
+  t->blocks[1] = (gc_block) { "X", m * k, k * n, 2, { k, n } };
+  t->constants[0] = (gc_constant) { "M", (double) m };
+  t->constants[1] = (gc_constant) { "K", (double) k };
+  t->constants[2] = (gc_constant) { "N", (double) n };
+  gc_model *md = &t->inst.model;
+  md->abi = GC_MODEL_ABI;
+  md->name = "tanh-gemm";
+  md->n = np;
+  md->loss_f32 = loss_f32;
+  md->grad_f32 = grad_f32;
+  md->grad_magnitude_f32 = grad_mag_f32;
+  md->loss_f64 = loss_f64;
+  md->loss_mpfr = loss_mpfr;
+  md->ctx = t;
+  /* Depths ("The accumulation factor"): the forward's longest chain is the
+     K-term inner product, tanh, the product with dO and the M*N-term sum;
+     the backward's is the forward's K + 1 to reach tanh, 1 - t^2 and the
+     product with dO (3), then an N- or M-term inner product.  */
+  md->forward_depth = k + 2 + m * n;
+  md->backward_depth = k + 4 + (n > m ? n : m);
+  md->n_blocks = 2;
+  md->blocks = t->blocks;
+  md->n_constants = 3;
+  md->constants = t->constants;
+  t->inst.destroy = destroy;
+  t->inst.n_extra = 1;
+  t->inst.extra[0].name = "dO";
+  t->inst.extra[0].data = t->dout;
+  t->inst.extra[0].ndim = 2;
+  t->inst.extra[0].shape[0] = m;
+  t->inst.extra[0].shape[1] = n;
+  *out = &t->inst;
+  return GC_OK;
+}
+
+const gcm_spec gcm_tanh_gemm_spec = {
+  "tanh-gemm",
+  "L = sum dO * tanh(W X): sgemm forward and backward (the built-in example)",
+  sizeof keys / sizeof keys[0], keys,
+  sizeof mutants / sizeof mutants[0], mutants,
+  create,
+};

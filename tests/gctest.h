@@ -1,0 +1,49 @@
+/* gctest.h -- helpers shared by the Check suites: models with closed-form
+   derivatives, their exact gradients in MPFR, a JSON syntax checker, and the
+   seed every randomised test prints.  */
+
+#ifndef GCTEST_H
+#define GCTEST_H
+
+#include "gradcheck.h"
+#include "models.h"
+
+#include <check.h>
+#include <stdbool.h>
+
+typedef struct gct_model gct_model;
+struct gct_model
+{
+  gc_model model;
+  float *x;
+  size_t n;
+  /* The exact gradient at x (computed at 256 bits, rounded to double).  */
+  void (*exact_grad) (gct_model *t, double *g);
+  /* Magnitude of the loss's terms (sum |terms|), for error bounds.  */
+  void *priv;
+  gcm_instance *inst;   /* when built on a catalogue model */
+  float *coef;          /* model coefficients */
+};
+
+/* f(x) = sum_i a_i x_i^4 + b_i x_i^3 + x_i x_(i+1): a smooth polynomial
+   whose third derivative does not vanish, so truncation is measurable.  */
+gct_model *gct_poly (size_t n, uint64_t seed);
+/* f(x) = log sum_i exp(x_i).  */
+gct_model *gct_lse (size_t n, uint64_t seed);
+/* The catalogue's tanh-gemm example, with an exact MPFR backward.  */
+gct_model *gct_tanh_gemm (long m, long k, long n, uint64_t seed, int mutant);
+/* f(x) = sum_i |x_i| + x_i^2 / 2: a kink wherever x_i = 0.  */
+gct_model *gct_abs (size_t n, uint64_t seed);
+void gct_free (gct_model *t);
+
+/* The seed of a randomised test: GC_TEST_SEED from the environment, or a
+   fixed default; printed once per process so a failure can be replayed.  */
+uint64_t gct_seed (void);
+
+/* Whether TEXT is one well-formed JSON value (RFC 8259 syntax).  */
+bool gct_json_valid (const char *text);
+
+/* Run SUITE under Check and return the process exit status.  */
+int gct_run (Suite *suite);
+
+#endif
