@@ -346,7 +346,8 @@ direction_mpfr (worker *w, gc_direction *d)
       gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], d->reference,
                            d->d2h, tdiff, h);
       gc__term_reference (&d->terms[GC_TERM_REFERENCE], GC_REF_MPFR, sh->p,
-                          sh->r->lambda_forward, sh->r->forward_depth, lmax, h);
+                          sh->r->lambda_forward, sh->r->forward_depth, lmax, h,
+                          d->reference);
       /* analytic <g, v> and sum |v_i| m_i  */
       double wm = 0, w1 = 0;
       if (v)
@@ -501,7 +502,7 @@ direction_float (worker *w, gc_direction *d)
   double lmax = fmax (fabs (fr[0]), fabs (fr[1]));
   gc__term_reference (&d->terms[GC_TERM_REFERENCE], sh->ref, sh->p,
                       sh->r->lambda_forward, sh->r->forward_depth, lmax,
-                      d->step);
+                      d->step, d->reference);
   gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
                     sh->r->backward_depth, wm, w1);
   d->jump = jump_estimate (fb[0], fb[1], fb[2], fb[3], sh->f0, a1, b1, a2, b2);

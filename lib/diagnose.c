@@ -41,17 +41,19 @@ closed_form (double c, double dc, const gc_model *m, char *out, size_t size)
 {
   struct { const char *name; double v; } bases[16];
   size_t nb = 0;
-  for (size_t k = 0; k < m->n_constants && nb < 14; k++)
+  /* Small integers first: on a tie (M = 4 makes M^0.5 = 2) the simpler
+     name wins.  */
+  bases[nb].name = "2";
+  bases[nb++].v = 2;
+  bases[nb].name = "3";
+  bases[nb++].v = 3;
+  for (size_t k = 0; k < m->n_constants && nb < 16; k++)
     if (m->constants[k].value > 0 && m->constants[k].value != 1)
       {
         bases[nb].name = m->constants[k].name;
         bases[nb].v = m->constants[k].value;
         nb++;
       }
-  bases[nb].name = "2";
-  bases[nb++].v = 2;
-  bases[nb].name = "3";
-  bases[nb++].v = 3;
   static const struct { double e; const char *fmt; } exps[] = {
     { 1, "%s%s" }, { -1, "%s1/%s" }, { 0.5, "%s%s^0.5" },
     { -0.5, "%s%s^-0.5" } };

@@ -113,13 +113,15 @@ gc__eval_error (gc_reference ref, mpfr_prec_t p, double lambda, size_t depth,
 }
 
 /* Manual: "Reference rounding".  D(h) = (f(x+h) - f(x-h)) / 2h carries the
-   two evaluation errors divided by 2h: at most eps/h.  */
+   two evaluation errors divided by 2h: at most eps/h.  D itself is
+   delivered as a double, rounded once more: u_53 |D|.  */
 void
 gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
-                    double lambda, size_t depth, double lmax, double h)
+                    double lambda, size_t depth, double lmax, double h,
+                    double d)
 {
   t->name = "reference rounding";
-  t->formula = "lambda * sqrt(d_f) * ulp_p(|L|) / h";
+  t->formula = "lambda * sqrt(d_f) * ulp_p(|L|) / h + u_53 |D(h)|";
   t->section = "Reference rounding";
   t->n_inputs = 0;
   add_input (t, "lambda", lambda);
@@ -128,7 +130,9 @@ gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
   add_input (t, "|L|", lmax);
   add_input (t, "ulp_p(|L|)", gc__ulp (lmax, format_bits (ref, p)));
   add_input (t, "h", h);
-  t->value = gc__eval_error (ref, p, lambda, depth, lmax) / h;
+  add_input (t, "|D(h)|", fabs (d));
+  t->value = gc__eval_error (ref, p, lambda, depth, lmax) / h
+             + GC_U64 * fabs (d);
 }
 
 /* Manual: "Adjoint rounding".  Element i of the f32 backward errs by at

@@ -41,7 +41,7 @@ gc_ck__assert (const gc_model *m, const float *x, const gc_options *o,
             text ? text : gc_strerror (st));
   free (text);
   gc_result_free (r);
-  _ck_assert_failed (file, line, "gradient check", "%s", msg, NULL);
+  _ck_assert_failed (file, line, "gradient check", "%s", msg);
 }
 
 #endif

@@ -41,8 +41,7 @@ typedef enum gc_status
   GC_ENOREF,       /* the reference asked for is not provided by the model */
   GC_EDIRECTION,   /* an explicit direction index out of range */
   GC_EABI,         /* a model description of another ABI version */
-  GC_EFORMAT,      /* a malformed report or string given to a parser */
-  GC_EMISMATCH,    /* reports or arrays that do not belong together */
+  GC_EFORMAT,      /* a malformed string given to a parser */
   GC_STATUS_COUNT
 } gc_status;
 

@@ -61,7 +61,8 @@ void gc__diagnose (gc_result *r, const gc_model *m);
 void gc__term_truncation (gc_term *t, double d1, double d2, double diff,
                           double h);
 void gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
-                         double lambda, size_t depth, double lmax, double h);
+                         double lambda, size_t depth, double lmax, double h,
+                         double d);
 void gc__term_adjoint (gc_term *t, double lambda, size_t depth,
                        double weighted_magnitude, double norm1_w);
 /* Value of the reference-rounding epsilon (per evaluation) for a forward of

@@ -42,7 +42,7 @@ status_name (gc_status s)
 {
   static const char *const names[] = {
     "ok", "EINVAL", "EEMPTY", "ENOMEM", "ECALLBACK", "ENONFINITE", "ESTEP",
-    "EPREC", "ENOREF", "EDIRECTION", "EABI", "EFORMAT", "EMISMATCH" };
+    "EPREC", "ENOREF", "EDIRECTION", "EABI", "EFORMAT" };
   return (unsigned) s < sizeof names / sizeof names[0] ? names[s] : "unknown";
 }
 

@@ -19,7 +19,6 @@ gc_strerror (gc_status status)
     case GC_EDIRECTION: return "a direction index is out of range";
     case GC_EABI: return "the model description has another ABI version";
     case GC_EFORMAT: return "malformed input";
-    case GC_EMISMATCH: return "inputs that do not belong together";
     case GC_STATUS_COUNT: break;
     }
   return "unknown status";

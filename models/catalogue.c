@@ -82,7 +82,7 @@ gcm_parse_shape (const gcm_spec *spec, const char *text, long *values,
       size_t nl = (size_t) (end - eq - 1);
       if (nl == 0 || nl >= sizeof num)
         {
-          snprintf (err, errsize, "bad value for %s: expected an integer in "
+          snprintf (err, errsize, "bad value for %s: accepted: an integer in "
                     "[%ld, %ld]", spec->keys[k].name, spec->keys[k].min,
                     spec->keys[k].max);
           return GC_EFORMAT;
@@ -94,7 +94,7 @@ gcm_parse_shape (const gcm_spec *spec, const char *text, long *values,
       long v = strtol (num, &stop, 10);
       if (errno || *stop || v < spec->keys[k].min || v > spec->keys[k].max)
         {
-          snprintf (err, errsize, "bad value '%s' for %s: expected an integer "
+          snprintf (err, errsize, "bad value '%s' for %s: accepted: an integer "
                     "in [%ld, %ld]", num, spec->keys[k].name,
                     spec->keys[k].min, spec->keys[k].max);
           return GC_EFORMAT;

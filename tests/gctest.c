@@ -444,6 +444,77 @@ gct_tanh_gemm (long m, long k, long n, uint64_t seed, int mutant)
   return t;
 }
 
+/* ---------------------------------------------------------------- wrapper */
+
+static int
+wrap_grad (void *ctx, const float *x, float *g)
+{
+  gct_wrap *w = ctx;
+  int rc = w->base->model.grad_f32 (w->base->model.ctx, x, g);
+  if (w->shift)
+    {
+      float *copy = malloc (w->model.n * sizeof *copy);
+      memcpy (copy, g, w->model.n * sizeof *copy);
+      for (size_t i = w->lo; i < w->hi; i++)
+        {
+          long j = (long) i + w->shift;
+          g[i] = j >= (long) w->lo && j < (long) w->hi ? copy[j] : 0.0f;
+        }
+      free (copy);
+    }
+  else
+    for (size_t i = w->lo; i < w->hi; i++)
+      g[i] = (float) (g[i] * w->factor);
+  if (w->add_at != SIZE_MAX)
+    g[w->add_at] = (float) (g[w->add_at] + w->add);
+  return rc;
+}
+
+static int
+wrap_loss (void *ctx, const float *x, float *l)
+{
+  gct_wrap *w = ctx;
+  return w->base->model.loss_f32 (w->base->model.ctx, x, l);
+}
+
+static int
+wrap_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr l)
+{
+  gct_wrap *w = ctx;
+  return w->base->model.loss_mpfr (w->base->model.ctx, x, l);
+}
+
+static int
+wrap_f64 (void *ctx, const double *x, double *l)
+{
+  gct_wrap *w = ctx;
+  return w->base->model.loss_f64 (w->base->model.ctx, x, l);
+}
+
+static int
+wrap_mag (void *ctx, const float *x, float *g)
+{
+  gct_wrap *w = ctx;
+  return w->base->model.grad_magnitude_f32 (w->base->model.ctx, x, g);
+}
+
+void
+gct_wrap_init (gct_wrap *w, const gct_model *base)
+{
+  memset (w, 0, sizeof *w);
+  w->base = base;
+  w->model = base->model;
+  w->model.ctx = w;
+  w->model.loss_f32 = wrap_loss;
+  w->model.grad_f32 = wrap_grad;
+  w->model.loss_mpfr = base->model.loss_mpfr ? wrap_mpfr : NULL;
+  w->model.loss_f64 = base->model.loss_f64 ? wrap_f64 : NULL;
+  w->model.grad_magnitude_f32 = base->model.grad_magnitude_f32 ? wrap_mag
+                                                               : NULL;
+  w->factor = 1;
+  w->add_at = SIZE_MAX;
+}
+
 /* ------------------------------------------------------------------- JSON */
 
 static const char *json_value (const char *p, int depth);

@@ -36,6 +36,22 @@ gct_model *gct_tanh_gemm (long m, long k, long n, uint64_t seed, int mutant);
 gct_model *gct_abs (size_t n, uint64_t seed);
 void gct_free (gct_model *t);
 
+/* A wrapper whose backward is BASE's, with elements [lo, hi) multiplied by
+   FACTOR (or, with SHIFT != 0, read SHIFT places on: g[i] <- g[i + shift],
+   zero beyond the range), then ADD added to element ADD_AT (SIZE_MAX:
+   none): injected bugs of known size and shape.  */
+typedef struct gct_wrap
+{
+  gc_model model;
+  const gct_model *base;
+  size_t lo, hi;
+  double factor;
+  long shift;
+  size_t add_at;
+  double add;
+} gct_wrap;
+void gct_wrap_init (gct_wrap *w, const gct_model *base);
+
 /* The seed of a randomised test: GC_TEST_SEED from the environment, or a
    fixed default; printed once per process so a failure can be replayed.  */
 uint64_t gct_seed (void);

@@ -1,0 +1,280 @@
+/* check_report.c -- reports (text, JSON, Markdown, TAP), derivations,
+   parameter names, the diagnosis, and the Check helper header.  */
+
+#include "gctest.h"
+#include "gradcheck-check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static gc_result *
+run_model (const gc_model *m, const float *x, const gc_options *o)
+{
+  gc_result *r = NULL;
+  gc_status st = gc_check (m, x, o, &r);
+  ck_assert_msg (st == GC_OK, "%s", gc_strerror (st));
+  return r;
+}
+
+static int
+count_lines (const char *s, const char *prefix)
+{
+  int n = 0;
+  size_t l = strlen (prefix);
+  for (const char *p = s; p && *p; p = strchr (p, '\n') ? strchr (p, '\n') + 1
+                                                        : NULL)
+    if (strncmp (p, prefix, l) == 0)
+      n++;
+  return n;
+}
+
+START_TEST (test_text_report)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gc_result *r = run_model (&t->model, t->x, NULL);
+  char *s = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (s);
+  const char *needles[] = { "verdict: PASS", "worst direction:", "analytic",
+                            "reference", "resolution", "truncation",
+                            "reference rounding", "adjoint rounding",
+                            "[manual: Truncation]", "lambda", "MPFR" };
+  for (size_t k = 0; k < sizeof needles / sizeof *needles; k++)
+    ck_assert_msg (strstr (s, needles[k]), "text report lacks '%s'",
+                   needles[k]);
+  /* the worst element is named by its tensor */
+  char name[64];
+  gc_param_name (r, r->dirs[r->worst].index, name, sizeof name);
+  ck_assert_ptr_nonnull (strstr (s, name));
+  free (s);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+START_TEST (test_json_report)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 2);
+  gc_result *r = run_model (&t->model, t->x, NULL);
+  char *s = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (s);
+  ck_assert_msg (gct_json_valid (s), "invalid JSON: %.200s", s);
+  const char *fields[] = { "\"verdict\":\"fail\"", "\"worst_index\":",
+                           "\"worst_nu\":", "\"n_directions\":64",
+                           "\"n_failed\":32", "\"terms\":[",
+                           "\"name\":\"truncation\"",
+                           "\"name\":\"adjoint rounding\"",
+                           "\"diagnosis\":{\"kind\":\"constant-factor\"" };
+  for (size_t k = 0; k < sizeof fields / sizeof *fields; k++)
+    ck_assert_msg (strstr (s, fields[k]), "JSON lacks %s", fields[k]);
+  free (s);
+  for (size_t k = 0; k < r->n_directions; k += 7)
+    {
+      char *d = gc_derivation (r, k, GC_FMT_JSON);
+      ck_assert (gct_json_valid (d));
+      free (d);
+    }
+  ck_assert_ptr_null (gc_derivation (r, r->n_directions, GC_FMT_JSON));
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+START_TEST (test_markdown_derivation)
+{
+  gct_model *t = gct_poly (5, gct_seed ());
+  gc_result *r = run_model (&t->model, t->x, NULL);
+  char *s = gc_derivation (r, 2, GC_FMT_MARKDOWN);
+  ck_assert_ptr_nonnull (s);
+  ck_assert_ptr_nonnull (strstr (s, "# Derivation of the pass bar: x[2]"));
+  ck_assert_int_eq (count_lines (s, "## "), 3);
+  ck_assert_ptr_nonnull (strstr (s, "| `lambda` |"));
+  ck_assert_ptr_nonnull (strstr (s, "Manual: *Adjoint rounding*"));
+  free (s);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+START_TEST (test_tap_report)
+{
+  gct_model *t = gct_tanh_gemm (2, 3, 2, gct_seed (), 3 /* dx-zero */);
+  gc_result *r = run_model (&t->model, t->x, NULL);
+  char *s = gc_report (r, GC_FMT_TAP);
+  ck_assert (strncmp (s, "1..12\n", 6) == 0);
+  ck_assert_int_eq (count_lines (s, "ok "), 6);
+  ck_assert_int_eq (count_lines (s, "not ok "), 6);
+  free (s);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+START_TEST (test_param_names)
+{
+  gct_model *t = gct_tanh_gemm (3, 4, 5, 1, 0);
+  gc_result *r = run_model (&t->model, t->x, NULL);
+  char b[64];
+  ck_assert_str_eq (gc_param_name (r, 0, b, sizeof b), "W[0,0]");
+  ck_assert_str_eq (gc_param_name (r, 7, b, sizeof b), "W[1,3]");
+  ck_assert_str_eq (gc_param_name (r, 12, b, sizeof b), "X[0,0]");
+  ck_assert_str_eq (gc_param_name (r, 12 + 19, b, sizeof b), "X[3,4]");
+  ck_assert_str_eq (gc_param_name (r, 999, b, sizeof b), "x[999]");
+  /* truncation to a short buffer stays terminated */
+  ck_assert_str_eq (gc_param_name (r, 7, b, 4), "W[1");
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* The diagnosis names what is wrong.  */
+START_TEST (test_diagnosis_kinds)
+{
+  static const struct { int mutant; gc_diagnosis_kind kind; const char *form; }
+  cases[] = {
+    { 2, GC_DIAG_CONSTANT_FACTOR, "2" },     /* dw-twice */
+    { 4, GC_DIAG_SIGN_FLIP, "-1" },          /* dw-sign */
+    { 3, GC_DIAG_ZERO_REGION, "" },          /* dx-zero */
+    { 1, GC_DIAG_LOGIC, "" },                /* no-tanh-derivative */
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+    {
+      gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), cases[k].mutant);
+      gc_result *r = run_model (&t->model, t->x, NULL);
+      ck_assert_int_eq (r->verdict, GC_FAIL);
+      ck_assert_msg (r->diagnosis.kind == cases[k].kind,
+                     "mutant %d: diagnosis '%s'", cases[k].mutant,
+                     r->diagnosis.text);
+      if (cases[k].form[0])
+        ck_assert_str_eq (r->diagnosis.closed_form, cases[k].form);
+      gc_result_free (r);
+      gct_free (t);
+    }
+}
+END_TEST
+
+/* A missing read scale at K = 8 reads as K^0.5 (the incident's 2.8284).  */
+START_TEST (test_diagnosis_sqrt_k)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gct_wrap w;
+  gct_wrap_init (&w, t);
+  w.lo = 0;
+  w.hi = 32;                 /* all of W */
+  w.factor = sqrt (8.0);
+  gc_result *r = run_model (&w.model, t->x, NULL);
+  ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_CONSTANT_FACTOR);
+  ck_assert_str_eq (r->diagnosis.closed_form, "K^0.5");
+  ck_assert_ptr_nonnull (strstr (r->diagnosis.text, "2.8284"));
+  gc_result_free (r);
+  w.factor = 1 / sqrt (8.0);
+  r = run_model (&w.model, t->x, NULL);
+  ck_assert_str_eq (r->diagnosis.closed_form, "K^-0.5");
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* A window shifted by one row (the stride of W's last axis, 8) or by one
+   element reads as a shifted window with that shift.  */
+START_TEST (test_diagnosis_shift)
+{
+  static const long shifts[] = { 8, -8, 1 };
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  for (size_t k = 0; k < 3; k++)
+    {
+      gct_wrap w;
+      gct_wrap_init (&w, t);
+      w.lo = 0;
+      w.hi = 32;
+      w.shift = shifts[k];
+      gc_result *r = run_model (&w.model, t->x, NULL);
+      ck_assert_int_eq (r->verdict, GC_FAIL);
+      ck_assert_msg (r->diagnosis.kind == GC_DIAG_SHIFTED,
+                     "shift %ld: %s", shifts[k], r->diagnosis.text);
+      ck_assert_int_eq (r->diagnosis.shift, shifts[k]);
+      gc_result_free (r);
+    }
+  gct_free (t);
+}
+END_TEST
+
+/* The Check helper: passes on a correct backward, and its failing form
+   passes on a mutant.  */
+START_TEST (test_check_helper)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gc_ck_assert_gradient (&t->model, t->x, NULL);
+  gct_free (t);
+  t = gct_tanh_gemm (4, 8, 4, gct_seed (), 2);
+  gc_ck_assert_gradient_fails (&t->model, t->x, NULL);
+  gct_free (t);
+}
+END_TEST
+
+/* And its failure message carries the report (run in a child: the failing
+   assertion must fail this test, which is what we check).  */
+START_TEST (test_check_helper_message)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 2);
+  gc_ck_assert_gradient (&t->model, t->x, NULL);
+}
+END_TEST
+
+static Suite *
+report_suite (void)
+{
+  Suite *s = suite_create ("report");
+  TCase *tc = tcase_create ("formats");
+  tcase_add_test (tc, test_text_report);
+  tcase_add_test (tc, test_json_report);
+  tcase_add_test (tc, test_markdown_derivation);
+  tcase_add_test (tc, test_tap_report);
+  tcase_add_test (tc, test_param_names);
+  tcase_add_test (tc, test_diagnosis_kinds);
+  tcase_add_test (tc, test_diagnosis_sqrt_k);
+  tcase_add_test (tc, test_diagnosis_shift);
+  tcase_add_test (tc, test_check_helper);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+/* The helper's failure path: run the failing test in a runner of its own
+   and check that it fails with the report in its message.  */
+static int
+helper_failure_path (void)
+{
+  /* Check's TAP output must not mix into this program's: the environment
+     variable would override srunner_set_tap.  */
+  const char *tap = getenv ("CK_TAP_LOG_FILE_NAME");
+  char *saved = tap ? strdup (tap) : NULL;
+  unsetenv ("CK_TAP_LOG_FILE_NAME");
+  Suite *s = suite_create ("helper");
+  TCase *tc = tcase_create ("fails");
+  tcase_add_test (tc, test_check_helper_message);
+  suite_add_tcase (s, tc);
+  SRunner *sr = srunner_create (s);
+  srunner_set_fork_status (sr, CK_FORK);
+  srunner_run_all (sr, CK_SILENT);
+  int ok = srunner_ntests_failed (sr) == 1;
+  TestResult **tr = srunner_failures (sr);
+  ok = ok && tr && strstr (tr_msg (tr[0]), "constant factor")
+       && strstr (tr_msg (tr[0]), "adjoint rounding");
+  free (tr);
+  srunner_free (sr);
+  if (saved)
+    setenv ("CK_TAP_LOG_FILE_NAME", saved, 1);
+  free (saved);
+  return ok;
+}
+
+int
+main (void)
+{
+  if (!helper_failure_path ())
+    {
+      printf ("1..1\nnot ok 1 - gc_ck_assert_gradient fails with the report\n");
+      return EXIT_FAILURE;
+    }
+  return gct_run (report_suite ());
+}

@@ -1,0 +1,67 @@
+#!/bin/sh
+# cli.sh -- the gradcheck command: subcommands, formats, exit codes, bad
+# arguments (a one-line message naming what is accepted, exit 2).
+. "${srcdir:-.}/tests/tap.sh"
+G=$GRADCHECK
+
+check "--help mentions the exit codes" sh -c "$G --help | grep -q 'Exit status'"
+check "--version names the OpenBLAS kernel" sh -c "$G --version | grep -q 'OpenBLAS kernel'"
+check "run --help works" sh -c "$G run --help | grep -q -- '--ref'"
+check "list names the default model and its mutants" sh -c "$G list | grep -q 'default' && $G list | grep -q 'dw-twice'"
+
+$G run > "$TMPD/out" 2>&1; rc=$?
+check "run with no arguments passes (exit 0)" test "$rc" -eq 0
+check "run prints the verdict" grep -q '^verdict: PASS' "$TMPD/out"
+check "run prints the derivation" grep -q 'adjoint rounding' "$TMPD/out"
+
+$G run --format json > "$TMPD/j" 2>&1
+check "json report has the documented fields" sh -c "grep -q '\"verdict\":\"pass\"' $TMPD/j && grep -q '\"worst_index\":' $TMPD/j && grep -q '\"worst_nu\":' $TMPD/j && grep -q '\"n_failed\":0' $TMPD/j"
+$G run --format tap --shape M=2,K=3,N=2 > "$TMPD/t" 2>&1
+check "tap report has a plan of 12" sh -c "head -1 $TMPD/t | grep -qx '1..12'"
+check "tap report has 12 ok lines" sh -c "test \$(grep -c '^ok ' $TMPD/t) -eq 12"
+check "md report is a derivation" sh -c "$G run --format md | grep -q '^# Derivation of the pass bar'"
+
+for m in no-tanh-derivative dw-twice dx-zero dw-sign; do
+  expect_rc 1 "mutant $m fails" $G run --mutant "$m"
+done
+for r in mpfr f32 f64; do
+  expect_rc 0 "--ref $r passes" $G run --ref "$r"
+done
+expect_rc 0 "--directions list" $G run --directions 0,5,200
+expect_rc 0 "--directions random" $G run --directions random:5 --seed 3
+expect_rc 0 "--prec 200" $G run --prec 200 --directions 1,2
+
+$G run --threads 1 --format json > "$TMPD/t1"
+$G run --threads 2 --format json > "$TMPD/t2"
+check "--threads 2 gives the same report as --threads 1" cmp -s "$TMPD/t1" "$TMPD/t2"
+
+# bad arguments: exit 2 and one line on stderr that says what is accepted
+bad () {
+  d=$1; shift
+  $G "$@" >/dev/null 2>"$TMPD/err"; rc=$?
+  if [ "$rc" -eq 2 ] && grep -q 'accepted\|needs a value\|unknown option\|unexpected' "$TMPD/err"; then
+    ok "$d (exit 2)"
+  else
+    not_ok "$d (exit $rc: $(head -1 "$TMPD/err"))"
+  fi
+}
+bad "unknown command" frobnicate
+bad "bad --ref" run --ref f16
+bad "bad --format" run --format xml
+bad "bad --prec" run --prec 3
+bad "bad --step" run --step -1
+bad "bad --seed" run --seed x
+bad "bad --threads" run --threads 0
+bad "bad --directions" run --directions random:
+bad "bad --false-alarm" run --false-alarm 2
+bad "unknown model" run nosuchmodel
+bad "unknown mutant" run --mutant nosuchbug
+bad "unknown shape key" run --shape Q=1
+bad "bad shape value" run --shape M=0
+bad "missing option value" run --ref
+bad "unknown option" run --frob
+bad "two models" run tanh-gemm tanh-gemm
+expect_rc 2 "no command" $G
+expect_rc 2 "direction index out of range" $G run --directions 100000
+
+done_testing
