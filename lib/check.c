@@ -340,6 +340,7 @@ direction_mpfr (worker *w, gc_direction *d)
       mpfr_div_d (w->prod, w->prod, 2 * h, MPFR_RNDN);
       mpfr_sub (w->t2, w->t2, w->prod, MPFR_RNDN);
       d->jump = mpfr_get_d (w->t2, MPFR_RNDN);
+      d->forward_error_ulps = -1;
       double lmax = fmax (fabs (mpfr_get_d (f[0], MPFR_RNDN)),
                           fabs (mpfr_get_d (f[1], MPFR_RNDN)));
       d->step = h;
@@ -500,6 +501,18 @@ direction_float (worker *w, gc_direction *d)
       d->step = span1 / 2;
     }
   double lmax = fmax (fabs (fr[0]), fabs (fr[1]));
+  d->forward_error_ulps = -1;
+  if (sh->best != sh->ref)
+    {
+      int bits = is64 ? 53 : 24;
+      for (int k = 0; k < 2; k++)
+        {
+          double ulp = gc__ulp (fr[k], bits);
+          if (ulp > 0)
+            d->forward_error_ulps = fmax (d->forward_error_ulps,
+                                          fabs (fr[k] - fb[k]) / ulp);
+        }
+    }
   gc__term_reference (&d->terms[GC_TERM_REFERENCE], sh->ref, sh->p,
                       sh->r->lambda_forward, sh->r->forward_depth, lmax,
                       d->step, d->reference);
@@ -906,6 +919,9 @@ summarise (gc_result *r)
         r->n_failed++;
       else if (d->verdict == GC_NONSMOOTH)
         r->n_nonsmooth++;
+      if (d->forward_error_ulps > r->forward_error_ulps
+          && r->reference == GC_REF_F32)
+        r->forward_error_ulps = d->forward_error_ulps;
       if (r->worst == SIZE_MAX || d->nu > r->worst_nu)
         {
           r->worst = k;

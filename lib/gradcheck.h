@@ -218,6 +218,10 @@ typedef struct gc_direction
   double step;          /* h as applied (mean of the two sides in f32) */
   double d2h;           /* D(2h), the Richardson companion */
   double jump;          /* J = 2 Delta(h) - Delta(2h): kink estimate */
+  /* In f32 and f64 modes with a more precise forward: the largest error of
+     the reference forward at x +- h, in ulps of the loss (measured against
+     the more precise forward); -1 when not measured.  */
+  double forward_error_ulps;
   gc_term terms[GC_N_TERMS];
 } gc_direction;
 
@@ -262,8 +266,9 @@ typedef struct gc_result
   double step_exponent;    /* default steps are 2^this times the scale */
   double loss_f32;         /* L at x, production forward */
   double loss_reference;   /* L at x, most precise forward available */
-  /* The f32 forward's measured error at x, |L_f32 - L_best| / ulp_24(L),
-     beside its budget lambda_f * sqrt(d_f) (manual: "Reference rounding");
+  /* The f32 forward's measured error, |L_f32 - L_best| / ulp_24(L), the
+     largest over x and every stencil point where it was measured, beside its
+     budget lambda_f * sqrt(d_f) (manual: "Reference rounding");
      forward_error_ulps < 0 when no forward more precise than f32 exists.  */
   double forward_error_ulps;
   double forward_budget_ulps;

@@ -179,9 +179,10 @@ direction_json (gc__buf *b, const gc_result *r, const gc_direction *d,
   gc__buf_json_string (b, gc_verdict_name (d->verdict));
   static const char *const keys[] = { "analytic", "reference", "d2h", "diff",
                                       "bar", "nu", "resolution", "step",
-                                      "jump" };
+                                      "jump", "forward_error_ulps" };
   const double vals[] = { d->analytic, d->reference, d->d2h, d->diff, d->bar,
-                          d->nu, d->resolution, d->step, d->jump };
+                          d->nu, d->resolution, d->step, d->jump,
+                          d->forward_error_ulps };
   for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++)
     {
       gc__buf_printf (b, ",\"%s\":", keys[k]);
@@ -263,7 +264,8 @@ report_text (gc__buf *b, const gc_result *r)
   gc__buf_printf (b, "loss: f32 %.9g, reference %.9g", r->loss_f32,
                   r->loss_reference);
   if (r->forward_error_ulps >= 0)
-    gc__buf_printf (b, " (f32 forward off by %.3g ulp; budget %.3g ulp%s)",
+    gc__buf_printf (b, " (f32 forward off by up to %.3g ulp where measured; "
+                    "budget %.3g ulp%s)",
                     r->forward_error_ulps, r->forward_budget_ulps,
                     r->forward_error_ulps > r->forward_budget_ulps
                     ? " EXCEEDED: the declared forward depth is too small" : "");
