@@ -1,0 +1,994 @@
+/* gdn.c -- the padded-scratch gated-delta op (Gated DeltaNet, scalar
+   per-head decay), FLA's conventions; equations in
+   shared/reference/models-kda-gdn.md: recurrence §2.3, chunked WY form §3.3,
+   scratch §3.5, chunked backward §6.
+
+   Parameters, in order: q, k [B,T,H,K]; v [B,T,H,V]; g [B,T,H] (log decay);
+   beta [B,T,H] (a logit when SIGMOID=1, beta itself otherwise);
+   S0 [B,H,K,V].  Loss: L = sum o*dO + <S_T, dS_T>, seeded cotangents.
+
+   Production forward: f32, chunked WY form over buffers zero-padded to
+   Tp = ceil(T/BT)*BT, matrix work on OpenBLAS.  It saves a padded scratch
+   (per-chunk states h_n, A, Aqk, W, U, Vnew, the chunk-local cumsum).  The
+   hand-written backward reads that scratch.  Reference forwards: the naive
+   recurrence, a different algorithm, in MPFR and in f64.  */
+
+#include "models.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { KEY_B, KEY_T, KEY_H, KEY_K, KEY_V, KEY_BT, KEY_NORM, KEY_SIGMOID,
+       KEY_GATE, KEY_LOSS };
+
+static const gcm_key keys[] = {
+  { "B", 1, 1, 64, "batch" },
+  { "T", 37, 1, 4096, "sequence length" },
+  { "H", 2, 1, 64, "heads" },
+  { "K", 8, 1, 256, "key dimension" },
+  { "V", 8, 1, 256, "value dimension" },
+  { "BT", 16, 1, 256, "chunk size" },
+  { "NORM", 1, 0, 1, "1: q, k L2-normalised inside the op (eps 1e-6 inside the square root)" },
+  { "SIGMOID", 1, 0, 1, "1: beta given as a logit, passed through a sigmoid" },
+  { "GATE", 0, 0, 1, "0: mild gates g = logsigmoid(z)/8; 1: strong, g = logsigmoid(z)" },
+  { "LOSS", 1, 1, 1000, "scale of the cotangents dO, dS_T (the loss's size)" },
+};
+
+enum { MUT_NONE, MUT_SCRATCH_ZEROS, MUT_SHIFT_CHUNK, MUT_SHIFT_ROW,
+       MUT_PAD_LEAK, MUT_NO_READ_SCALE, MUT_NO_DG_CUMSUM, MUT_DBETA_SIGN,
+       MUT_A_TRANSPOSED };
+
+static const gcm_mutant mutants[] = {
+  { "scratch-zeros", "the backward reads zeros where the saved chunk states are" },
+  { "scratch-shift-chunk", "the backward reads the previous chunk's state" },
+  { "scratch-shift-row", "the backward reads Vnew one row on" },
+  { "pad-leak", "gradients of padding rows are added into the last real row" },
+  { "no-read-scale", "the read scale is missing in dq" },
+  { "no-dg-cumsum", "the reverse cumulative sum of dg is skipped" },
+  { "dbeta-sign", "dbeta is negated" },
+  { "a-transposed", "A is used where A^T belongs in the WY backward" },
+};
+
+typedef struct gdn
+{
+  gcm_instance inst;
+  size_t B, T, H, K, V, BT, NT, Tp;
+  bool norm, sigmoid;
+  int mutant;
+  float scale;             /* K^-0.5 in f32 */
+  float *dout;             /* [B,T,H,V] */
+  float *dst;              /* [B,H,K,V] */
+  size_t off_q, off_k, off_v, off_g, off_b, off_s;
+  gc_block blocks[6];
+  gc_constant constants[5];
+} gdn;
+
+static const float L2_EPS = 1e-6f;
+
+/* ---------------------------------------------------------------------- */
+/* The padded scratch of one (b, h) sequence.  */
+
+typedef struct seq
+{
+  float *q, *k, *v;        /* [Tp,K], [Tp,K], [Tp,V]: normalised, padded */
+  float *beta, *g;         /* [Tp] */
+  float *rq, *rk;          /* [Tp]: 1/sqrt(|x|^2 + eps) of the raw q, k */
+  float *gam;              /* [Tp]: chunk-local inclusive cumsum of g */
+  float *A, *Aqk;          /* [NT,BT,BT] */
+  float *W;                /* [Tp,K] */
+  float *U;                /* [Tp,V] */
+  float *vnew;             /* [Tp+1,V]: one zero row past the end */
+  float *h;                /* [NT+2,K,V]: slab 0 zeros, slab n+1 = h_n */
+} seq;
+
+static size_t
+seq_floats (const gdn *m)
+{
+  size_t Tp = m->Tp, K = m->K, V = m->V, BT = m->BT, NT = m->NT;
+  return 2 * Tp * K + Tp * V + 2 * Tp + 2 * Tp + Tp + 2 * NT * BT * BT
+         + Tp * K + Tp * V + (Tp + 1) * V + (NT + 2) * K * V;
+}
+
+static void
+seq_bind (const gdn *m, seq *s, float *p)
+{
+  size_t Tp = m->Tp, K = m->K, V = m->V, BT = m->BT, NT = m->NT;
+  s->q = p; p += Tp * K;
+  s->k = p; p += Tp * K;
+  s->v = p; p += Tp * V;
+  s->beta = p; p += Tp;
+  s->g = p; p += Tp;
+  s->rq = p; p += Tp;
+  s->rk = p; p += Tp;
+  s->gam = p; p += Tp;
+  s->A = p; p += NT * BT * BT;
+  s->Aqk = p; p += NT * BT * BT;
+  s->W = p; p += Tp * K;
+  s->U = p; p += Tp * V;
+  s->vnew = p; p += (Tp + 1) * V;
+  s->h = p;
+}
+
+static void
+mm (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, size_t M, size_t N, size_t K,
+    float alpha, const float *a, size_t lda, const float *b, size_t ldb,
+    float beta, float *c, size_t ldc)
+{
+  cblas_sgemm (CblasRowMajor, ta, tb, (int) M, (int) N, (int) K, alpha, a,
+               (int) lda, b, (int) ldb, beta, c, (int) ldc);
+}
+
+static float
+sigmoidf (float x)
+{
+  return 1.0f / (1.0f + expf (-x));
+}
+
+/* Gather (b, h)'s inputs into the zero-padded buffers, normalising q, k and
+   passing beta through the sigmoid when asked.  */
+static void
+seq_gather (const gdn *m, const float *x, size_t b, size_t hh, seq *s)
+{
+  size_t T = m->T, H = m->H, K = m->K, V = m->V, Tp = m->Tp;
+  memset (s->q, 0, (seq_floats (m)) * sizeof (float));
+  for (size_t t = 0; t < T; t++)
+    {
+      size_t row = (b * T + t) * H + hh;
+      const float *q = x + m->off_q + row * K, *k = x + m->off_k + row * K;
+      float sq = 0, sk = 0;
+      for (size_t i = 0; i < K; i++)
+        {
+          sq += q[i] * q[i];
+          sk += k[i] * k[i];
+        }
+      float rq = m->norm ? 1.0f / sqrtf (sq + L2_EPS) : 1.0f;
+      float rk = m->norm ? 1.0f / sqrtf (sk + L2_EPS) : 1.0f;
+      s->rq[t] = rq;
+      s->rk[t] = rk;
+      for (size_t i = 0; i < K; i++)
+        {
+          s->q[t * K + i] = q[i] * rq;
+          s->k[t * K + i] = k[i] * rk;
+        }
+      memcpy (s->v + t * V, x + m->off_v + row * V, V * sizeof (float));
+      s->g[t] = x[m->off_g + row];
+      float braw = x[m->off_b + row];
+      s->beta[t] = m->sigmoid ? sigmoidf (braw) : braw;
+    }
+  (void) Tp;
+  memcpy (s->h + K * V, x + m->off_s + (b * H + hh) * K * V,
+          K * V * sizeof (float));
+}
+
+/* Work space of one chunk, shared by forward and backward.  */
+typedef struct work
+{
+  float *KK, *QK, *L, *Kb, *Vb, *Qe, *O, *Kd, *E;
+  float *dVn, *dAqk, *Tm, *dKd, *Mu, *dW, *dA, *dWb, *dUb, *tmp, *dL, *dG;
+  float *dS, *dh;
+} work;
+
+static size_t
+work_floats (const gdn *m)
+{
+  size_t K = m->K, V = m->V, BT = m->BT;
+  return 3 * BT * BT + BT * K + BT * V + BT * K + BT * V + BT * K + BT
+         + BT * V + BT * BT + BT * K + BT * K + BT * BT + BT * K + BT * BT
+         + BT * K + BT * V + BT * BT + BT * BT + BT + 2 * K * V;
+}
+
+static void
+work_bind (const gdn *m, work *w, float *p)
+{
+  size_t K = m->K, V = m->V, BT = m->BT;
+  w->KK = p; p += BT * BT;
+  w->QK = p; p += BT * BT;
+  w->L = p; p += BT * BT;
+  w->Kb = p; p += BT * K;
+  w->Vb = p; p += BT * V;
+  w->Qe = p; p += BT * K;
+  w->O = p; p += BT * V;
+  w->Kd = p; p += BT * K;
+  w->E = p; p += BT;
+  w->dVn = p; p += BT * V;
+  w->dAqk = p; p += BT * BT;
+  w->Tm = p; p += BT * K;
+  w->dKd = p; p += BT * K;
+  w->Mu = p; p += BT * BT;
+  w->dW = p; p += BT * K;
+  w->dA = p; p += BT * BT;
+  w->dWb = p; p += BT * K;
+  w->dUb = p; p += BT * V;
+  w->tmp = p; p += BT * BT;
+  w->dL = p; p += BT * BT;
+  w->dG = p; p += BT;
+  w->dS = p; p += K * V;
+  w->dh = p;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Forward: the chunked WY form (§3.3), filling the scratch.  O receives the
+   outputs [Tp,V]; the final state is slab NT+1 of s->h.  */
+
+static void
+seq_forward (const gdn *m, seq *s, work *w, float *O)
+{
+  size_t K = m->K, V = m->V, BT = m->BT, NT = m->NT;
+  float scale = m->scale;
+  for (size_t n = 0; n < NT; n++)
+    {
+      size_t base = n * BT;
+      const float *q = s->q + base * K, *k = s->k + base * K;
+      const float *v = s->v + base * V, *beta = s->beta + base;
+      float *G = s->gam + base;
+      float *A = s->A + n * BT * BT, *Aqk = s->Aqk + n * BT * BT;
+      float *Wn = s->W + base * K, *Un = s->U + base * V;
+      float *vn = s->vnew + base * V;
+      const float *hn = s->h + (n + 1) * K * V;
+      float *hnext = s->h + (n + 2) * K * V;
+
+      float acc = 0;
+      for (size_t r = 0; r < BT; r++)
+        {
+          acc += s->g[base + r];
+          G[r] = acc;
+          w->E[r] = expf (G[r]);
+        }
+      mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, k, K, k, K, 0, w->KK, BT);
+      mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, q, K, k, K, 0, w->QK, BT);
+      /* L strictly lower, A = (I + L)^-1 by forward substitution; Aqk lower
+         with the diagonal.  exp(G_r - G_c) only for c <= r, where it is at
+         most 1 (never overflows for strong gates).  */
+      for (size_t r = 0; r < BT; r++)
+        for (size_t c = 0; c < BT; c++)
+          {
+            float ex = c <= r ? expf (G[r] - G[c]) : 0.0f;
+            w->L[r * BT + c] = c < r ? beta[r] * w->KK[r * BT + c] * ex : 0.0f;
+            Aqk[r * BT + c] = c <= r ? scale * w->QK[r * BT + c] * ex : 0.0f;
+          }
+      for (size_t r = 0; r < BT; r++)
+        {
+          for (size_t c = 0; c < r; c++)
+            {
+              float sum = 0;
+              for (size_t mm_ = c; mm_ < r; mm_++)
+                sum += w->L[r * BT + mm_] * A[mm_ * BT + c];
+              A[r * BT + c] = -sum;
+            }
+          A[r * BT + r] = 1.0f;
+          for (size_t c = r + 1; c < BT; c++)
+            A[r * BT + c] = 0.0f;
+        }
+      for (size_t r = 0; r < BT; r++)
+        {
+          for (size_t i = 0; i < K; i++)
+            w->Kb[r * K + i] = beta[r] * w->E[r] * k[r * K + i];
+          for (size_t j = 0; j < V; j++)
+            w->Vb[r * V + j] = beta[r] * v[r * V + j];
+        }
+      /* W = A diag(beta) (E . K), U = A diag(beta) V, Vnew = U - W h_n  */
+      mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, A, BT, w->Kb, K, 0, Wn, K);
+      mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, A, BT, w->Vb, V, 0, Un, V);
+      memcpy (vn, Un, BT * V * sizeof (float));
+      mm (CblasNoTrans, CblasNoTrans, BT, V, K, -1, Wn, K, hn, V, 1, vn, V);
+      /* o = scale diag(E) Q h_n + Aqk Vnew  */
+      for (size_t r = 0; r < BT; r++)
+        for (size_t i = 0; i < K; i++)
+          w->Qe[r * K + i] = scale * w->E[r] * q[r * K + i];
+      float *o = O + base * V;
+      mm (CblasNoTrans, CblasNoTrans, BT, V, K, 1, w->Qe, K, hn, V, 0, o, V);
+      mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, Aqk, BT, vn, V, 1, o, V);
+      /* h_{n+1} = El h_n + (K . exp(G_last - G))^T Vnew  */
+      float El = w->E[BT - 1];
+      for (size_t r = 0; r < BT; r++)
+        {
+          float d = expf (G[BT - 1] - G[r]);
+          for (size_t i = 0; i < K; i++)
+            w->Kd[r * K + i] = k[r * K + i] * d;
+        }
+      for (size_t e = 0; e < K * V; e++)
+        hnext[e] = El * hn[e];
+      mm (CblasTrans, CblasNoTrans, K, V, BT, 1, w->Kd, K, vn, V, 1, hnext, V);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Backward (§6): reads the scratch.  dO is [Tp,V] (zero-padded); w->dS holds
+   dS_T on entry and dS0 on exit.  Gradients w.r.t. the normalised q, k, v,
+   beta and g are written to dq, dk, dv, dbeta, dg ([Tp,...]).  Each mutant
+   is one marked line.  */
+
+static void
+seq_backward (const gdn *m, const seq *s, work *w, const float *dO,
+              float *dq, float *dk, float *dv, float *dbeta, float *dg)
+{
+  size_t K = m->K, V = m->V, BT = m->BT, NT = m->NT, Tp = m->Tp;
+  float scale = m->scale;
+  int mut = m->mutant;
+  memset (dq, 0, Tp * K * sizeof (float));
+  memset (dk, 0, Tp * K * sizeof (float));
+  memset (dv, 0, Tp * V * sizeof (float));
+  memset (dbeta, 0, Tp * sizeof (float));
+  for (size_t n = NT; n-- > 0;)
+    {
+      size_t base = n * BT;
+      const float *q = s->q + base * K, *k = s->k + base * K;
+      const float *v = s->v + base * V, *beta = s->beta + base;
+      const float *G = s->gam + base;
+      const float *A = s->A + n * BT * BT, *Aqk = s->Aqk + n * BT * BT;
+      const float *Wn = s->W + base * K;
+      const float *hn = s->h + (n + 1) * K * V;
+      const float *vn = s->vnew + base * V;
+      if (mut == MUT_SCRATCH_ZEROS) hn = s->h;                 /* MUTANT */
+      if (mut == MUT_SHIFT_CHUNK) hn = s->h + n * K * V;       /* MUTANT */
+      if (mut == MUT_SHIFT_ROW) vn = s->vnew + (base + 1) * V; /* MUTANT */
+      const float *dOc = dO + base * V;
+      float *dqc = dq + base * K, *dkc = dk + base * K, *dvc = dv + base * V;
+      float *dbc = dbeta + base;
+      float *dG = w->dG;
+      memset (dG, 0, BT * sizeof (float));
+      for (size_t r = 0; r < BT; r++)
+        w->E[r] = expf (G[r]);
+      float El = w->E[BT - 1];
+      for (size_t r = 0; r < BT; r++)
+        {
+          float d = expf (G[BT - 1] - G[r]);
+          for (size_t i = 0; i < K; i++)
+            w->Kd[r * K + i] = k[r * K + i] * d;
+        }
+
+      /* 1. dVnew = Aqk^T dO + Kd dS;  dAqk = dO Vnew^T (c <= r)  */
+      mm (CblasTrans, CblasNoTrans, BT, V, BT, 1, Aqk, BT, dOc, V, 0, w->dVn, V);
+      mm (CblasNoTrans, CblasNoTrans, BT, V, K, 1, w->Kd, K, w->dS, V, 1, w->dVn, V);
+      mm (CblasNoTrans, CblasTrans, BT, BT, V, 1, dOc, V, vn, V, 0, w->dAqk, BT);
+
+      /* 2. inter-chunk output: dq_u += E_r (dO h^T)_r;
+            dG_r += scale E_r q_r . (dO h^T)_r  */
+      mm (CblasNoTrans, CblasTrans, BT, K, V, 1, dOc, V, hn, V, 0, w->Tm, K);
+      for (size_t r = 0; r < BT; r++)
+        {
+          float dot = 0;
+          for (size_t i = 0; i < K; i++)
+            {
+              dqc[r * K + i] += w->E[r] * w->Tm[r * K + i];
+              dot += q[r * K + i] * w->Tm[r * K + i];
+            }
+          dG[r] += scale * w->E[r] * dot;
+        }
+
+      /* 3. state out: dG_last += El <dS, h_n>;  dKd = Vnew dS^T  */
+      float sh = 0;
+      for (size_t e = 0; e < K * V; e++)
+        sh += w->dS[e] * hn[e];
+      dG[BT - 1] += El * sh;
+      mm (CblasNoTrans, CblasTrans, BT, K, V, 1, vn, V, w->dS, V, 0, w->dKd, K);
+      for (size_t c = 0; c < BT; c++)
+        {
+          float d = expf (G[BT - 1] - G[c]), sc = 0;
+          for (size_t i = 0; i < K; i++)
+            {
+              dkc[c * K + i] += w->dKd[c * K + i] * d;
+              sc += w->dKd[c * K + i] * w->Kd[c * K + i];
+            }
+          dG[BT - 1] += sc;
+          dG[c] -= sc;
+        }
+
+      /* 4. Aqk = scale (Q K^T) . exp(G_r - G_c), c <= r:
+            Mu = dAqk . exp;  dq_u += Mu K;  dk += scale Mu^T Q;
+            dG_r += dAqk.Aqk (row sums), dG_c -= (column sums)  */
+      for (size_t r = 0; r < BT; r++)
+        for (size_t c = 0; c < BT; c++)
+          {
+            if (c > r)
+              {
+                w->Mu[r * BT + c] = 0;
+                continue;
+              }
+            w->Mu[r * BT + c] = w->dAqk[r * BT + c] * expf (G[r] - G[c]);
+            float z = w->dAqk[r * BT + c] * Aqk[r * BT + c];
+            dG[r] += z;
+            dG[c] -= z;
+          }
+      mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, w->Mu, BT, k, K, 1, dqc, K);
+      mm (CblasTrans, CblasNoTrans, BT, K, BT, scale, w->Mu, BT, q, K, 1, dkc, K);
+
+      /* 5. Vnew = U - W h_n: dU = dVnew, dW = -dVnew h_n^T;
+            dh = El dS + scale (Q.E)^T dO - W^T dVnew  */
+      mm (CblasNoTrans, CblasTrans, BT, K, V, -1, w->dVn, V, hn, V, 0, w->dW, K);
+      for (size_t r = 0; r < BT; r++)
+        for (size_t i = 0; i < K; i++)
+          w->Qe[r * K + i] = scale * w->E[r] * q[r * K + i];
+      for (size_t e = 0; e < K * V; e++)
+        w->dh[e] = El * w->dS[e];
+      mm (CblasTrans, CblasNoTrans, K, V, BT, 1, w->Qe, K, dOc, V, 1, w->dh, V);
+      mm (CblasTrans, CblasNoTrans, K, V, BT, -1, Wn, K, w->dVn, V, 1, w->dh, V);
+
+      /* 6. WY: W = A Kb, U = A Vb with Kb = diag(beta E) K, Vb = diag(beta) V:
+            dA = dW Kb^T + dU Vb^T;  dWb = A^T dW, dUb = A^T dU  */
+      for (size_t r = 0; r < BT; r++)
+        {
+          for (size_t i = 0; i < K; i++)
+            w->Kb[r * K + i] = beta[r] * w->E[r] * k[r * K + i];
+          for (size_t j = 0; j < V; j++)
+            w->Vb[r * V + j] = beta[r] * v[r * V + j];
+        }
+      mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, w->dW, K, w->Kb, K, 0, w->dA, BT);
+      mm (CblasNoTrans, CblasTrans, BT, BT, V, 1, w->dVn, V, w->Vb, V, 1, w->dA, BT);
+      CBLAS_TRANSPOSE at = CblasTrans;
+      if (mut == MUT_A_TRANSPOSED) at = CblasNoTrans;          /* MUTANT */
+      mm (at, CblasNoTrans, BT, K, BT, 1, A, BT, w->dW, K, 0, w->dWb, K);
+      mm (at, CblasNoTrans, BT, V, BT, 1, A, BT, w->dVn, V, 0, w->dUb, V);
+      for (size_t c = 0; c < BT; c++)
+        {
+          float uv = 0, wk = 0;
+          for (size_t j = 0; j < V; j++)
+            {
+              dvc[c * V + j] += beta[c] * w->dUb[c * V + j];
+              uv += w->dUb[c * V + j] * v[c * V + j];
+            }
+          for (size_t i = 0; i < K; i++)
+            {
+              dkc[c * K + i] += beta[c] * w->E[c] * w->dWb[c * K + i];
+              wk += w->dWb[c * K + i] * k[c * K + i];
+            }
+          dbc[c] += uv + w->E[c] * wk;
+          dG[c] += beta[c] * w->E[c] * wk;
+        }
+
+      /* 7. A = (I + L)^-1: dL = -A^T dA A^T, strictly lower part.  */
+      mm (CblasNoTrans, CblasTrans, BT, BT, BT, 1, w->dA, BT, A, BT, 0, w->tmp, BT);
+      mm (CblasTrans, CblasNoTrans, BT, BT, BT, -1, A, BT, w->tmp, BT, 0, w->dL, BT);
+
+      /* 8. L = diag(beta) (K K^T) . exp(G_r - G_c), r > c:
+            P = dL . exp;  dk_r += beta_r sum_c P_rc k_c;
+            dk_c += sum_r P_rc beta_r k_r;  dbeta_r += sum_c P_rc KK_rc;
+            dG_r += dL.L (row sums), dG_c -= (column sums)  */
+      mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, k, K, k, K, 0, w->KK, BT);
+      for (size_t r = 0; r < BT; r++)
+        for (size_t c = 0; c < BT; c++)
+          {
+            if (c >= r)
+              {
+                w->Mu[r * BT + c] = 0;
+                continue;
+              }
+            float ex = expf (G[r] - G[c]);
+            float p = w->dL[r * BT + c] * ex;
+            w->Mu[r * BT + c] = p;
+            dbc[r] += p * w->KK[r * BT + c];
+            float z = beta[r] * p * w->KK[r * BT + c];
+            dG[r] += z;
+            dG[c] -= z;
+          }
+      /* Kb now: diag(beta) K, for the transposed product.  */
+      for (size_t r = 0; r < BT; r++)
+        for (size_t i = 0; i < K; i++)
+          w->Kb[r * K + i] = beta[r] * k[r * K + i];
+      mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, w->Mu, BT, k, K, 0, w->Tm, K);
+      for (size_t r = 0; r < BT; r++)
+        for (size_t i = 0; i < K; i++)
+          dkc[r * K + i] += beta[r] * w->Tm[r * K + i];
+      mm (CblasTrans, CblasNoTrans, BT, K, BT, 1, w->Mu, BT, w->Kb, K, 1, dkc, K);
+
+      /* 9. dg_s = sum_{r >= s} dG_r: the reverse cumsum inside the chunk.  */
+      float acc = 0;
+      for (size_t r = BT; r-- > 0;)
+        {
+          acc += dG[r];
+          dg[base + r] = acc;
+          if (mut == MUT_NO_DG_CUMSUM) dg[base + r] = dG[r];   /* MUTANT */
+        }
+
+      /* 10. on to the previous chunk  */
+      memcpy (w->dS, w->dh, K * V * sizeof (float));
+    }
+  /* The read scale multiplies every path into dq.  */
+  float dq_scale = scale;
+  if (mut == MUT_NO_READ_SCALE) dq_scale = 1.0f;                 /* MUTANT */
+  for (size_t e = 0; e < Tp * K; e++)
+    dq[e] *= dq_scale;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Callbacks.  */
+
+typedef struct buffers
+{
+  float *mem;
+  seq *seqs;          /* B*H of them */
+  work w;
+  float *O;           /* [Tp,V] */
+} buffers;
+
+static bool
+buffers_alloc (const gdn *m, buffers *bf)
+{
+  size_t ns = m->B * m->H;
+  size_t total = ns * seq_floats (m) + work_floats (m) + m->Tp * m->V;
+  bf->mem = malloc (total * sizeof (float));
+  bf->seqs = malloc (ns * sizeof *bf->seqs);
+  if (!bf->mem || !bf->seqs)
+    {
+      free (bf->mem);
+      free (bf->seqs);
+      return false;
+    }
+  float *p = bf->mem;
+  for (size_t i = 0; i < ns; i++, p += seq_floats (m))
+    seq_bind (m, &bf->seqs[i], p);
+  work_bind (m, &bf->w, p);
+  p += work_floats (m);
+  bf->O = p;
+  return true;
+}
+
+static void
+buffers_free (buffers *bf)
+{
+  free (bf->mem);
+  free (bf->seqs);
+}
+
+/* Run the forward of every sequence; accumulate the loss in double (the
+   scalarisation, not part of the op) and round it once.  */
+static int
+forward_all (const gdn *m, const float *x, buffers *bf, float *loss)
+{
+  size_t T = m->T, H = m->H, K = m->K, V = m->V;
+  double L = 0;
+  for (size_t b = 0; b < m->B; b++)
+    for (size_t hh = 0; hh < H; hh++)
+      {
+        seq *s = &bf->seqs[b * H + hh];
+        seq_gather (m, x, b, hh, s);
+        seq_forward (m, s, &bf->w, bf->O);
+        for (size_t t = 0; t < T; t++)
+          {
+            const float *dO = m->dout + ((b * T + t) * H + hh) * V;
+            for (size_t j = 0; j < V; j++)
+              L += (double) bf->O[t * V + j] * dO[j];
+          }
+        const float *ST = s->h + (m->NT + 1) * K * V;
+        const float *dST = m->dst + (b * H + hh) * K * V;
+        for (size_t e = 0; e < K * V; e++)
+          L += (double) ST[e] * dST[e];
+      }
+  *loss = (float) L;
+  return 0;
+}
+
+static int
+loss_f32 (void *ctx, const float *x, float *loss)
+{
+  gdn *m = ctx;
+  buffers bf;
+  if (!buffers_alloc (m, &bf))
+    return -1;
+  int rc = forward_all (m, x, &bf, loss);
+  buffers_free (&bf);
+  return rc;
+}
+
+static int
+grad_f32 (void *ctx, const float *x, float *grad)
+{
+  gdn *m = ctx;
+  size_t T = m->T, H = m->H, K = m->K, V = m->V, Tp = m->Tp;
+  buffers bf;
+  if (!buffers_alloc (m, &bf))
+    return -1;
+  float *gb = malloc ((2 * Tp * K + Tp * V + 2 * Tp) * sizeof (float));
+  if (!gb)
+    {
+      buffers_free (&bf);
+      return -1;
+    }
+  float *dq = gb, *dk = dq + Tp * K, *dv = dk + Tp * K, *dbeta = dv + Tp * V;
+  float *dg = dbeta + Tp;
+  float loss;
+  forward_all (m, x, &bf, &loss);
+  memset (grad, 0, m->inst.model.n * sizeof (float));
+  for (size_t b = 0; b < m->B; b++)
+    for (size_t hh = 0; hh < H; hh++)
+      {
+        const seq *s = &bf.seqs[b * H + hh];
+        /* dO for this sequence, zero-padded (in the outputs' buffer, free
+           after the forward); dS_T  */
+        float *dOp = bf.O;
+        memset (dOp, 0, Tp * V * sizeof (float));
+        for (size_t t = 0; t < T; t++)
+          memcpy (dOp + t * V, m->dout + ((b * T + t) * H + hh) * V,
+                  V * sizeof (float));
+        memcpy (bf.w.dS, m->dst + (b * H + hh) * K * V, K * V * sizeof (float));
+        seq_backward (m, s, &bf.w, dOp, dq, dk, dv, dbeta, dg);
+        float sgn = 1.0f;
+        if (m->mutant == MUT_DBETA_SIGN) sgn = -1.0f;         /* MUTANT */
+        /* Un-pad, chain through the L2 norm and the sigmoid.  */
+        for (size_t t = 0; t < Tp; t++)
+          {
+            size_t dst = t;
+            if (t >= T)
+              {
+                if (m->mutant != MUT_PAD_LEAK)
+                  continue;
+                dst = T - 1;                                     /* MUTANT */
+                grad[m->off_g + (b * T + dst) * H + hh] += dg[t];
+                continue;
+              }
+            size_t row = (b * T + t) * H + hh;
+            const float *qh = s->q + t * K, *kh = s->k + t * K;
+            float dqy = 0, dky = 0;
+            for (size_t i = 0; i < K; i++)
+              {
+                dqy += dq[t * K + i] * qh[i];
+                dky += dk[t * K + i] * kh[i];
+              }
+            for (size_t i = 0; i < K; i++)
+              {
+                float gq = dq[t * K + i], gk = dk[t * K + i];
+                if (m->norm)
+                  {
+                    gq = s->rq[t] * (gq - dqy * qh[i]);
+                    gk = s->rk[t] * (gk - dky * kh[i]);
+                  }
+                grad[m->off_q + row * K + i] = gq;
+                grad[m->off_k + row * K + i] = gk;
+              }
+            memcpy (grad + m->off_v + row * V, dv + t * V, V * sizeof (float));
+            grad[m->off_g + row] += dg[t];
+            float db = sgn * dbeta[t];
+            if (m->sigmoid)
+              db *= s->beta[t] * (1.0f - s->beta[t]);
+            grad[m->off_b + row] = db;
+          }
+        memcpy (grad + m->off_s + (b * H + hh) * K * V, bf.w.dS,
+                K * V * sizeof (float));
+      }
+  free (gb);
+  buffers_free (&bf);
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reference forwards: the naive recurrence (§2.3), q and k normalised and
+   beta through the sigmoid inside, as in the f32 op.  */
+
+static int
+loss_f64 (void *ctx, const double *x, double *loss)
+{
+  gdn *m = ctx;
+  size_t T = m->T, H = m->H, K = m->K, V = m->V;
+  double scale = 1.0 / sqrt ((double) K);
+  double *S = malloc (K * V * sizeof *S);
+  double *qn = malloc (2 * K * sizeof *qn), *kn = qn + K;
+  double *e = malloc (V * sizeof *e);
+  if (!S || !qn || !e)
+    {
+      free (S);
+      free (qn);
+      free (e);
+      return -1;
+    }
+  double L = 0;
+  for (size_t b = 0; b < m->B; b++)
+    for (size_t hh = 0; hh < H; hh++)
+      {
+        memcpy (S, x + m->off_s + (b * H + hh) * K * V, K * V * sizeof *S);
+        for (size_t t = 0; t < T; t++)
+          {
+            size_t row = (b * T + t) * H + hh;
+            const double *q = x + m->off_q + row * K, *k = x + m->off_k + row * K;
+            const double *v = x + m->off_v + row * V;
+            double sq = 0, sk = 0;
+            for (size_t i = 0; i < K; i++)
+              {
+                sq += q[i] * q[i];
+                sk += k[i] * k[i];
+              }
+            double rq = m->norm ? 1 / sqrt (sq + L2_EPS) : 1;
+            double rk = m->norm ? 1 / sqrt (sk + L2_EPS) : 1;
+            for (size_t i = 0; i < K; i++)
+              {
+                qn[i] = q[i] * rq;
+                kn[i] = k[i] * rk;
+              }
+            double braw = x[m->off_b + row];
+            double beta = m->sigmoid ? 1 / (1 + exp (-braw)) : braw;
+            double a = exp (x[m->off_g + row]);
+            for (size_t ij = 0; ij < K * V; ij++)
+              S[ij] *= a;
+            for (size_t j = 0; j < V; j++)
+              {
+                double s = 0;
+                for (size_t i = 0; i < K; i++)
+                  s += kn[i] * S[i * V + j];
+                e[j] = beta * (v[j] - s);
+              }
+            for (size_t i = 0; i < K; i++)
+              for (size_t j = 0; j < V; j++)
+                S[i * V + j] += kn[i] * e[j];
+            const float *dO = m->dout + row * V;
+            for (size_t j = 0; j < V; j++)
+              {
+                double o = 0;
+                for (size_t i = 0; i < K; i++)
+                  o += qn[i] * S[i * V + j];
+                L += scale * o * dO[j];
+              }
+          }
+        const float *dST = m->dst + (b * H + hh) * K * V;
+        for (size_t ij = 0; ij < K * V; ij++)
+          L += S[ij] * dST[ij];
+      }
+  *loss = L;
+  free (S);
+  free (qn);
+  free (e);
+  return 0;
+}
+
+static int
+loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
+{
+  gdn *m = ctx;
+  size_t T = m->T, H = m->H, K = m->K, V = m->V;
+  mpfr_prec_t p = mpfr_get_prec (loss);
+  size_t nv = K * V + 2 * K + V;
+  mpfr_t *z = malloc (nv * sizeof *z);
+  if (!z)
+    return -1;
+  for (size_t i = 0; i < nv; i++)
+    mpfr_init2 (z[i], p);
+  mpfr_t *S = z, *qn = z + K * V, *kn = qn + K, *e = kn + K;
+  mpfr_t scale, acc, s, a, beta, t1, rq, rk, eps, L;
+  mpfr_inits2 (p, scale, acc, s, a, beta, t1, rq, rk, eps, L, (mpfr_ptr) 0);
+  mpfr_set_ui (scale, (unsigned long) K, MPFR_RNDN);
+  mpfr_rec_sqrt (scale, scale, MPFR_RNDN);
+  mpfr_set_flt (eps, L2_EPS, MPFR_RNDN);
+  mpfr_set_zero (L, 1);
+  for (size_t b = 0; b < m->B; b++)
+    for (size_t hh = 0; hh < H; hh++)
+      {
+        for (size_t ij = 0; ij < K * V; ij++)
+          mpfr_set (S[ij], x + m->off_s + (b * H + hh) * K * V + ij, MPFR_RNDN);
+        for (size_t t = 0; t < T; t++)
+          {
+            size_t row = (b * T + t) * H + hh;
+            mpfr_srcptr q = x + m->off_q + row * K, k = x + m->off_k + row * K;
+            mpfr_srcptr v = x + m->off_v + row * V;
+            if (m->norm)
+              {
+                mpfr_set (rq, eps, MPFR_RNDN);
+                mpfr_set (rk, eps, MPFR_RNDN);
+                for (size_t i = 0; i < K; i++)
+                  {
+                    mpfr_fma (rq, q + i, q + i, rq, MPFR_RNDN);
+                    mpfr_fma (rk, k + i, k + i, rk, MPFR_RNDN);
+                  }
+                mpfr_rec_sqrt (rq, rq, MPFR_RNDN);
+                mpfr_rec_sqrt (rk, rk, MPFR_RNDN);
+              }
+            else
+              {
+                mpfr_set_ui (rq, 1, MPFR_RNDN);
+                mpfr_set_ui (rk, 1, MPFR_RNDN);
+              }
+            for (size_t i = 0; i < K; i++)
+              {
+                mpfr_mul (qn[i], q + i, rq, MPFR_RNDN);
+                mpfr_mul (kn[i], k + i, rk, MPFR_RNDN);
+              }
+            if (m->sigmoid)
+              {
+                mpfr_neg (beta, x + m->off_b + row, MPFR_RNDN);
+                mpfr_exp (beta, beta, MPFR_RNDN);
+                mpfr_add_ui (beta, beta, 1, MPFR_RNDN);
+                mpfr_ui_div (beta, 1, beta, MPFR_RNDN);
+              }
+            else
+              mpfr_set (beta, x + m->off_b + row, MPFR_RNDN);
+            mpfr_exp (a, x + m->off_g + row, MPFR_RNDN);
+            for (size_t ij = 0; ij < K * V; ij++)
+              mpfr_mul (S[ij], S[ij], a, MPFR_RNDN);
+            for (size_t j = 0; j < V; j++)
+              {
+                mpfr_set_zero (s, 1);
+                for (size_t i = 0; i < K; i++)
+                  mpfr_fma (s, kn[i], S[i * V + j], s, MPFR_RNDN);
+                mpfr_sub (e[j], v + j, s, MPFR_RNDN);
+                mpfr_mul (e[j], e[j], beta, MPFR_RNDN);
+              }
+            for (size_t i = 0; i < K; i++)
+              for (size_t j = 0; j < V; j++)
+                mpfr_fma (S[i * V + j], kn[i], e[j], S[i * V + j], MPFR_RNDN);
+            /* sum_j o_j dO_j = scale * sum_i qn_i sum_j S_ij dO_j  */
+            const float *dO = m->dout + row * V;
+            mpfr_set_zero (acc, 1);
+            for (size_t i = 0; i < K; i++)
+              {
+                mpfr_set_zero (s, 1);
+                for (size_t j = 0; j < V; j++)
+                  {
+                    mpfr_mul_d (t1, S[i * V + j], dO[j], MPFR_RNDN);
+                    mpfr_add (s, s, t1, MPFR_RNDN);
+                  }
+                mpfr_fma (acc, qn[i], s, acc, MPFR_RNDN);
+              }
+            mpfr_fma (L, scale, acc, L, MPFR_RNDN);
+          }
+        const float *dST = m->dst + (b * H + hh) * K * V;
+        for (size_t ij = 0; ij < K * V; ij++)
+          {
+            mpfr_mul_d (t1, S[ij], dST[ij], MPFR_RNDN);
+            mpfr_add (L, L, t1, MPFR_RNDN);
+          }
+      }
+  mpfr_set (loss, L, MPFR_RNDN);
+  for (size_t i = 0; i < nv; i++)
+    mpfr_clear (z[i]);
+  free (z);
+  mpfr_clears (scale, acc, s, a, beta, t1, rq, rk, eps, L, (mpfr_ptr) 0);
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void
+destroy (gcm_instance *inst)
+{
+  gdn *m = (gdn *) inst;
+  free (m->dout);
+  free (m->dst);
+  free (inst->x);
+  free (m);
+}
+
+static gc_status
+create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
+{
+  gdn *m = calloc (1, sizeof *m);
+  if (!m)
+    return GC_ENOMEM;
+  m->B = (size_t) val[KEY_B];
+  m->T = (size_t) val[KEY_T];
+  m->H = (size_t) val[KEY_H];
+  m->K = (size_t) val[KEY_K];
+  m->V = (size_t) val[KEY_V];
+  m->BT = (size_t) val[KEY_BT];
+  m->norm = val[KEY_NORM] != 0;
+  m->sigmoid = val[KEY_SIGMOID] != 0;
+  m->mutant = mutant;
+  m->NT = (m->T + m->BT - 1) / m->BT;
+  m->Tp = m->NT * m->BT;
+  m->scale = (float) (1.0 / sqrt ((double) m->K));
+  size_t B = m->B, T = m->T, H = m->H, K = m->K, V = m->V;
+  size_t rows = B * T * H;
+  m->off_q = 0;
+  m->off_k = m->off_q + rows * K;
+  m->off_v = m->off_k + rows * K;
+  m->off_g = m->off_v + rows * V;
+  m->off_b = m->off_g + rows;
+  m->off_s = m->off_b + rows;
+  size_t n = m->off_s + B * H * K * V;
+  m->inst.x = malloc (n * sizeof (float));
+  m->dout = malloc (rows * V * sizeof (float));
+  m->dst = malloc (B * H * K * V * sizeof (float));
+  if (!m->inst.x || !m->dout || !m->dst)
+    {
+      destroy (&m->inst);
+      return GC_ENOMEM;
+    }
+  float *x = m->inst.x;
+  gcm_rng r;
+  gcm_rng_seed (&r, seed, 21);
+  for (size_t i = 0; i < rows * K; i++)
+    x[m->off_q + i] = (float) gcm_normal (&r);
+  gcm_rng_seed (&r, seed, 22);
+  for (size_t i = 0; i < rows * K; i++)
+    x[m->off_k + i] = (float) gcm_normal (&r);
+  if (!m->norm)
+    /* Without the op's own normalisation the inputs arrive normalised, as
+       from the layer, so that the state stays bounded (§8).  */
+    for (size_t row = 0; row < rows; row++)
+      for (size_t off = m->off_q; off <= m->off_k; off += m->off_k - m->off_q)
+        {
+          float *p = x + off + row * K;
+          double s2 = 0;
+          for (size_t i = 0; i < K; i++)
+            s2 += (double) p[i] * p[i];
+          for (size_t i = 0; i < K; i++)
+            p[i] = (float) (p[i] / sqrt (s2));
+        }
+  gcm_rng_seed (&r, seed, 23);
+  for (size_t i = 0; i < rows * V; i++)
+    x[m->off_v + i] = (float) gcm_normal (&r);
+  gcm_rng_seed (&r, seed, 24);
+  double gdiv = val[KEY_GATE] ? 1.0 : 8.0;
+  for (size_t i = 0; i < rows; i++)
+    {
+      double z = gcm_normal (&r);
+      /* logsigmoid(z) = -log(1 + e^-z), FLA's gate distribution  */
+      x[m->off_g + i] = (float) (-log1p (exp (-z)) / gdiv);
+    }
+  gcm_rng_seed (&r, seed, 25);
+  for (size_t i = 0; i < rows; i++)
+    {
+      double z = gcm_normal (&r);
+      x[m->off_b + i] = (float) (m->sigmoid ? z : 1 / (1 + exp (-z)));
+    }
+  gcm_rng_seed (&r, seed, 26);
+  for (size_t i = 0; i < B * H * K * V; i++)
+    x[m->off_s + i] = (float) gcm_normal (&r);
+  double ls = (double) val[KEY_LOSS];
+  gcm_rng_seed (&r, seed, 27);
+  for (size_t i = 0; i < rows * V; i++)
+    m->dout[i] = (float) (ls * gcm_normal (&r));
+  gcm_rng_seed (&r, seed, 28);
+  for (size_t i = 0; i < B * H * K * V; i++)
+    m->dst[i] = (float) (ls * gcm_normal (&r));
+
+  m->blocks[0] = (gc_block) { "q", m->off_q, rows * K, 4, { B, T, H, K } };
+  m->blocks[1] = (gc_block) { "k", m->off_k, rows * K, 4, { B, T, H, K } };
+  m->blocks[2] = (gc_block) { "v", m->off_v, rows * V, 4, { B, T, H, V } };
+  m->blocks[3] = (gc_block) { "g", m->off_g, rows, 3, { B, T, H } };
+  m->blocks[4] = (gc_block) { m->sigmoid ? "beta_logit" : "beta", m->off_b,
+                              rows, 3, { B, T, H } };
+  m->blocks[5] = (gc_block) { "S0", m->off_s, B * H * K * V, 4, { B, H, K, V } };
+  m->constants[0] = (gc_constant) { "K", (double) K };
+  m->constants[1] = (gc_constant) { "V", (double) V };
+  m->constants[2] = (gc_constant) { "BT", (double) m->BT };
+  m->constants[3] = (gc_constant) { "T", (double) T };
+  m->constants[4] = (gc_constant) { "H", (double) H };
+
+  gc_model *md = &m->inst.model;
+  md->abi = GC_MODEL_ABI;
+  md->name = "gdn";
+  md->n = n;
+  md->loss_f32 = loss_f32;
+  md->grad_f32 = grad_f32;
+  md->loss_mpfr = loss_mpfr;
+  md->loss_f64 = loss_f64;
+  md->ctx = m;
+  /* Depths (manual: "The accumulation factor").  The state h_n is the long
+     chain: each chunk takes it through Vnew = U - W h_n (K terms), the
+     update El h_n + Kd^T Vnew (BT terms), and U, W through A's forward
+     substitution (BT) and the products with K, V (BT); the chunk's own
+     cumsum adds BT and the L2 norm K + 3.  The output adds K + BT, the loss
+     2 (the product with dO; the double accumulation rounds once, to f32).
+     The backward runs the same chain back through dS (per chunk: K, V,
+     2 BT from Aqk^T dO, Kd dS, W^T dVnew and A^T dA A^T), on top of the
+     forward's, then the chain rules (K + 4).  */
+  size_t BT = m->BT, NT = m->NT;
+  size_t norm = m->norm ? K + 3 : 0;
+  md->forward_depth = norm + NT * (3 * BT + 2 * K + 4) + K + BT + 2;
+  md->backward_depth = md->forward_depth
+                       + NT * (4 * BT + 2 * K + V + 6) + K + 4;
+  md->n_blocks = 6;
+  md->blocks = m->blocks;
+  md->n_constants = 5;
+  md->constants = m->constants;
+  m->inst.destroy = destroy;
+  m->inst.n_extra = 2;
+  m->inst.extra[0].name = "dO";
+  m->inst.extra[0].data = m->dout;
+  m->inst.extra[0].ndim = 4;
+  memcpy (m->inst.extra[0].shape, (size_t[]) { B, T, H, V }, 4 * sizeof (size_t));
+  m->inst.extra[1].name = "dS_T";
+  m->inst.extra[1].data = m->dst;
+  m->inst.extra[1].ndim = 4;
+  memcpy (m->inst.extra[1].shape, (size_t[]) { B, H, K, V }, 4 * sizeof (size_t));
+  *out = &m->inst;
+  return GC_OK;
+}
+
+const gcm_spec gcm_gdn_spec = {
+  "gdn",
+  "gated delta rule, padded-scratch chunked f32 op with a custom backward; MPFR recurrence reference",
+  sizeof keys / sizeof keys[0], keys,
+  sizeof mutants / sizeof mutants[0], mutants,
+  create,
+};
