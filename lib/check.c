@@ -44,6 +44,7 @@ typedef struct shared
   double *mag;           /* m_i of the adjoint term */
   double *scale;         /* s_i of the default step */
   double scale_random;   /* scale of the default step along a random v */
+  double mag_loss;       /* M_L: the model's loss magnitude at x, or 0 */
   bool user_step;
   double h_user;
   size_t *pos_id;        /* shard position -> direction id */
@@ -341,8 +342,9 @@ direction_mpfr (worker *w, gc_direction *d)
       mpfr_sub (w->t2, w->t2, w->prod, MPFR_RNDN);
       d->jump = mpfr_get_d (w->t2, MPFR_RNDN);
       d->forward_error_ulps = -1;
-      double lmax = fmax (fabs (mpfr_get_d (f[0], MPFR_RNDN)),
-                          fabs (mpfr_get_d (f[1], MPFR_RNDN)));
+      double lmax = fmax (fmax (fabs (mpfr_get_d (f[0], MPFR_RNDN)),
+                                fabs (mpfr_get_d (f[1], MPFR_RNDN))),
+                          sh->mag_loss);
       d->step = h;
       gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], d->reference,
                            d->d2h, tdiff, h);
@@ -500,14 +502,14 @@ direction_float (worker *w, gc_direction *d)
       b2 = -step1[3];
       d->step = span1 / 2;
     }
-  double lmax = fmax (fabs (fr[0]), fabs (fr[1]));
+  double lmax = fmax (fmax (fabs (fr[0]), fabs (fr[1])), sh->mag_loss);
   d->forward_error_ulps = -1;
   if (sh->best != sh->ref)
     {
       int bits = is64 ? 53 : 24;
       for (int k = 0; k < 2; k++)
         {
-          double ulp = gc__ulp (fr[k], bits);
+          double ulp = gc__ulp (fmax (fabs (fr[k]), sh->mag_loss), bits);
           if (ulp > 0)
             d->forward_error_ulps = fmax (d->forward_error_ulps,
                                           fabs (fr[k] - fb[k]) / ulp);
@@ -837,7 +839,26 @@ centre (shared *sh, worker *w0)
   if (!eval_f32 (w0, sh->x, &lf32))
     return w0->st;
   r->loss_f32 = lf32;
-  int rc = m->grad_f32 (m->ctx, sh->x, sh->g);
+  int rc;
+  if (m->loss_magnitude_f32)
+    {
+      float ml = 0;
+      rc = m->loss_magnitude_f32 (m->ctx, sh->x, &ml);
+      if (rc)
+        {
+          fail (w0, GC_ECALLBACK, rc, "loss_magnitude_f32 returned %d", rc);
+          return w0->st;
+        }
+      if (!isfinite (ml))
+        {
+          fail (w0, GC_ENONFINITE, 0, "loss_magnitude_f32 gave a non-finite "
+                "value");
+          return w0->st;
+        }
+      sh->mag_loss = fabs ((double) ml);
+    }
+  r->loss_magnitude = fmax (sh->mag_loss, fabs (lf32));
+  rc = m->grad_f32 (m->ctx, sh->x, sh->g);
   if (rc)
     {
       fail (w0, GC_ECALLBACK, rc, "grad_f32 returned %d", rc);
@@ -898,7 +919,7 @@ centre (shared *sh, worker *w0)
   r->forward_budget_ulps = r->lambda_forward * sqrt ((double) r->forward_depth);
   if (sh->best != GC_REF_F32)
     {
-      double ulp = gc__ulp (lf32, 24);
+      double ulp = gc__ulp (r->loss_magnitude, 24);
       r->forward_error_ulps = ulp > 0 ? fabs (lf32 - sh->f0) / ulp : 0;
     }
   else
@@ -986,9 +1007,13 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   sh.n = m->n;
   sh.ref = o->reference;
   sh.p = o->precision ? o->precision : gc__default_precision ();
-  sh.best = m->loss_mpfr ? GC_REF_MPFR : m->loss_f64 ? GC_REF_F64 : GC_REF_F32;
-  if (sh.ref == GC_REF_F64 && !m->loss_mpfr)
-    sh.best = GC_REF_F64;
+  /* The forward behind the truncation term and J ("Truncation"): the
+     reference itself in MPFR and f64 modes; in f32 mode a more precise one,
+     f64 first (its noise is 2^-29 of f32's, and it costs far less than
+     MPFR), else MPFR, else f32 itself.  */
+  sh.best = sh.ref;
+  if (sh.ref == GC_REF_F32)
+    sh.best = m->loss_f64 ? GC_REF_F64 : m->loss_mpfr ? GC_REF_MPFR : GC_REF_F32;
   sh.user_step = o->step > 0;
   sh.h_user = o->step;
   sh.err_pos = SIZE_MAX;

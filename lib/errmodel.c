@@ -103,8 +103,9 @@ format_bits (gc_reference ref, mpfr_prec_t p)
 }
 
 /* Manual: "Reference rounding".  One evaluation of the forward errs by at
-   most eps = lambda*sqrt(d_f)*ulp_p(|L|) (the accumulation bound of "The
-   accumulation factor" with the loss as the magnitude; u|L| <= ulp(|L|)).  */
+   most eps = lambda*sqrt(d_f)*ulp_p(M_L) (the accumulation bound of "The
+   accumulation factor"; M_L the magnitude of the loss's computation, the
+   model's or |L|; u M_L <= ulp(M_L)).  */
 double
 gc__eval_error (gc_reference ref, mpfr_prec_t p, double lambda, size_t depth,
                 double lmax)
@@ -121,14 +122,14 @@ gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
                     double d)
 {
   t->name = "reference rounding";
-  t->formula = "lambda * sqrt(d_f) * ulp_p(|L|) / h + u_53 |D(h)|";
+  t->formula = "lambda * sqrt(d_f) * ulp_p(M_L) / h + u_53 |D(h)|";
   t->section = "Reference rounding";
   t->n_inputs = 0;
   add_input (t, "lambda", lambda);
   add_input (t, "d_f", (double) depth);
   add_input (t, "p", (double) format_bits (ref, p));
-  add_input (t, "|L|", lmax);
-  add_input (t, "ulp_p(|L|)", gc__ulp (lmax, format_bits (ref, p)));
+  add_input (t, "M_L", lmax);
+  add_input (t, "ulp_p(M_L)", gc__ulp (lmax, format_bits (ref, p)));
   add_input (t, "h", h);
   add_input (t, "|D(h)|", fabs (d));
   t->value = gc__eval_error (ref, p, lambda, depth, lmax) / h

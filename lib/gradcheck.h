@@ -106,6 +106,12 @@ typedef struct gc_model
      When given it replaces the per-block scale of the adjoint rounding term
      (manual: "Adjoint rounding").  */
   gc_grad_f32_fn grad_magnitude_f32;
+  /* Optional: the magnitude of the loss's computation at x, M_L >= |L|:
+     the forward run on absolute values, or at least the sum of the absolute
+     values of the terms of its final reduction.  A loss that is a small
+     difference of large terms errs by the large terms' rounding; without
+     this callback |L| is used (manual: "Reference rounding").  */
+  gc_loss_f32_fn loss_magnitude_f32;
   void *ctx;
   /* Accumulation depths (manual: "The accumulation factor"): the number of
      rounded operations on the longest dependency chain that reaches the loss
@@ -219,8 +225,8 @@ typedef struct gc_direction
   double d2h;           /* D(2h), the Richardson companion */
   double jump;          /* J = 2 Delta(h) - Delta(2h): kink estimate */
   /* In f32 and f64 modes with a more precise forward: the largest error of
-     the reference forward at x +- h, in ulps of the loss (measured against
-     the more precise forward); -1 when not measured.  */
+     the reference forward at x +- h, in ulps of the loss's magnitude M_L
+     (measured against the more precise forward); -1 when not measured.  */
   double forward_error_ulps;
   gc_term terms[GC_N_TERMS];
 } gc_direction;
@@ -265,8 +271,9 @@ typedef struct gc_result
   size_t forward_depth, backward_depth;
   double step_exponent;    /* default steps are 2^this times the scale */
   double loss_f32;         /* L at x, production forward */
+  double loss_magnitude;   /* M_L at x: the model's, or |L| */
   double loss_reference;   /* L at x, most precise forward available */
-  /* The f32 forward's measured error, |L_f32 - L_best| / ulp_24(L), the
+  /* The f32 forward's measured error, |L_f32 - L_best| / ulp_24(M_L), the
      largest over x and every stencil point where it was measured, beside its
      budget lambda_f * sqrt(d_f) (manual: "Reference rounding");
      forward_error_ulps < 0 when no forward more precise than f32 exists.  */

@@ -261,8 +261,8 @@ report_text (gc__buf *b, const gc_result *r)
                       r->detail);
       return;
     }
-  gc__buf_printf (b, "loss: f32 %.9g, reference %.9g", r->loss_f32,
-                  r->loss_reference);
+  gc__buf_printf (b, "loss: f32 %.9g, reference %.9g, magnitude M_L %.4g",
+                  r->loss_f32, r->loss_reference, r->loss_magnitude);
   if (r->forward_error_ulps >= 0)
     gc__buf_printf (b, " (f32 forward off by up to %.3g ulp where measured; "
                     "budget %.3g ulp%s)",
@@ -322,6 +322,8 @@ report_json (gc__buf *b, const gc_result *r)
   gc__buf_json_number (b, r->loss_f32);
   gc__buf_puts (b, ",\"loss_reference\":");
   gc__buf_json_number (b, r->loss_reference);
+  gc__buf_puts (b, ",\"loss_magnitude\":");
+  gc__buf_json_number (b, r->loss_magnitude);
   gc__buf_puts (b, ",\"forward_error_ulps\":");
   if (r->forward_error_ulps >= 0)
     gc__buf_json_number (b, r->forward_error_ulps);

@@ -536,10 +536,11 @@ buffers_free (buffers *bf)
 /* Run the forward of every sequence; accumulate the loss in double (the
    scalarisation, not part of the op) and round it once.  */
 static int
-forward_all (const gdn *m, const float *x, buffers *bf, float *loss)
+forward_all (const gdn *m, const float *x, buffers *bf, float *loss,
+             float *magnitude)
 {
   size_t T = m->T, H = m->H, K = m->K, V = m->V;
-  double L = 0;
+  double L = 0, M = 0;
   for (size_t b = 0; b < m->B; b++)
     for (size_t hh = 0; hh < H; hh++)
       {
@@ -550,14 +551,22 @@ forward_all (const gdn *m, const float *x, buffers *bf, float *loss)
           {
             const float *dO = m->dout + ((b * T + t) * H + hh) * V;
             for (size_t j = 0; j < V; j++)
-              L += (double) bf->O[t * V + j] * dO[j];
+              {
+                L += (double) bf->O[t * V + j] * dO[j];
+                M += fabs ((double) bf->O[t * V + j] * dO[j]);
+              }
           }
         const float *ST = s->h + (m->NT + 1) * K * V;
         const float *dST = m->dst + (b * H + hh) * K * V;
         for (size_t e = 0; e < K * V; e++)
-          L += (double) ST[e] * dST[e];
+          {
+            L += (double) ST[e] * dST[e];
+            M += fabs ((double) ST[e] * dST[e]);
+          }
       }
   *loss = (float) L;
+  if (magnitude)
+    *magnitude = (float) M;
   return 0;
 }
 
@@ -568,7 +577,23 @@ loss_f32 (void *ctx, const float *x, float *loss)
   buffers bf;
   if (!buffers_alloc (m, &bf))
     return -1;
-  int rc = forward_all (m, x, &bf, loss);
+  int rc = forward_all (m, x, &bf, loss, NULL);
+  buffers_free (&bf);
+  return rc;
+}
+
+/* The loss's magnitude: the sum of |terms| of its final reduction (manual:
+   "Reference rounding"); random cotangents make L itself a small difference
+   of large terms.  */
+static int
+loss_magnitude_f32 (void *ctx, const float *x, float *mag)
+{
+  gdn *m = ctx;
+  buffers bf;
+  float loss;
+  if (!buffers_alloc (m, &bf))
+    return -1;
+  int rc = forward_all (m, x, &bf, &loss, mag);
   buffers_free (&bf);
   return rc;
 }
@@ -590,7 +615,7 @@ grad_f32 (void *ctx, const float *x, float *grad)
   float *dq = gb, *dk = dq + Tp * K, *dv = dk + Tp * K, *dbeta = dv + Tp * V;
   float *dg = dbeta + Tp;
   float loss;
-  forward_all (m, x, &bf, &loss);
+  forward_all (m, x, &bf, &loss, NULL);
   memset (grad, 0, m->inst.model.n * sizeof (float));
   for (size_t b = 0; b < m->B; b++)
     for (size_t hh = 0; hh < H; hh++)
@@ -950,6 +975,7 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   md->n = n;
   md->loss_f32 = loss_f32;
   md->grad_f32 = grad_f32;
+  md->loss_magnitude_f32 = loss_magnitude_f32;
   md->loss_mpfr = loss_mpfr;
   md->loss_f64 = loss_f64;
   md->ctx = m;

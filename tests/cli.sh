@@ -9,30 +9,40 @@ check "--version names the OpenBLAS kernel" sh -c "$G --version | grep -q 'OpenB
 check "run --help works" sh -c "$G run --help | grep -q -- '--ref'"
 check "list names the default model and its mutants" sh -c "$G list | grep -q 'default' && $G list | grep -q 'dw-twice'"
 
-$G run > "$TMPD/out" 2>&1; rc=$?
-check "run with no arguments passes (exit 0)" test "$rc" -eq 0
+$G run --threads 2 > "$TMPD/out" 2>&1; rc=$?
+check "run with no model checks gdn and passes (exit 0)" test "$rc" -eq 0
 check "run prints the verdict" grep -q '^verdict: PASS' "$TMPD/out"
 check "run prints the derivation" grep -q 'adjoint rounding' "$TMPD/out"
+check "run names the default model" grep -q 'model gdn, 2052 parameters' "$TMPD/out"
 
-$G run --format json > "$TMPD/j" 2>&1
+for m in scratch-zeros scratch-shift-chunk scratch-shift-row pad-leak no-read-scale no-dg-cumsum dbeta-sign a-transposed; do
+  $G run gdn --mutant "$m" --threads 2 > "$TMPD/m" 2>&1; rc=$?
+  check "gdn --mutant $m fails (exit $rc)" test "$rc" -eq 1
+  [ "$m" = no-read-scale ] && check "no-read-scale is diagnosed as K^0.5 = 2.8284" grep -q '2.8284 = K^0.5' "$TMPD/m"
+done
+
+G="$GRADCHECK"
+$G run tanh-gemm --format json > "$TMPD/j" 2>&1
 check "json report has the documented fields" sh -c "grep -q '\"verdict\":\"pass\"' $TMPD/j && grep -q '\"worst_index\":' $TMPD/j && grep -q '\"worst_nu\":' $TMPD/j && grep -q '\"n_failed\":0' $TMPD/j"
-$G run --format tap --shape M=2,K=3,N=2 > "$TMPD/t" 2>&1
+$G run tanh-gemm --format tap --shape M=2,K=3,N=2 > "$TMPD/t" 2>&1
 check "tap report has a plan of 12" sh -c "head -1 $TMPD/t | grep -qx '1..12'"
 check "tap report has 12 ok lines" sh -c "test \$(grep -c '^ok ' $TMPD/t) -eq 12"
-check "md report is a derivation" sh -c "$G run --format md | grep -q '^# Derivation of the pass bar'"
+check "md report is a derivation" sh -c "$G run tanh-gemm --format md | grep -q '^# Derivation of the pass bar'"
 
 for m in no-tanh-derivative dw-twice dx-zero dw-sign; do
-  expect_rc 1 "mutant $m fails" $G run --mutant "$m"
+  expect_rc 1 "mutant $m fails" $G run tanh-gemm --mutant "$m"
 done
 for r in mpfr f32 f64; do
-  expect_rc 0 "--ref $r passes" $G run --ref "$r"
+  expect_rc 0 "--ref $r passes" $G run tanh-gemm --ref "$r"
 done
-expect_rc 0 "--directions list" $G run --directions 0,5,200
-expect_rc 0 "--directions random" $G run --directions random:5 --seed 3
-expect_rc 0 "--prec 200" $G run --prec 200 --directions 1,2
+expect_rc 0 "--directions list" $G run tanh-gemm --directions 0,5,200
+expect_rc 0 "--directions random" $G run tanh-gemm --directions random:5 --seed 3
+expect_rc 0 "--prec 200" $G run tanh-gemm --prec 200 --directions 1,2
+expect_rc 0 "gdn, random directions" $G run gdn --directions random:4
+expect_rc 0 "gdn, raw form (no norm, no sigmoid), f32" $G run gdn --shape NORM=0,SIGMOID=0,T=20 --ref f32
 
-$G run --threads 1 --format json > "$TMPD/t1"
-$G run --threads 2 --format json > "$TMPD/t2"
+$G run tanh-gemm --threads 1 --format json > "$TMPD/t1"
+$G run tanh-gemm --threads 2 --format json > "$TMPD/t2"
 check "--threads 2 gives the same report as --threads 1" cmp -s "$TMPD/t1" "$TMPD/t2"
 
 # bad arguments: exit 2 and one line on stderr that says what is accepted
@@ -57,11 +67,12 @@ bad "bad --false-alarm" run --false-alarm 2
 bad "unknown model" run nosuchmodel
 bad "unknown mutant" run --mutant nosuchbug
 bad "unknown shape key" run --shape Q=1
-bad "bad shape value" run --shape M=0
+bad "bad shape value" run --shape T=0
 bad "missing option value" run --ref
 bad "unknown option" run --frob
 bad "two models" run tanh-gemm tanh-gemm
 expect_rc 2 "no command" $G
 expect_rc 2 "direction index out of range" $G run --directions 100000
+expect_rc 2 "bad gdn shape" $G run gdn --shape NORM=2
 
 done_testing
