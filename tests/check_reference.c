@@ -12,6 +12,7 @@
 #include "gctest.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 /* "Measurable": a true error this far above the double rounding of the
@@ -249,6 +250,52 @@ START_TEST (test_threads_identical)
 }
 END_TEST
 
+/* Reentrancy: two checks in two threads at once give the same results as
+   the same checks one after the other.  */
+typedef struct job
+{
+  gct_model *t;
+  gc_result *r;
+} job;
+
+static void *
+run_job (void *arg)
+{
+  job *j = arg;
+  gc_check (&j->t->model, j->t->x, NULL, &j->r);
+  return NULL;
+}
+
+START_TEST (test_two_checks_in_two_threads)
+{
+  job a = { gct_tanh_gemm (4, 8, 4, gct_seed (), 0), NULL };
+  job b = { gct_lse (16, gct_seed ()), NULL };
+  pthread_t ta, tb;
+  ck_assert_int_eq (pthread_create (&ta, NULL, run_job, &a), 0);
+  ck_assert_int_eq (pthread_create (&tb, NULL, run_job, &b), 0);
+  pthread_join (ta, NULL);
+  pthread_join (tb, NULL);
+  job *jobs[2] = { &a, &b };
+  for (int k = 0; k < 2; k++)
+    {
+      gc_result *seq = run (jobs[k]->t, NULL);
+      gc_result *par = jobs[k]->r;
+      ck_assert_ptr_nonnull (par);
+      ck_assert_int_eq (par->status, GC_OK);
+      ck_assert_uint_eq (par->n_directions, seq->n_directions);
+      for (size_t d = 0; d < seq->n_directions; d++)
+        {
+          ck_assert (par->dirs[d].analytic == seq->dirs[d].analytic);
+          ck_assert (par->dirs[d].reference == seq->dirs[d].reference);
+          ck_assert (par->dirs[d].bar == seq->dirs[d].bar);
+        }
+      gc_result_free (seq);
+      gc_result_free (par);
+      gct_free (jobs[k]->t);
+    }
+}
+END_TEST
+
 /* The derived precision and step: 128 bits, h a power of two.  */
 START_TEST (test_defaults_derived)
 {
@@ -288,6 +335,7 @@ reference_suite (void)
   tcase_add_test (tc, test_random_directions);
   tcase_add_test (tc, test_nonsmooth);
   tcase_add_test (tc, test_threads_identical);
+  tcase_add_test (tc, test_two_checks_in_two_threads);
   tcase_add_test (tc, test_defaults_derived);
   suite_add_tcase (s, tc);
   return s;
