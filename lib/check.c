@@ -689,26 +689,8 @@ validate (const gc_model *m, const float *x, const gc_options *o)
     return GC_EINVAL;
   if (o->shard_count <= 1 && o->shard_index != 0)
     return GC_EINVAL;
-  if (m->n_blocks)
-    {
-      if (!m->blocks)
-        return GC_EINVAL;
-      size_t next = 0;
-      for (size_t b = 0; b < m->n_blocks; b++)
-        {
-          const gc_block *bl = &m->blocks[b];
-          if (bl->offset != next || bl->count == 0 || bl->ndim > GC_MAX_DIMS)
-            return GC_EINVAL;
-          size_t prod = 1;
-          for (size_t k = 0; k < bl->ndim; k++)
-            prod *= bl->shape[k];
-          if (bl->ndim && prod != bl->count)
-            return GC_EINVAL;
-          next += bl->count;
-        }
-      if (next != m->n)
-        return GC_EINVAL;
-    }
+  if (!gc__blocks_valid (m->blocks, m->n_blocks, m->n))
+    return GC_EINVAL;
   if (m->n_constants && !m->constants)
     return GC_EINVAL;
   for (size_t i = 0; i < m->n; i++)
@@ -717,30 +699,54 @@ validate (const gc_model *m, const float *x, const gc_options *o)
   return GC_OK;
 }
 
-static gc_status
-copy_blocks (gc_result *r, const gc_model *m)
+gc_status
+gc__copy_blocks (gc_result *r, const gc_block *blocks, size_t nb)
 {
-  if (!m->n_blocks)
+  if (!nb)
     return GC_OK;
   size_t names = 0;
-  for (size_t b = 0; b < m->n_blocks; b++)
-    names += strlen (m->blocks[b].name ? m->blocks[b].name : "x") + 1;
-  r->blocks = malloc (m->n_blocks * sizeof *r->blocks);
+  for (size_t b = 0; b < nb; b++)
+    names += strlen (blocks[b].name ? blocks[b].name : "x") + 1;
+  r->blocks = malloc (nb * sizeof *r->blocks);
   r->block_names = malloc (names);
   if (!r->blocks || !r->block_names)
     return GC_ENOMEM;
   char *p = r->block_names;
-  for (size_t b = 0; b < m->n_blocks; b++)
+  for (size_t b = 0; b < nb; b++)
     {
-      r->blocks[b] = m->blocks[b];
-      const char *nm = m->blocks[b].name ? m->blocks[b].name : "x";
+      r->blocks[b] = blocks[b];
+      const char *nm = blocks[b].name ? blocks[b].name : "x";
       size_t l = strlen (nm) + 1;
       memcpy (p, nm, l);
       r->blocks[b].name = p;
       p += l;
     }
-  r->n_blocks = m->n_blocks;
+  r->n_blocks = nb;
   return GC_OK;
+}
+
+/* Blocks must partition [0, n) in order, with consistent shapes.  */
+bool
+gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n)
+{
+  if (!nb)
+    return true;
+  if (!blocks)
+    return false;
+  size_t next = 0;
+  for (size_t b = 0; b < nb; b++)
+    {
+      const gc_block *bl = &blocks[b];
+      if (bl->offset != next || bl->count == 0 || bl->ndim > GC_MAX_DIMS)
+        return false;
+      size_t prod = 1;
+      for (size_t k = 0; k < bl->ndim; k++)
+        prod *= bl->shape[k];
+      if (bl->ndim && prod != bl->count)
+        return false;
+      next += bl->count;
+    }
+  return next == n;
 }
 
 char *
@@ -927,8 +933,8 @@ centre (shared *sh, worker *w0)
   return GC_OK;
 }
 
-static void
-summarise (gc_result *r)
+void
+gc__summarise (gc_result *r)
 {
   r->n_failed = r->n_nonsmooth = 0;
   r->worst = SIZE_MAX;
@@ -995,7 +1001,7 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
       snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (r->status));
       return r->status;
     }
-  if ((r->status = copy_blocks (r, m)) != GC_OK)
+  if ((r->status = gc__copy_blocks (r, m->blocks, m->n_blocks)) != GC_OK)
     return r->status;
 
   shared sh;
@@ -1121,7 +1127,7 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   r->status = st;
   if (st != GC_OK && !r->detail[0])
     snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (st));
-  summarise (r);
+  gc__summarise (r);
   if (st == GC_OK)
     gc__diagnose (r, m);
   return st;

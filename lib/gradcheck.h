@@ -64,6 +64,10 @@ typedef int (*gc_loss_f64_fn) (void *ctx, const double *x, double *loss);
    computes the loss at the precision of LOSS, mpfr_get_prec (loss), with
    every intermediate at that precision at least.  */
 typedef int (*gc_loss_mpfr_fn) (void *ctx, mpfr_srcptr x, mpfr_ptr loss);
+/* Outputs for the forward oracle: n_outputs values.  The MPFR form writes
+   OUT + k for output k, each already initialised at the working precision.  */
+typedef int (*gc_outputs_f32_fn) (void *ctx, const float *x, float *out);
+typedef int (*gc_outputs_mpfr_fn) (void *ctx, mpfr_srcptr x, mpfr_ptr out);
 
 #define GC_MAX_DIMS 6
 
@@ -123,6 +127,18 @@ typedef struct gc_model
   const gc_block *blocks;
   size_t n_constants;
   const gc_constant *constants;
+  /* Optional, for the forward oracle (gc_forward_check): the op's outputs
+     in f32 (the production forward) and in MPFR (the reference), their
+     accumulation depth (0: forward_depth), an optional magnitude of each
+     output's computation, and named output tensors partitioning
+     [0, n_outputs).  */
+  size_t n_outputs;
+  gc_outputs_f32_fn outputs_f32;
+  gc_outputs_mpfr_fn outputs_mpfr;
+  gc_outputs_f32_fn outputs_magnitude_f32;
+  size_t output_depth;
+  size_t n_output_blocks;
+  const gc_block *output_blocks;
 } gc_model;
 
 /* ---------------------------------------------------------------------- */
@@ -197,6 +213,10 @@ typedef struct gc_input
 
 enum { GC_TERM_TRUNCATION = 0, GC_TERM_REFERENCE, GC_TERM_ADJOINT,
        GC_N_TERMS };
+/* In a forward-oracle result the three terms are, in order: the f32
+   output's rounding, the MPFR reference's rounding, and the rounding of the
+   reference to a double.  */
+enum { GC_TERM_OUTPUT = 0, GC_TERM_OUTPUT_REFERENCE, GC_TERM_CONVERSION };
 
 /* A bar term: value = formula (inputs).  NAME, FORMULA and SECTION are
    static strings; SECTION names the manual section deriving the term.  */
@@ -255,8 +275,15 @@ typedef struct gc_diagnosis
   char text[256];         /* one sentence for people */
 } gc_diagnosis;
 
+typedef enum gc_check_kind
+{
+  GC_CHECK_GRADIENT = 0,   /* gc_check: directions of the gradient */
+  GC_CHECK_FORWARD         /* gc_forward_check: elements of the outputs */
+} gc_check_kind;
+
 typedef struct gc_result
 {
+  gc_check_kind kind;
   gc_status status;        /* GC_OK, or why the check stopped */
   int callback_code;       /* the failing callback's return value */
   char detail[160];        /* what failed where, for people */
@@ -305,6 +332,18 @@ gc_status gc_check (const gc_model *model, const float *x,
                     const gc_options *opts, gc_result **result);
 
 void gc_result_free (gc_result *result);
+
+/* The forward oracle: compare MODEL's f32 outputs at X with its MPFR
+   reference outputs, element by element, under a bar derived like the
+   gradient check's (manual: "The forward oracle").  A formula slip in a
+   forward is invisible to a gradient check against the same forward (the
+   backward matches the wrong forward); this sees it when the reference is
+   right.  The result has kind GC_CHECK_FORWARD: one gc_direction per
+   output element (analytic = the f32 output, reference = the MPFR one),
+   with the same reports and diagnosis.  OPTS: precision and false_alarm
+   are used.  Returns GC_ENOREF when the model has no outputs.  */
+gc_status gc_forward_check (const gc_model *model, const float *x,
+                            const gc_options *opts, gc_result **result);
 
 /* The name of parameter INDEX: "dq[0,12,1,3]"-style "name[i,j,...]" when
    the model has blocks, "x[INDEX]" otherwise.  Writes at most SIZE bytes

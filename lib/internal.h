@@ -54,6 +54,11 @@ double gc__lambda (double alpha, size_t m, size_t d);
 mpfr_prec_t gc__default_precision (void);
 int gc__default_step_exponent (gc_reference ref, mpfr_prec_t p);
 
+/* Shared by gc_check and gc_forward_check (check.c).  */
+gc_status gc__copy_blocks (gc_result *r, const gc_block *blocks, size_t nb);
+bool gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n);
+void gc__summarise (gc_result *r);
+
 /* The diagnosis of a finished result (diagnose.c).  */
 void gc__diagnose (gc_result *r, const gc_model *m);
 

@@ -70,7 +70,9 @@ direction_label (const gc_result *r, const gc_direction *d, char *buf,
     {
       char nm[96];
       gc_param_name (r, d->index, nm, sizeof nm);
-      snprintf (buf, size, "%s (parameter %zu)", nm, d->index);
+      snprintf (buf, size, "%s (%s %zu)", nm,
+                r->kind == GC_CHECK_FORWARD ? "output" : "parameter",
+                d->index);
     }
 }
 
@@ -81,8 +83,9 @@ static void
 derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d,
                  const char *indent)
 {
-  gc__buf_printf (b, "%sbar = truncation + reference rounding + adjoint "
-                  "rounding = %.3e\n", indent, d->bar);
+  gc__buf_printf (b, "%sbar = %s + %s + %s = %.3e\n", indent,
+                  d->terms[0].name, d->terms[1].name, d->terms[2].name,
+                  d->bar);
   for (int t = 0; t < GC_N_TERMS; t++)
     {
       const gc_term *tm = &d->terms[t];
@@ -110,15 +113,21 @@ derivation_markdown (gc__buf *b, const gc_result *r, const gc_direction *d)
                   "whole check of %zu directions.\n\n", r->false_alarm,
                   r->n_total);
   gc__buf_puts (b, "| quantity | value |\n|---|---|\n");
-  gc__buf_printf (b, "| analytic ⟨ĝ, w⟩ | %.9g |\n", d->analytic);
-  gc__buf_printf (b, "| reference D(h) | %.9g |\n", d->reference);
+  bool fwd = r->kind == GC_CHECK_FORWARD;
+  gc__buf_printf (b, "| %s | %.9g |\n", fwd ? "f32 output" : "analytic ⟨ĝ, w⟩",
+                  d->analytic);
+  gc__buf_printf (b, "| %s | %.9g |\n", fwd ? "reference output (MPFR)"
+                  : "reference D(h)", d->reference);
   gc__buf_printf (b, "| \\|analytic − reference\\| | %.3e |\n", d->diff);
   gc__buf_printf (b, "| bar | %.3e |\n", d->bar);
   gc__buf_printf (b, "| ν = \\|diff\\| / bar | %.3g |\n", d->nu);
   gc__buf_printf (b, "| resolution = bar / \\|reference\\| | %.3e |\n",
                   d->resolution);
-  gc__buf_printf (b, "| step h (applied) | %.9g |\n", d->step);
-  gc__buf_printf (b, "| kink estimate J | %.3e |\n", d->jump);
+  if (!fwd)
+    {
+      gc__buf_printf (b, "| step h (applied) | %.9g |\n", d->step);
+      gc__buf_printf (b, "| kink estimate J | %.3e |\n", d->jump);
+    }
   gc__buf_printf (b, "| verdict | **%s** |\n\n", gc_verdict_name (d->verdict));
   gc__buf_puts (b, "The bar is the sum of three terms; each is derived in the "
                 "manual section named beside it (chapter \"Deriving the pass "
@@ -243,14 +252,24 @@ gc_derivation (const gc_result *r, size_t dir, gc_format fmt)
 static void
 report_text (gc__buf *b, const gc_result *r)
 {
-  gc__buf_printf (b, "gradcheck %s: model %s, %zu parameters\n",
-                  GC_VERSION_STRING, r->model_name, r->n);
-  gc__buf_puts (b, "reference: ");
-  describe_reference (b, r);
-  gc__buf_printf (b, "\ndirections: %s", direction_kind_name (r->direction_kind));
-  if (r->direction_kind == GC_DIR_RANDOM)
-    gc__buf_printf (b, " (seed %llu)", (unsigned long long) r->seed);
-  gc__buf_printf (b, ", %zu checked", r->n_directions);
+  bool fwd = r->kind == GC_CHECK_FORWARD;
+  if (fwd)
+    gc__buf_printf (b, "gradcheck %s: forward oracle, model %s, %zu outputs\n"
+                    "reference: the MPFR forward at %ld bits, element by "
+                    "element\n", GC_VERSION_STRING, r->model_name, r->n,
+                    (long) r->precision);
+  else
+    {
+      gc__buf_printf (b, "gradcheck %s: model %s, %zu parameters\n",
+                      GC_VERSION_STRING, r->model_name, r->n);
+      gc__buf_puts (b, "reference: ");
+      describe_reference (b, r);
+      gc__buf_printf (b, "\ndirections: %s",
+                      direction_kind_name (r->direction_kind));
+      if (r->direction_kind == GC_DIR_RANDOM)
+        gc__buf_printf (b, " (seed %llu)", (unsigned long long) r->seed);
+      gc__buf_printf (b, ", %zu checked", r->n_directions);
+    }
   if (r->shard_count > 1)
     gc__buf_printf (b, " (shard %zu of %zu, %zu in all)", r->shard_index,
                     r->shard_count, r->n_total);
@@ -261,9 +280,10 @@ report_text (gc__buf *b, const gc_result *r)
                       r->detail);
       return;
     }
-  gc__buf_printf (b, "loss: f32 %.9g, reference %.9g, magnitude M_L %.4g",
-                  r->loss_f32, r->loss_reference, r->loss_magnitude);
-  if (r->forward_error_ulps >= 0)
+  if (!fwd)
+    gc__buf_printf (b, "loss: f32 %.9g, reference %.9g, magnitude M_L %.4g",
+                    r->loss_f32, r->loss_reference, r->loss_magnitude);
+  if (!fwd && r->forward_error_ulps >= 0)
     gc__buf_printf (b, " (f32 forward off by up to %.3g ulp where measured; "
                     "budget %.3g ulp%s)",
                     r->forward_error_ulps, r->forward_budget_ulps,
@@ -282,18 +302,20 @@ report_text (gc__buf *b, const gc_result *r)
   const gc_direction *d = &r->dirs[r->worst];
   char label[160];
   direction_label (r, d, label, sizeof label);
-  gc__buf_printf (b, "\nworst direction: %s\n", label);
-  gc__buf_printf (b, "  analytic    %+.9e\n", d->analytic);
+  gc__buf_printf (b, "\nworst %s: %s\n", fwd ? "output" : "direction", label);
+  gc__buf_printf (b, "  %-11s %+.9e\n", fwd ? "f32" : "analytic", d->analytic);
   gc__buf_printf (b, "  reference   %+.9e", d->reference);
   if (d->reference != 0)
-    gc__buf_printf (b, "   analytic / reference = %.6g",
+    gc__buf_printf (b, "   %s / reference = %.6g", fwd ? "f32" : "analytic",
                     d->analytic / d->reference);
   gc__buf_printf (b, "\n  |diff|       %.3e\n", d->diff);
   gc__buf_printf (b, "  bar          %.3e   nu = |diff| / bar = %.3g\n",
                   d->bar, d->nu);
   gc__buf_printf (b, "  resolution   %.3e   (bar / |reference|: the smallest "
                   "relative error this check sees here)\n", d->resolution);
-  gc__buf_printf (b, "  step h       %.6g\n\n", d->step);
+  if (!fwd)
+    gc__buf_printf (b, "  step h       %.6g\n", d->step);
+  gc__buf_puts (b, "\n");
   gc__buf_puts (b, "derivation (manual, chapter \"Deriving the pass bar\"):\n");
   derivation_text (b, r, d, "  ");
 }
@@ -301,7 +323,9 @@ report_text (gc__buf *b, const gc_result *r)
 static void
 report_json (gc__buf *b, const gc_result *r)
 {
-  gc__buf_printf (b, "{\"gradcheck\":\"%s\",\"model\":", GC_VERSION_STRING);
+  gc__buf_printf (b, "{\"gradcheck\":\"%s\",\"kind\":\"%s\",\"model\":",
+                  GC_VERSION_STRING,
+                  r->kind == GC_CHECK_FORWARD ? "forward" : "gradient");
   gc__buf_json_string (b, r->model_name);
   gc__buf_printf (b, ",\"n\":%zu,\"reference\":\"%s\",\"precision\":%ld",
                   r->n, gc_reference_name (r->reference), (long) r->precision);

@@ -14,10 +14,10 @@
    recurrence, a different algorithm, in MPFR and in f64.  */
 
 #include "models.h"
+#include "mpseq.h"
 
 #include <cblas.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +65,8 @@ typedef struct gdn
   size_t off_q, off_k, off_v, off_g, off_b, off_s;
   gc_block blocks[6];
   gc_constant constants[5];
-  pthread_mutex_t lock;          /* guards caches */
-  struct mp_cache *caches;       /* MPFR base trajectories, per precision */
+  gcm_mpseq mp;                  /* MPFR base trajectories */
+  gcm_mpseq_ops mp_ops;
 } gdn;
 
 static const float L2_EPS = 1e-6f;
@@ -759,33 +759,27 @@ loss_f64 (void *ctx, const double *x, double *loss)
   return 0;
 }
 
-/* The MPFR recurrence of one sequence from step T0 on.  S (K*V numbers)
-   holds the state before step T0 and ACC the loss contribution of the steps
-   before it; on return S is S_T and ACC includes every step's o.dO (not the
-   final-state term).  With REC, the state before each step and the prefix
-   sums are recorded (the base trajectory of the cache).  */
+/* The MPFR recurrence, one step at a time, for the incremental evaluation
+   of models/mpseq.h: a central difference reruns only the perturbed
+   sequence from the perturbed step on.  Sequence s is (b, h) = (s / H,
+   s % H).  */
 typedef struct mp_work
 {
   mpfr_t *z;                 /* K*V state, K qn, K kn, V e */
   mpfr_t scale, s, a, beta, t1, rq, rk, eps;
 } mp_work;
 
-typedef struct mp_cache
+static void *
+mp_work_new (const void *ctx, mpfr_prec_t p)
 {
-  mpfr_prec_t prec;
-  mpfr_t *states;            /* [B*H][T+1][K*V]: the state before step t */
-  mpfr_t *prefix;            /* [B*H][T+1]: sum of o.dO over steps < t */
-  mpfr_t *total;             /* [B*H]: prefix_T + <S_T, dS_T> */
-  struct mp_cache *next;
-} mp_cache;
-
-static bool
-mp_work_init (const gdn *m, mp_work *w, mpfr_prec_t p)
-{
+  const gdn *m = ctx;
   size_t nv = m->K * m->V + 2 * m->K + m->V;
-  w->z = malloc (nv * sizeof *w->z);
-  if (!w->z)
-    return false;
+  mp_work *w = malloc (sizeof *w);
+  if (!w || !(w->z = malloc (nv * sizeof *w->z)))
+    {
+      free (w);
+      return NULL;
+    }
   for (size_t i = 0; i < nv; i++)
     mpfr_init2 (w->z[i], p);
   mpfr_inits2 (p, w->scale, w->s, w->a, w->beta, w->t1, w->rq, w->rk, w->eps,
@@ -793,219 +787,139 @@ mp_work_init (const gdn *m, mp_work *w, mpfr_prec_t p)
   mpfr_set_ui (w->scale, (unsigned long) m->K, MPFR_RNDN);
   mpfr_rec_sqrt (w->scale, w->scale, MPFR_RNDN);
   mpfr_set_flt (w->eps, L2_EPS, MPFR_RNDN);
-  return true;
+  return w;
 }
 
 static void
-mp_work_clear (const gdn *m, mp_work *w)
+mp_work_free (const void *ctx, void *wk)
 {
+  const gdn *m = ctx;
+  mp_work *w = wk;
   size_t nv = m->K * m->V + 2 * m->K + m->V;
   for (size_t i = 0; i < nv; i++)
     mpfr_clear (w->z[i]);
   free (w->z);
   mpfr_clears (w->scale, w->s, w->a, w->beta, w->t1, w->rq, w->rk, w->eps,
                (mpfr_ptr) 0);
+  free (w);
+}
+
+static mpfr_t *
+mp_state (void *wk)
+{
+  return ((mp_work *) wk)->z;
 }
 
 static void
-mp_seq_run (const gdn *m, mpfr_srcptr x, size_t b, size_t hh, size_t t0,
-            mp_work *w, mpfr_ptr acc, mpfr_t *rec_states, mpfr_t *rec_prefix)
+mp_init_state (const void *ctx, mpfr_srcptr x, size_t s, void *wk)
 {
+  const gdn *m = ctx;
+  mp_work *w = wk;
+  for (size_t ij = 0; ij < m->K * m->V; ij++)
+    mpfr_set (w->z[ij], x + m->off_s + s * m->K * m->V + ij, MPFR_RNDN);
+}
+
+/* One step of §2.3, q and k normalised and beta through the sigmoid inside
+   as in the f32 op:  S <- exp(g) S;  e = beta (v - S^T k);  S <- S + k e^T;
+   acc += o . dO with o = scale S^T q.  */
+static void
+mp_step (const void *ctx, mpfr_srcptr x, size_t s, size_t t, void *wk,
+         mpfr_ptr acc)
+{
+  const gdn *m = ctx;
+  mp_work *w = wk;
   size_t T = m->T, H = m->H, K = m->K, V = m->V;
+  size_t b = s / H, hh = s % H;
   mpfr_t *S = w->z, *qn = S + K * V, *kn = qn + K, *e = kn + K;
-  for (size_t t = t0; t < T; t++)
+  size_t row = (b * T + t) * H + hh;
+  mpfr_srcptr q = x + m->off_q + row * K, k = x + m->off_k + row * K;
+  mpfr_srcptr v = x + m->off_v + row * V;
+  if (m->norm)
     {
-      if (rec_states)
+      mpfr_set (w->rq, w->eps, MPFR_RNDN);
+      mpfr_set (w->rk, w->eps, MPFR_RNDN);
+      for (size_t i = 0; i < K; i++)
         {
-          for (size_t ij = 0; ij < K * V; ij++)
-            mpfr_set (rec_states[t * K * V + ij], S[ij], MPFR_RNDN);
-          mpfr_set (rec_prefix[t], acc, MPFR_RNDN);
+          mpfr_fma (w->rq, q + i, q + i, w->rq, MPFR_RNDN);
+          mpfr_fma (w->rk, k + i, k + i, w->rk, MPFR_RNDN);
         }
-      size_t row = (b * T + t) * H + hh;
-      mpfr_srcptr q = x + m->off_q + row * K, k = x + m->off_k + row * K;
-      mpfr_srcptr v = x + m->off_v + row * V;
-      if (m->norm)
+      mpfr_rec_sqrt (w->rq, w->rq, MPFR_RNDN);
+      mpfr_rec_sqrt (w->rk, w->rk, MPFR_RNDN);
+      for (size_t i = 0; i < K; i++)
         {
-          mpfr_set (w->rq, w->eps, MPFR_RNDN);
-          mpfr_set (w->rk, w->eps, MPFR_RNDN);
-          for (size_t i = 0; i < K; i++)
-            {
-              mpfr_fma (w->rq, q + i, q + i, w->rq, MPFR_RNDN);
-              mpfr_fma (w->rk, k + i, k + i, w->rk, MPFR_RNDN);
-            }
-          mpfr_rec_sqrt (w->rq, w->rq, MPFR_RNDN);
-          mpfr_rec_sqrt (w->rk, w->rk, MPFR_RNDN);
-          for (size_t i = 0; i < K; i++)
-            {
-              mpfr_mul (qn[i], q + i, w->rq, MPFR_RNDN);
-              mpfr_mul (kn[i], k + i, w->rk, MPFR_RNDN);
-            }
+          mpfr_mul (qn[i], q + i, w->rq, MPFR_RNDN);
+          mpfr_mul (kn[i], k + i, w->rk, MPFR_RNDN);
         }
-      else
-        for (size_t i = 0; i < K; i++)
-          {
-            mpfr_set (qn[i], q + i, MPFR_RNDN);
-            mpfr_set (kn[i], k + i, MPFR_RNDN);
-          }
-      if (m->sigmoid)
-        {
-          mpfr_neg (w->beta, x + m->off_b + row, MPFR_RNDN);
-          mpfr_exp (w->beta, w->beta, MPFR_RNDN);
-          mpfr_add_ui (w->beta, w->beta, 1, MPFR_RNDN);
-          mpfr_ui_div (w->beta, 1, w->beta, MPFR_RNDN);
-        }
-      else
-        mpfr_set (w->beta, x + m->off_b + row, MPFR_RNDN);
-      /* S <- exp(g) S;  e = beta (v - S^T k);  S <- S + k e^T  */
-      mpfr_exp (w->a, x + m->off_g + row, MPFR_RNDN);
-      for (size_t ij = 0; ij < K * V; ij++)
-        mpfr_mul (S[ij], S[ij], w->a, MPFR_RNDN);
+    }
+  else
+    for (size_t i = 0; i < K; i++)
+      {
+        mpfr_set (qn[i], q + i, MPFR_RNDN);
+        mpfr_set (kn[i], k + i, MPFR_RNDN);
+      }
+  if (m->sigmoid)
+    {
+      mpfr_neg (w->beta, x + m->off_b + row, MPFR_RNDN);
+      mpfr_exp (w->beta, w->beta, MPFR_RNDN);
+      mpfr_add_ui (w->beta, w->beta, 1, MPFR_RNDN);
+      mpfr_ui_div (w->beta, 1, w->beta, MPFR_RNDN);
+    }
+  else
+    mpfr_set (w->beta, x + m->off_b + row, MPFR_RNDN);
+  mpfr_exp (w->a, x + m->off_g + row, MPFR_RNDN);
+  for (size_t ij = 0; ij < K * V; ij++)
+    mpfr_mul (S[ij], S[ij], w->a, MPFR_RNDN);
+  for (size_t j = 0; j < V; j++)
+    {
+      mpfr_set_zero (w->s, 1);
+      for (size_t i = 0; i < K; i++)
+        mpfr_fma (w->s, kn[i], S[i * V + j], w->s, MPFR_RNDN);
+      mpfr_sub (e[j], v + j, w->s, MPFR_RNDN);
+      mpfr_mul (e[j], e[j], w->beta, MPFR_RNDN);
+    }
+  for (size_t i = 0; i < K; i++)
+    for (size_t j = 0; j < V; j++)
+      mpfr_fma (S[i * V + j], kn[i], e[j], S[i * V + j], MPFR_RNDN);
+  /* sum_j o_j dO_j = scale * sum_i qn_i sum_j S_ij dO_j  */
+  const float *dO = m->dout + row * V;
+  mpfr_set_zero (w->a, 1);
+  for (size_t i = 0; i < K; i++)
+    {
+      mpfr_set_zero (w->s, 1);
       for (size_t j = 0; j < V; j++)
         {
-          mpfr_set_zero (w->s, 1);
-          for (size_t i = 0; i < K; i++)
-            mpfr_fma (w->s, kn[i], S[i * V + j], w->s, MPFR_RNDN);
-          mpfr_sub (e[j], v + j, w->s, MPFR_RNDN);
-          mpfr_mul (e[j], e[j], w->beta, MPFR_RNDN);
+          mpfr_mul_d (w->t1, S[i * V + j], dO[j], MPFR_RNDN);
+          mpfr_add (w->s, w->s, w->t1, MPFR_RNDN);
         }
-      for (size_t i = 0; i < K; i++)
-        for (size_t j = 0; j < V; j++)
-          mpfr_fma (S[i * V + j], kn[i], e[j], S[i * V + j], MPFR_RNDN);
-      /* sum_j o_j dO_j = scale * sum_i qn_i sum_j S_ij dO_j  */
-      const float *dO = m->dout + row * V;
-      mpfr_set_zero (w->a, 1);
-      for (size_t i = 0; i < K; i++)
-        {
-          mpfr_set_zero (w->s, 1);
-          for (size_t j = 0; j < V; j++)
-            {
-              mpfr_mul_d (w->t1, S[i * V + j], dO[j], MPFR_RNDN);
-              mpfr_add (w->s, w->s, w->t1, MPFR_RNDN);
-            }
-          mpfr_fma (w->a, qn[i], w->s, w->a, MPFR_RNDN);
-        }
-      mpfr_fma (acc, w->scale, w->a, acc, MPFR_RNDN);
+      mpfr_fma (w->a, qn[i], w->s, w->a, MPFR_RNDN);
     }
-  if (rec_states)
-    {
-      for (size_t ij = 0; ij < K * V; ij++)
-        mpfr_set (rec_states[T * K * V + ij], S[ij], MPFR_RNDN);
-      mpfr_set (rec_prefix[T], acc, MPFR_RNDN);
-    }
+  mpfr_fma (acc, w->scale, w->a, acc, MPFR_RNDN);
 }
 
 /* acc += <S_T, dS_T>  */
 static void
-mp_final_term (const gdn *m, size_t b, size_t hh, mp_work *w, mpfr_ptr acc)
+mp_final (const void *ctx, size_t s, void *wk, mpfr_ptr acc)
 {
-  size_t K = m->K, V = m->V;
-  const float *dST = m->dst + (b * m->H + hh) * K * V;
-  for (size_t ij = 0; ij < K * V; ij++)
+  const gdn *m = ctx;
+  mp_work *w = wk;
+  const float *dST = m->dst + s * m->K * m->V;
+  for (size_t ij = 0; ij < m->K * m->V; ij++)
     {
       mpfr_mul_d (w->t1, w->z[ij], dST[ij], MPFR_RNDN);
       mpfr_add (acc, acc, w->t1, MPFR_RNDN);
     }
 }
 
-static void
-mp_cache_free (const gdn *m, mp_cache *c)
-{
-  size_t ns = m->B * m->H, T = m->T, KV = m->K * m->V;
-  if (c->states)
-    for (size_t i = 0; i < ns * (T + 1) * KV; i++)
-      mpfr_clear (c->states[i]);
-  if (c->prefix)
-    for (size_t i = 0; i < ns * (T + 1); i++)
-      mpfr_clear (c->prefix[i]);
-  if (c->total)
-    for (size_t i = 0; i < ns; i++)
-      mpfr_clear (c->total[i]);
-  free (c->states);
-  free (c->prefix);
-  free (c->total);
-  free (c);
-}
-
-/* The base trajectory at precision P: the recurrence run once at the
-   model's own point, every state and prefix sum kept.  Built once per
-   precision under the model's lock, read-only afterwards.  NULL when memory
-   runs out (the caller then runs the recurrence in full).  */
-static const mp_cache *
-mp_cache_get (gdn *m, mpfr_prec_t p)
-{
-  pthread_mutex_lock (&m->lock);
-  mp_cache *c;
-  for (c = m->caches; c; c = c->next)
-    if (c->prec == p)
-      break;
-  if (!c && (c = calloc (1, sizeof *c)))
-    {
-      size_t ns = m->B * m->H, T = m->T, K = m->K, V = m->V, KV = K * V;
-      size_t n = m->inst.model.n;
-      c->prec = p;
-      c->states = malloc (ns * (T + 1) * KV * sizeof *c->states);
-      c->prefix = malloc (ns * (T + 1) * sizeof *c->prefix);
-      c->total = malloc (ns * sizeof *c->total);
-      __mpfr_struct *xb = malloc (n * sizeof *xb);
-      mp_work w;
-      bool ok = c->states && c->prefix && c->total && xb
-                && mp_work_init (m, &w, p);
-      if (ok)
-        {
-          for (size_t i = 0; i < ns * (T + 1) * KV; i++)
-            mpfr_init2 (c->states[i], p);
-          for (size_t i = 0; i < ns * (T + 1); i++)
-            mpfr_init2 (c->prefix[i], p);
-          for (size_t i = 0; i < ns; i++)
-            mpfr_init2 (c->total[i], p);
-          for (size_t i = 0; i < n; i++)
-            {
-              mpfr_init2 (xb + i, 24);
-              mpfr_set_flt (xb + i, m->inst.x[i], MPFR_RNDN);
-            }
-          for (size_t b = 0; b < m->B; b++)
-            for (size_t hh = 0; hh < m->H; hh++)
-              {
-                size_t sq = b * m->H + hh;
-                for (size_t ij = 0; ij < KV; ij++)
-                  mpfr_set (w.z[ij], xb + m->off_s + sq * KV + ij, MPFR_RNDN);
-                mpfr_set_zero (c->total[sq], 1);
-                mp_seq_run (m, xb, b, hh, 0, &w, c->total[sq],
-                            c->states + sq * (T + 1) * KV,
-                            c->prefix + sq * (T + 1));
-                mp_final_term (m, b, hh, &w, c->total[sq]);
-              }
-          for (size_t i = 0; i < n; i++)
-            mpfr_clear (xb + i);
-          mp_work_clear (m, &w);
-          c->next = m->caches;
-          m->caches = c;
-        }
-      else
-        {
-          if (c->states)
-            { free (c->states); c->states = NULL; }
-          if (c->prefix)
-            { free (c->prefix); c->prefix = NULL; }
-          if (c->total)
-            { free (c->total); c->total = NULL; }
-          free (c);
-          c = NULL;
-        }
-      free (xb);
-    }
-  pthread_mutex_unlock (&m->lock);
-  return c;
-}
-
-/* The first step of sequence (b, hh) whose inputs differ from the base
-   point: 0 when S0 differs, T when nothing does.  */
+/* The first step of sequence s whose inputs differ from the base point: 0
+   when S0 differs, T when nothing does.  */
 static size_t
-first_change (const gdn *m, mpfr_srcptr x, size_t b, size_t hh)
+mp_first_change (const void *ctx, mpfr_srcptr x, size_t s)
 {
+  const gdn *m = ctx;
   size_t T = m->T, H = m->H, K = m->K, V = m->V;
+  size_t b = s / H, hh = s % H;
   const float *x0 = m->inst.x;
-  size_t s0 = m->off_s + (b * H + hh) * K * V;
+  size_t s0 = m->off_s + s * K * V;
   for (size_t ij = 0; ij < K * V; ij++)
     if (mpfr_cmp_d (x + s0 + ij, x0[s0 + ij]) != 0)
       return 0;
@@ -1027,54 +941,12 @@ first_change (const gdn *m, mpfr_srcptr x, size_t b, size_t hh)
   return T;
 }
 
-/* The reference forward.  A central difference perturbs one sequence from
-   one step on: the recurrence restarts there from the base trajectory
-   (every other sequence, and every earlier step, is exactly the base's), so
-   a coordinate costs on average a 2BH-th of a full run.  */
 static int
 loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
 {
   gdn *m = ctx;
-  size_t T = m->T, K = m->K, V = m->V, KV = K * V;
-  mpfr_prec_t p = mpfr_get_prec (loss);
-  const mp_cache *c = mp_cache_get (m, p);
-  mp_work w;
-  if (!mp_work_init (m, &w, p))
-    return -1;
-  mpfr_t L, acc;
-  mpfr_inits2 (p, L, acc, (mpfr_ptr) 0);
-  mpfr_set_zero (L, 1);
-  for (size_t b = 0; b < m->B; b++)
-    for (size_t hh = 0; hh < m->H; hh++)
-      {
-        size_t sq = b * m->H + hh;
-        size_t t0 = c ? first_change (m, x, b, hh) : 0;
-        if (c && t0 == T)
-          {
-            mpfr_add (L, L, c->total[sq], MPFR_RNDN);
-            continue;
-          }
-        if (c && t0 > 0)
-          {
-            for (size_t ij = 0; ij < KV; ij++)
-              mpfr_set (w.z[ij], c->states[(sq * (T + 1) + t0) * KV + ij],
-                        MPFR_RNDN);
-            mpfr_set (acc, c->prefix[sq * (T + 1) + t0], MPFR_RNDN);
-          }
-        else
-          {
-            for (size_t ij = 0; ij < KV; ij++)
-              mpfr_set (w.z[ij], x + m->off_s + sq * KV + ij, MPFR_RNDN);
-            mpfr_set_zero (acc, 1);
-          }
-        mp_seq_run (m, x, b, hh, t0, &w, acc, NULL, NULL);
-        mp_final_term (m, b, hh, &w, acc);
-        mpfr_add (L, L, acc, MPFR_RNDN);
-      }
-  mpfr_set (loss, L, MPFR_RNDN);
-  mpfr_clears (L, acc, (mpfr_ptr) 0);
-  mp_work_clear (m, &w);
-  return 0;
+  return gcm_mpseq_loss (&m->mp, &m->mp_ops, m, m->inst.x, m->inst.model.n,
+                         x, loss);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1083,13 +955,7 @@ static void
 destroy (gcm_instance *inst)
 {
   gdn *m = (gdn *) inst;
-  while (m->caches)
-    {
-      struct mp_cache *next = m->caches->next;
-      mp_cache_free (m, m->caches);
-      m->caches = next;
-    }
-  pthread_mutex_destroy (&m->lock);
+  gcm_mpseq_clear (&m->mp, &m->mp_ops);
   free (m->dout);
   free (m->dst);
   free (inst->x);
@@ -1102,7 +968,7 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   gdn *m = calloc (1, sizeof *m);
   if (!m)
     return GC_ENOMEM;
-  pthread_mutex_init (&m->lock, NULL);
+  gcm_mpseq_init (&m->mp);
   m->B = (size_t) val[KEY_B];
   m->T = (size_t) val[KEY_T];
   m->H = (size_t) val[KEY_H];
@@ -1194,6 +1060,9 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   m->constants[3] = (gc_constant) { "T", (double) T };
   m->constants[4] = (gc_constant) { "H", (double) H };
 
+  m->mp_ops = (gcm_mpseq_ops) { B * H, T, K * V, mp_first_change,
+                                mp_work_new, mp_work_free, mp_state,
+                                mp_init_state, mp_step, mp_final };
   gc_model *md = &m->inst.model;
   md->abi = GC_MODEL_ABI;
   md->name = "gdn";

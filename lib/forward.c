@@ -1,0 +1,216 @@
+/* forward.c -- the forward oracle: the model's f32 outputs against its MPFR
+   reference outputs, element by element (manual: "The forward oracle").  */
+
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+input (gc_term *t, const char *name, double v)
+{
+  if (t->n_inputs < GC_TERM_MAX_INPUTS)
+    {
+      t->inputs[t->n_inputs].name = name;
+      t->inputs[t->n_inputs].value = v;
+      t->n_inputs++;
+    }
+}
+
+static gc_status
+validate (const gc_model *m, const float *x, const gc_options *o)
+{
+  if (m->abi != GC_MODEL_ABI)
+    return GC_EABI;
+  if (m->n == 0)
+    return GC_EEMPTY;
+  if (!m->outputs_f32 || !m->outputs_mpfr || m->n_outputs == 0)
+    return GC_ENOREF;
+  if (o->precision != 0
+      && (o->precision < 25 || o->precision > MPFR_PREC_MAX / 4))
+    return GC_EPREC;
+  if (!(o->false_alarm > 0 && o->false_alarm < 1))
+    return GC_EINVAL;
+  if (!gc__blocks_valid (m->output_blocks, m->n_output_blocks, m->n_outputs))
+    return GC_EINVAL;
+  if (m->n_constants && !m->constants)
+    return GC_EINVAL;
+  for (size_t i = 0; i < m->n; i++)
+    if (!isfinite (x[i]))
+      return GC_ENONFINITE;
+  return GC_OK;
+}
+
+static gc_status
+stop (gc_result *r, gc_status st, int code, const char *what)
+{
+  r->status = st;
+  r->callback_code = code;
+  snprintf (r->detail, sizeof r->detail, "%s", what);
+  return st;
+}
+
+gc_status
+gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
+                  gc_result **out)
+{
+  if (!out)
+    return GC_EINVAL;
+  *out = NULL;
+  if (!m || !x)
+    return GC_EINVAL;
+  gc_options defaults;
+  gc_options_init (&defaults);
+  const gc_options *o = opts ? opts : &defaults;
+  gc_result *r = calloc (1, sizeof *r);
+  if (!r)
+    return GC_ENOMEM;
+  *out = r;
+  r->kind = GC_CHECK_FORWARD;
+  r->verdict = GC_ERROR;
+  r->worst = SIZE_MAX;
+  r->reference = GC_REF_MPFR;
+  r->false_alarm = o->false_alarm;
+  r->shard_count = 1;
+  r->forward_error_ulps = -1;
+  snprintf (r->model_name, sizeof r->model_name, "%s",
+            m->name ? m->name : "model");
+  gc_status st = validate (m, x, o);
+  if (st != GC_OK)
+    return stop (r, st, 0, gc_strerror (st));
+  size_t n = m->n, no = m->n_outputs;
+  mpfr_prec_t p = o->precision ? o->precision : gc__default_precision ();
+  r->n = no;
+  r->precision = p;
+  r->n_total = r->n_directions = no;
+  r->forward_depth = m->output_depth ? m->output_depth
+                     : m->forward_depth ? m->forward_depth : n;
+  r->backward_depth = r->forward_depth;
+  /* Two bounds per element: the f32 output's and the reference's.  */
+  r->lambda_forward = r->lambda_backward
+    = gc__lambda (o->false_alarm, 2 * no, r->forward_depth);
+  if ((st = gc__copy_blocks (r, m->output_blocks, m->n_output_blocks))
+      != GC_OK)
+    return stop (r, st, 0, gc_strerror (st));
+
+  float *of = malloc (no * sizeof *of);
+  float *mag = malloc (no * sizeof *mag);
+  __mpfr_struct *xm = malloc (n * sizeof *xm);
+  __mpfr_struct *om = malloc (no * sizeof *om);
+  r->dirs = calloc (no, sizeof *r->dirs);
+  if (!of || !mag || !xm || !om || !r->dirs)
+    {
+      free (of);
+      free (mag);
+      free (xm);
+      free (om);
+      return stop (r, GC_ENOMEM, 0, gc_strerror (GC_ENOMEM));
+    }
+  int rc = m->outputs_f32 (m->ctx, x, of);
+  if (rc)
+    stop (r, GC_ECALLBACK, rc, "outputs_f32 failed");
+  for (size_t k = 0; k < no && r->status == GC_OK; k++)
+    if (!isfinite (of[k]))
+      stop (r, GC_ENONFINITE, 0, "outputs_f32 gave a non-finite output");
+  if (r->status == GC_OK && m->outputs_magnitude_f32)
+    {
+      rc = m->outputs_magnitude_f32 (m->ctx, x, mag);
+      if (rc)
+        stop (r, GC_ECALLBACK, rc, "outputs_magnitude_f32 failed");
+      for (size_t k = 0; k < no && r->status == GC_OK; k++)
+        if (!isfinite (mag[k]))
+          stop (r, GC_ENONFINITE, 0,
+                "outputs_magnitude_f32 gave a non-finite value");
+    }
+  else if (r->status == GC_OK)
+    {
+      /* The largest |output| of the tensor holding k ("The forward
+         oracle", as for "Adjoint rounding").  */
+      size_t nb = m->n_output_blocks ? m->n_output_blocks : 1;
+      for (size_t b = 0; b < nb; b++)
+        {
+          size_t off = m->n_output_blocks ? m->output_blocks[b].offset : 0;
+          size_t cnt = m->n_output_blocks ? m->output_blocks[b].count : no;
+          float mx = 0;
+          for (size_t k = off; k < off + cnt; k++)
+            mx = fmaxf (mx, fabsf (of[k]));
+          for (size_t k = off; k < off + cnt; k++)
+            mag[k] = mx;
+        }
+    }
+  for (size_t i = 0; i < n; i++)
+    {
+      mpfr_init2 (xm + i, 24);
+      mpfr_set_flt (xm + i, x[i], MPFR_RNDN);
+    }
+  for (size_t k = 0; k < no; k++)
+    mpfr_init2 (om + k, p);
+  if (r->status == GC_OK)
+    {
+      rc = m->outputs_mpfr (m->ctx, xm, om);
+      if (rc)
+        stop (r, GC_ECALLBACK, rc, "outputs_mpfr failed");
+      for (size_t k = 0; k < no && r->status == GC_OK; k++)
+        if (!mpfr_number_p (om + k))
+          stop (r, GC_ENONFINITE, 0, "outputs_mpfr gave a non-finite output");
+    }
+  double lam = r->lambda_forward, sd = sqrt ((double) r->forward_depth);
+  for (size_t k = 0; k < no && r->status == GC_OK; k++)
+    {
+      gc_direction *d = &r->dirs[k];
+      d->id = d->index = k;
+      d->analytic = of[k];
+      d->reference = mpfr_get_d (om + k, MPFR_RNDN);
+      d->forward_error_ulps = -1;
+      double mk = fmax (fabs ((double) mag[k]), fabs (d->reference));
+      /* "The forward oracle": the f32 output errs by at most
+         lambda sqrt(d_o) u m_k, the MPFR one by lambda sqrt(d_o) 2^-p m_k,
+         and the reference loses u_53 |r| on its way to a double.  */
+      gc_term *t = &d->terms[GC_TERM_OUTPUT];
+      t->name = "f32 output rounding";
+      t->formula = "lambda * sqrt(d_o) * u * m_k";
+      t->section = "The forward oracle";
+      input (t, "lambda", lam);
+      input (t, "d_o", (double) r->forward_depth);
+      input (t, "u", GC_U32);
+      input (t, "m_k", mk);
+      t->value = lam * sd * GC_U32 * mk;
+      t = &d->terms[GC_TERM_OUTPUT_REFERENCE];
+      t->name = "reference rounding";
+      t->formula = "lambda * sqrt(d_o) * 2^-p * m_k";
+      t->section = "The forward oracle";
+      input (t, "lambda", lam);
+      input (t, "d_o", (double) r->forward_depth);
+      input (t, "p", (double) p);
+      input (t, "m_k", mk);
+      t->value = lam * sd * ldexp (mk, -(int) p);
+      t = &d->terms[GC_TERM_CONVERSION];
+      t->name = "conversion to double";
+      t->formula = "u_53 * |r|";
+      t->section = "The forward oracle";
+      input (t, "|r|", fabs (d->reference));
+      t->value = GC_U64 * fabs (d->reference);
+      d->bar = d->terms[0].value + d->terms[1].value + d->terms[2].value;
+      d->diff = fabs (d->analytic - d->reference);
+      d->nu = d->diff == 0 ? 0 : d->bar > 0 ? d->diff / d->bar : INFINITY;
+      d->resolution = d->reference != 0 ? d->bar / fabs (d->reference)
+                                        : INFINITY;
+      d->verdict = d->nu <= 1 ? GC_PASS : GC_FAIL;
+    }
+  for (size_t i = 0; i < n; i++)
+    mpfr_clear (xm + i);
+  for (size_t k = 0; k < no; k++)
+    mpfr_clear (om + k);
+  free (xm);
+  free (om);
+  free (of);
+  free (mag);
+  mpfr_free_cache2 (MPFR_FREE_LOCAL_CACHE);
+  if (r->status != GC_OK)
+    r->n_directions = 0;
+  gc__summarise (r);
+  if (r->status == GC_OK)
+    gc__diagnose (r, m);
+  return r->status;
+}

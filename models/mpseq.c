@@ -1,0 +1,175 @@
+/* mpseq.c -- see mpseq.h.  */
+
+#include "mpseq.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+typedef struct gcm_mpseq_cache
+{
+  mpfr_prec_t prec;
+  mpfr_t *states;        /* [n_seq][steps + 1][state_size] */
+  mpfr_t *prefix;        /* [n_seq][steps + 1] */
+  mpfr_t *total;         /* [n_seq]: prefix at the end + final term */
+  size_t n_states, n_prefix, n_total;   /* how many are initialised */
+  struct gcm_mpseq_cache *next;
+} cache;
+
+void
+gcm_mpseq_init (gcm_mpseq *c)
+{
+  pthread_mutex_init (&c->lock, NULL);
+  c->caches = NULL;
+}
+
+static void
+cache_free (cache *k)
+{
+  for (size_t i = 0; i < k->n_states; i++)
+    mpfr_clear (k->states[i]);
+  for (size_t i = 0; i < k->n_prefix; i++)
+    mpfr_clear (k->prefix[i]);
+  for (size_t i = 0; i < k->n_total; i++)
+    mpfr_clear (k->total[i]);
+  free (k->states);
+  free (k->prefix);
+  free (k->total);
+  free (k);
+}
+
+void
+gcm_mpseq_clear (gcm_mpseq *c, const gcm_mpseq_ops *ops)
+{
+  (void) ops;
+  while (c->caches)
+    {
+      cache *next = c->caches->next;
+      cache_free (c->caches);
+      c->caches = next;
+    }
+  pthread_mutex_destroy (&c->lock);
+}
+
+/* Build the base trajectory at precision P; NULL when memory runs out.  */
+static cache *
+build (const gcm_mpseq_ops *ops, const void *ctx, const float *x0, size_t n,
+       mpfr_prec_t p)
+{
+  size_t S = ops->n_seq, T = ops->steps, Z = ops->state_size;
+  cache *k = calloc (1, sizeof *k);
+  __mpfr_struct *xb = malloc (n * sizeof *xb);
+  void *w = NULL;
+  if (!k || !xb)
+    goto fail;
+  k->prec = p;
+  k->states = malloc (S * (T + 1) * Z * sizeof *k->states);
+  k->prefix = malloc (S * (T + 1) * sizeof *k->prefix);
+  k->total = malloc (S * sizeof *k->total);
+  if (!k->states || !k->prefix || !k->total
+      || !(w = ops->work_new (ctx, p)))
+    goto fail;
+  for (; k->n_states < S * (T + 1) * Z; k->n_states++)
+    mpfr_init2 (k->states[k->n_states], p);
+  for (; k->n_prefix < S * (T + 1); k->n_prefix++)
+    mpfr_init2 (k->prefix[k->n_prefix], p);
+  for (; k->n_total < S; k->n_total++)
+    mpfr_init2 (k->total[k->n_total], p);
+  for (size_t i = 0; i < n; i++)
+    {
+      mpfr_init2 (xb + i, 24);
+      mpfr_set_flt (xb + i, x0[i], MPFR_RNDN);
+    }
+  mpfr_t *st = ops->state (w);
+  for (size_t s = 0; s < S; s++)
+    {
+      ops->init_state (ctx, xb, s, w);
+      mpfr_ptr acc = k->total[s];
+      mpfr_set_zero (acc, 1);
+      for (size_t t = 0; t <= T; t++)
+        {
+          for (size_t z = 0; z < Z; z++)
+            mpfr_set (k->states[(s * (T + 1) + t) * Z + z], st[z], MPFR_RNDN);
+          mpfr_set (k->prefix[s * (T + 1) + t], acc, MPFR_RNDN);
+          if (t < T)
+            ops->step (ctx, xb, s, t, w, acc);
+        }
+      ops->final (ctx, s, w, acc);
+    }
+  for (size_t i = 0; i < n; i++)
+    mpfr_clear (xb + i);
+  free (xb);
+  ops->work_free (ctx, w);
+  return k;
+
+fail:
+  if (w)
+    ops->work_free (ctx, w);
+  free (xb);
+  if (k)
+    cache_free (k);
+  return NULL;
+}
+
+static const cache *
+lookup (gcm_mpseq *c, const gcm_mpseq_ops *ops, const void *ctx,
+        const float *x0, size_t n, mpfr_prec_t p)
+{
+  pthread_mutex_lock (&c->lock);
+  cache *k;
+  for (k = c->caches; k; k = k->next)
+    if (k->prec == p)
+      break;
+  if (!k && (k = build (ops, ctx, x0, n, p)))
+    {
+      k->next = c->caches;
+      c->caches = k;
+    }
+  pthread_mutex_unlock (&c->lock);
+  return k;
+}
+
+int
+gcm_mpseq_loss (gcm_mpseq *c, const gcm_mpseq_ops *ops, const void *ctx,
+                const float *x0, size_t n, mpfr_srcptr x, mpfr_ptr loss)
+{
+  size_t S = ops->n_seq, T = ops->steps, Z = ops->state_size;
+  mpfr_prec_t p = mpfr_get_prec (loss);
+  /* Without a cache (memory ran out) every sequence runs in full.  */
+  const cache *k = lookup (c, ops, ctx, x0, n, p);
+  void *w = ops->work_new (ctx, p);
+  if (!w)
+    return -1;
+  mpfr_t *st = ops->state (w);
+  mpfr_t L, acc;
+  mpfr_inits2 (p, L, acc, (mpfr_ptr) 0);
+  mpfr_set_zero (L, 1);
+  for (size_t s = 0; s < S; s++)
+    {
+      size_t t0 = k ? ops->first_change (ctx, x, s) : 0;
+      if (k && t0 == T)
+        {
+          mpfr_add (L, L, k->total[s], MPFR_RNDN);
+          continue;
+        }
+      if (k && t0 > 0)
+        {
+          for (size_t z = 0; z < Z; z++)
+            mpfr_set (st[z], k->states[(s * (T + 1) + t0) * Z + z], MPFR_RNDN);
+          mpfr_set (acc, k->prefix[s * (T + 1) + t0], MPFR_RNDN);
+        }
+      else
+        {
+          ops->init_state (ctx, x, s, w);
+          mpfr_set_zero (acc, 1);
+          t0 = 0;
+        }
+      for (size_t t = t0; t < T; t++)
+        ops->step (ctx, x, s, t, w, acc);
+      ops->final (ctx, s, w, acc);
+      mpfr_add (L, L, acc, MPFR_RNDN);
+    }
+  mpfr_set (loss, L, MPFR_RNDN);
+  mpfr_clears (L, acc, (mpfr_ptr) 0);
+  ops->work_free (ctx, w);
+  return 0;
+}

@@ -1,0 +1,54 @@
+/* mpseq.h -- MPFR reference forwards over independent recurrent sequences,
+   evaluated incrementally.
+
+   A central difference perturbs a few parameters; in a recurrence they
+   enter at one step of one sequence.  The loss is then the base point's,
+   up to that step, plus a rerun from there.  This helper keeps, per MPFR
+   precision, the base trajectory (the state before every step and the loss
+   accumulated so far, for every sequence), built once under a lock and
+   read-only afterwards, so that concurrent callbacks share it.  */
+
+#ifndef GCM_MPSEQ_H
+#define GCM_MPSEQ_H
+
+#include <mpfr.h>
+#include <pthread.h>
+#include <stddef.h>
+
+typedef struct gcm_mpseq_ops
+{
+  size_t n_seq;         /* independent sequences */
+  size_t steps;         /* steps per sequence */
+  size_t state_size;    /* MPFR numbers in one sequence's state */
+  /* The first step of sequence S whose inputs at X differ from the base
+     point: 0 when its initial state or a parameter shared by all steps
+     differs, STEPS when nothing does.  */
+  size_t (*first_change) (const void *ctx, mpfr_srcptr x, size_t s);
+  /* Scratch of one evaluation at precision P, holding the state.  */
+  void *(*work_new) (const void *ctx, mpfr_prec_t p);
+  void (*work_free) (const void *ctx, void *work);
+  mpfr_t *(*state) (void *work);
+  void (*init_state) (const void *ctx, mpfr_srcptr x, size_t s, void *work);
+  /* One step T of sequence S: update the state, add the step's loss
+     contribution to ACC.  */
+  void (*step) (const void *ctx, mpfr_srcptr x, size_t s, size_t t,
+                void *work, mpfr_ptr acc);
+  /* The final-state term of sequence S, added to ACC.  */
+  void (*final) (const void *ctx, size_t s, void *work, mpfr_ptr acc);
+} gcm_mpseq_ops;
+
+typedef struct gcm_mpseq
+{
+  pthread_mutex_t lock;
+  struct gcm_mpseq_cache *caches;
+} gcm_mpseq;
+
+void gcm_mpseq_init (gcm_mpseq *c);
+void gcm_mpseq_clear (gcm_mpseq *c, const gcm_mpseq_ops *ops);
+
+/* The loss at X (n parameters, exact MPFR) at the precision of LOSS, with
+   X0 (n floats) the base point.  0 on success, -1 when memory runs out.  */
+int gcm_mpseq_loss (gcm_mpseq *c, const gcm_mpseq_ops *ops, const void *ctx,
+                    const float *x0, size_t n, mpfr_srcptr x, mpfr_ptr loss);
+
+#endif
