@@ -65,6 +65,10 @@ liar_init (liar *l, gc_model *m)
   m->loss_f32 = liar_loss;
   m->grad_f32 = liar_grad;
   m->loss_mpfr = liar_mpfr;
+  /* The base's other callbacks expect the base's context: not offered.  */
+  m->loss_f64 = NULL;
+  m->grad_magnitude_f32 = NULL;
+  m->loss_magnitude_f32 = NULL;
 }
 
 static gc_status
