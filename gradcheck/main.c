@@ -43,10 +43,13 @@ print_help (FILE *f)
 "\n"
 "Commands:\n"
 "  list               the built-in models, their shape keys and mutants\n"
-"  run [MODEL]        check MODEL (default: %s); print the verdict and\n"
-"                     the derivation of the worst direction's bar\n"
+"  run [MODEL]        check MODEL's gradient (default model: %s); print\n"
+"                     the verdict and the derivation of the worst bar\n"
+"  oracle [MODEL]     the forward oracle: MODEL's f32 outputs against its\n"
+"                     MPFR reference outputs, element by element\n"
 "\n"
-"Options for run:\n"
+"Options for run (oracle takes --shape, --seed, --mutant, --prec,\n"
+"--format, --false-alarm):\n"
 "  --ref mpfr|f32|f64      reference forward (default mpfr)\n"
 "  --prec BITS             MPFR precision (default: derived, 128)\n"
 "  --step H                absolute step (default: derived per parameter)\n"
@@ -314,8 +317,9 @@ parse_run (int argc, char **argv, run_args *a)
   return -1;
 }
 
+/* run and oracle: the gradient check, or the forward oracle.  */
 static int
-cmd_run (int argc, char **argv)
+cmd_run (int argc, char **argv, bool oracle)
 {
   run_args a;
   memset (&a, 0, sizeof a);
@@ -359,8 +363,10 @@ cmd_run (int argc, char **argv)
   gc_status st = gcm_create (spec, values, a.seed, mutant, &inst);
   if (st != GC_OK)
     {
-      fprintf (stderr, "%s: cannot build model %s: %s\n", progname, spec->name,
-               gc_strerror (st));
+      fprintf (stderr, "%s: cannot build model %s at this shape: %s\n",
+               progname, spec->name, st == GC_EINVAL
+               ? "the shape keys contradict each other (see gradcheck list)"
+               : gc_strerror (st));
       free (a.indices);
       return st == GC_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
     }
@@ -368,7 +374,8 @@ cmd_run (int argc, char **argv)
      so that results do not depend on --threads.  */
   openblas_set_num_threads (1);
   gc_result *r = NULL;
-  st = gc_check (&inst->model, inst->x, &a.opts, &r);
+  st = oracle ? gc_forward_check (&inst->model, inst->x, &a.opts, &r)
+              : gc_check (&inst->model, inst->x, &a.opts, &r);
   int code;
   if (!r)
     {
@@ -391,8 +398,11 @@ cmd_run (int argc, char **argv)
           free (text);
           if (st != GC_OK)
             {
-              fprintf (stderr, "%s: %s: %s\n", progname, gc_strerror (st),
-                       r->detail);
+              if (strcmp (r->detail, gc_strerror (st)) != 0)
+                fprintf (stderr, "%s: %s: %s\n", progname, gc_strerror (st),
+                         r->detail);
+              else
+                fprintf (stderr, "%s: %s\n", progname, gc_strerror (st));
               code = st == GC_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
             }
           else
@@ -444,7 +454,9 @@ main (int argc, char **argv)
       return cmd_list ();
     }
   if (strcmp (cmd, "run") == 0)
-    return cmd_run (argc - 1, argv + 1);
-  usage_error ("unknown command '%s'; accepted: list, run", cmd);
+    return cmd_run (argc - 1, argv + 1, false);
+  if (strcmp (cmd, "oracle") == 0)
+    return cmd_run (argc - 1, argv + 1, true);
+  usage_error ("unknown command '%s'; accepted: list, run, oracle", cmd);
   return EXIT_USAGE;
 }

@@ -157,6 +157,9 @@ gc__diagnose (gc_result *r, const gc_model *m)
     }
   if (blk)
     snprintf (dg->block, sizeof dg->block, "%s", blk->name);
+  const char *an = r->kind == GC_CHECK_FORWARD ? "f32 output" : "analytic";
+  const char *what = r->kind == GC_CHECK_FORWARD ? "f32 outputs"
+                     : "analytic gradient";
   char where[200] = "";
   if (dg->first != SIZE_MAX)
     describe_range (r, dg->first, dg->last, where, sizeof where);
@@ -175,8 +178,8 @@ gc__diagnose (gc_result *r, const gc_model *m)
       dg->kind = GC_DIAG_ZERO_REGION;
       dg->factor = 0;
       snprintf (dg->text, sizeof dg->text,
-                "zero region: the analytic gradient is zero on %zu failing "
-                "element(s) (%s) where the reference is not", nf, where);
+                "zero region: the %s is zero on %zu failing element(s) (%s) "
+                "where the reference is not", what, nf, where);
       goto done;
     }
 
@@ -212,15 +215,15 @@ gc__diagnose (gc_result *r, const gc_model *m)
                 {
                   dg->kind = GC_DIAG_SIGN_FLIP;
                   snprintf (dg->text, sizeof dg->text,
-                            "sign flip: analytic = -reference on all %zu "
-                            "failing element(s) (%s)", nf, where);
+                            "sign flip: %s = -reference on all %zu failing "
+                            "element(s) (%s)", an, nf, where);
                 }
               else
                 {
                   dg->kind = GC_DIAG_CONSTANT_FACTOR;
                   snprintf (dg->text, sizeof dg->text,
-                            "constant factor: analytic / reference = %.5g%s%s "
-                            "on all %zu failing element(s) (%s)", c,
+                            "constant factor: %s / reference = %.5g%s%s on "
+                            "all %zu failing element(s) (%s)", an, c,
                             dg->closed_form[0] && !same ? " = " : "",
                             same ? "" : dg->closed_form, nf, where);
                 }
@@ -262,10 +265,10 @@ gc__diagnose (gc_result *r, const gc_model *m)
                   dg->kind = GC_DIAG_SHIFTED;
                   dg->shift = k;
                   snprintf (dg->text, sizeof dg->text,
-                            "shifted window: the analytic gradient matches "
-                            "the reference %ld place(s) %s (one step along "
-                            "axis %zu of %s) on all %zu failing element(s) "
-                            "(%s)", labs (k), k > 0 ? "on" : "back", ax,
+                            "shifted window: the %s matches the reference "
+                            "%ld place(s) %s (one step along axis %zu of %s) "
+                            "on all %zu failing element(s) (%s)", what,
+                            labs (k), k > 0 ? "on" : "back", ax,
                             blk->name, nf, where);
                   goto done;
                 }

@@ -269,15 +269,16 @@ report_text (gc__buf *b, const gc_result *r)
       if (r->direction_kind == GC_DIR_RANDOM)
         gc__buf_printf (b, " (seed %llu)", (unsigned long long) r->seed);
       gc__buf_printf (b, ", %zu checked", r->n_directions);
+      if (r->shard_count > 1)
+        gc__buf_printf (b, " (shard %zu of %zu, %zu in all)", r->shard_index,
+                        r->shard_count, r->n_total);
+      gc__buf_puts (b, "\n");
     }
-  if (r->shard_count > 1)
-    gc__buf_printf (b, " (shard %zu of %zu, %zu in all)", r->shard_index,
-                    r->shard_count, r->n_total);
-  gc__buf_puts (b, "\n");
   if (r->status != GC_OK)
     {
-      gc__buf_printf (b, "verdict: ERROR: %s\n  %s\n", gc_strerror (r->status),
-                      r->detail);
+      gc__buf_printf (b, "verdict: ERROR: %s\n", gc_strerror (r->status));
+      if (strcmp (r->detail, gc_strerror (r->status)) != 0)
+        gc__buf_printf (b, "  %s\n", r->detail);
       return;
     }
   if (!fwd)
@@ -289,12 +290,18 @@ report_text (gc__buf *b, const gc_result *r)
                     r->forward_error_ulps, r->forward_budget_ulps,
                     r->forward_error_ulps > r->forward_budget_ulps
                     ? " EXCEEDED: the declared forward depth is too small" : "");
-  gc__buf_puts (b, "\n\n");
-  gc__buf_printf (b, "verdict: %s -- %zu failed, %zu non-smooth of %zu; worst "
-                  "nu = %.3g\n", r->verdict == GC_PASS ? "PASS"
-                  : r->verdict == GC_FAIL ? "FAIL" : r->verdict == GC_NONSMOOTH
-                  ? "NON-SMOOTH" : "ERROR", r->n_failed, r->n_nonsmooth,
-                  r->n_directions, r->worst_nu);
+  gc__buf_puts (b, fwd ? "\n" : "\n\n");
+  const char *vname = r->verdict == GC_PASS ? "PASS" : r->verdict == GC_FAIL
+                      ? "FAIL" : r->verdict == GC_NONSMOOTH ? "NON-SMOOTH"
+                      : "ERROR";
+  if (fwd)
+    gc__buf_printf (b, "verdict: %s -- %zu of %zu outputs off; worst nu = "
+                    "%.3g\n", vname, r->n_failed, r->n_directions,
+                    r->worst_nu);
+  else
+    gc__buf_printf (b, "verdict: %s -- %zu failed, %zu non-smooth of %zu; "
+                    "worst nu = %.3g\n", vname, r->n_failed, r->n_nonsmooth,
+                    r->n_directions, r->worst_nu);
   if (r->diagnosis.kind != GC_DIAG_NONE)
     gc__buf_printf (b, "diagnosis: %s\n", r->diagnosis.text);
   if (r->worst == SIZE_MAX)

@@ -9,11 +9,13 @@
 #include <string.h>
 
 extern const gcm_spec gcm_gdn_spec;
+extern const gcm_spec gcm_kda_spec;
 extern const gcm_spec gcm_tanh_gemm_spec;
 
 /* The first is the default model of the README's main command.  */
 static const gcm_spec *const specs[] = {
   &gcm_gdn_spec,
+  &gcm_kda_spec,
   &gcm_tanh_gemm_spec,
 };
 

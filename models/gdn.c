@@ -63,7 +63,7 @@ typedef struct gdn
   float *dout;             /* [B,T,H,V] */
   float *dst;              /* [B,H,K,V] */
   size_t off_q, off_k, off_v, off_g, off_b, off_s;
-  gc_block blocks[6];
+  gc_block blocks[6], out_blocks[2];
   gc_constant constants[5];
   gcm_mpseq mp;                  /* MPFR base trajectories */
   gcm_mpseq_ops mp_ops;
@@ -540,7 +540,7 @@ buffers_free (buffers *bf)
    scalarisation, not part of the op) and round it once.  */
 static int
 forward_all (const gdn *m, const float *x, buffers *bf, float *loss,
-             float *magnitude)
+             float *magnitude, float *out)
 {
   size_t T = m->T, H = m->H, K = m->K, V = m->V;
   double L = 0, M = 0;
@@ -558,8 +558,14 @@ forward_all (const gdn *m, const float *x, buffers *bf, float *loss,
                 L += (double) bf->O[t * V + j] * dO[j];
                 M += fabs ((double) bf->O[t * V + j] * dO[j]);
               }
+            if (out)
+              memcpy (out + ((b * T + t) * H + hh) * V, bf->O + t * V,
+                      V * sizeof (float));
           }
         const float *ST = s->h + (m->NT + 1) * K * V;
+        if (out)
+          memcpy (out + m->B * T * H * V + (b * H + hh) * K * V, ST,
+                  K * V * sizeof (float));
         const float *dST = m->dst + (b * H + hh) * K * V;
         for (size_t e = 0; e < K * V; e++)
           {
@@ -580,7 +586,20 @@ loss_f32 (void *ctx, const float *x, float *loss)
   buffers bf;
   if (!buffers_alloc (m, &bf))
     return -1;
-  int rc = forward_all (m, x, &bf, loss, NULL);
+  int rc = forward_all (m, x, &bf, loss, NULL, NULL);
+  buffers_free (&bf);
+  return rc;
+}
+
+static int
+outputs_f32 (void *ctx, const float *x, float *out)
+{
+  gdn *m = ctx;
+  buffers bf;
+  float loss;
+  if (!buffers_alloc (m, &bf))
+    return -1;
+  int rc = forward_all (m, x, &bf, &loss, NULL, out);
   buffers_free (&bf);
   return rc;
 }
@@ -596,7 +615,7 @@ loss_magnitude_f32 (void *ctx, const float *x, float *mag)
   float loss;
   if (!buffers_alloc (m, &bf))
     return -1;
-  int rc = forward_all (m, x, &bf, &loss, mag);
+  int rc = forward_all (m, x, &bf, &loss, mag, NULL);
   buffers_free (&bf);
   return rc;
 }
@@ -618,7 +637,7 @@ grad_f32 (void *ctx, const float *x, float *grad)
   float *dq = gb, *dk = dq + Tp * K, *dv = dk + Tp * K, *dbeta = dv + Tp * V;
   float *dg = dbeta + Tp;
   float loss;
-  forward_all (m, x, &bf, &loss, NULL);
+  forward_all (m, x, &bf, &loss, NULL, NULL);
   memset (grad, 0, m->inst.model.n * sizeof (float));
   for (size_t b = 0; b < m->B; b++)
     for (size_t hh = 0; hh < H; hh++)
@@ -765,7 +784,7 @@ loss_f64 (void *ctx, const double *x, double *loss)
    s % H).  */
 typedef struct mp_work
 {
-  mpfr_t *z;                 /* K*V state, K qn, K kn, V e */
+  mpfr_t *z;                 /* K*V state, V e, then one step's inputs */
   mpfr_t scale, s, a, beta, t1, rq, rk, eps;
 } mp_work;
 
@@ -773,7 +792,7 @@ static void *
 mp_work_new (const void *ctx, mpfr_prec_t p)
 {
   const gdn *m = ctx;
-  size_t nv = m->K * m->V + 2 * m->K + m->V;
+  size_t nv = m->K * m->V + m->V + 2 * m->K + m->V + 2;
   mp_work *w = malloc (sizeof *w);
   if (!w || !(w->z = malloc (nv * sizeof *w->z)))
     {
@@ -795,7 +814,7 @@ mp_work_free (const void *ctx, void *wk)
 {
   const gdn *m = ctx;
   mp_work *w = wk;
-  size_t nv = m->K * m->V + 2 * m->K + m->V;
+  size_t nv = m->K * m->V + m->V + 2 * m->K + m->V + 2;
   for (size_t i = 0; i < nv; i++)
     mpfr_clear (w->z[i]);
   free (w->z);
@@ -819,21 +838,18 @@ mp_init_state (const void *ctx, mpfr_srcptr x, size_t s, void *wk)
     mpfr_set (w->z[ij], x + m->off_s + s * m->K * m->V + ij, MPFR_RNDN);
 }
 
-/* One step of §2.3, q and k normalised and beta through the sigmoid inside
-   as in the f32 op:  S <- exp(g) S;  e = beta (v - S^T k);  S <- S + k e^T;
-   acc += o . dO with o = scale S^T q.  */
+/* A step's inputs (§2.3, q and k normalised and beta through the sigmoid
+   inside, as in the f32 op): qn [K], kn [K], v [V], beta, a = exp(g).  */
 static void
-mp_step (const void *ctx, mpfr_srcptr x, size_t s, size_t t, void *wk,
-         mpfr_ptr acc)
+mp_prepare (const void *ctx, mpfr_srcptr x, size_t s, size_t t, void *wk,
+            mpfr_t *in)
 {
   const gdn *m = ctx;
   mp_work *w = wk;
   size_t T = m->T, H = m->H, K = m->K, V = m->V;
-  size_t b = s / H, hh = s % H;
-  mpfr_t *S = w->z, *qn = S + K * V, *kn = qn + K, *e = kn + K;
-  size_t row = (b * T + t) * H + hh;
+  size_t b = s / H, hh = s % H, row = (b * T + t) * H + hh;
+  mpfr_t *qn = in, *kn = qn + K, *v = kn + K, *beta = v + V, *a = beta + 1;
   mpfr_srcptr q = x + m->off_q + row * K, k = x + m->off_k + row * K;
-  mpfr_srcptr v = x + m->off_v + row * V;
   if (m->norm)
     {
       mpfr_set (w->rq, w->eps, MPFR_RNDN);
@@ -857,29 +873,53 @@ mp_step (const void *ctx, mpfr_srcptr x, size_t s, size_t t, void *wk,
         mpfr_set (qn[i], q + i, MPFR_RNDN);
         mpfr_set (kn[i], k + i, MPFR_RNDN);
       }
+  for (size_t j = 0; j < V; j++)
+    mpfr_set (v[j], x + m->off_v + row * V + j, MPFR_RNDN);
   if (m->sigmoid)
     {
-      mpfr_neg (w->beta, x + m->off_b + row, MPFR_RNDN);
-      mpfr_exp (w->beta, w->beta, MPFR_RNDN);
-      mpfr_add_ui (w->beta, w->beta, 1, MPFR_RNDN);
-      mpfr_ui_div (w->beta, 1, w->beta, MPFR_RNDN);
+      mpfr_neg (*beta, x + m->off_b + row, MPFR_RNDN);
+      mpfr_exp (*beta, *beta, MPFR_RNDN);
+      mpfr_add_ui (*beta, *beta, 1, MPFR_RNDN);
+      mpfr_ui_div (*beta, 1, *beta, MPFR_RNDN);
     }
   else
-    mpfr_set (w->beta, x + m->off_b + row, MPFR_RNDN);
-  mpfr_exp (w->a, x + m->off_g + row, MPFR_RNDN);
+    mpfr_set (*beta, x + m->off_b + row, MPFR_RNDN);
+  mpfr_exp (*a, x + m->off_g + row, MPFR_RNDN);
+}
+
+/* One step:  S <- a S;  e = beta (v - S^T kn);  S <- S + kn e^T; with O,
+   write o = scale S^T qn (V numbers); with ACC, add o . dO to it.  */
+static void
+mp_step_o (const gdn *m, size_t s, size_t t, mpfr_t *in, mp_work *w,
+           mpfr_ptr acc, mpfr_ptr o)
+{
+  size_t T = m->T, H = m->H, K = m->K, V = m->V;
+  size_t b = s / H, hh = s % H, row = (b * T + t) * H + hh;
+  mpfr_t *S = w->z, *e = S + K * V;
+  mpfr_t *qn = in, *kn = qn + K, *v = kn + K, *beta = v + V, *a = beta + 1;
   for (size_t ij = 0; ij < K * V; ij++)
-    mpfr_mul (S[ij], S[ij], w->a, MPFR_RNDN);
+    mpfr_mul (S[ij], S[ij], *a, MPFR_RNDN);
   for (size_t j = 0; j < V; j++)
     {
       mpfr_set_zero (w->s, 1);
       for (size_t i = 0; i < K; i++)
         mpfr_fma (w->s, kn[i], S[i * V + j], w->s, MPFR_RNDN);
-      mpfr_sub (e[j], v + j, w->s, MPFR_RNDN);
-      mpfr_mul (e[j], e[j], w->beta, MPFR_RNDN);
+      mpfr_sub (e[j], v[j], w->s, MPFR_RNDN);
+      mpfr_mul (e[j], e[j], *beta, MPFR_RNDN);
     }
   for (size_t i = 0; i < K; i++)
     for (size_t j = 0; j < V; j++)
       mpfr_fma (S[i * V + j], kn[i], e[j], S[i * V + j], MPFR_RNDN);
+  if (o)
+    for (size_t j = 0; j < V; j++)
+      {
+        mpfr_set_zero (w->s, 1);
+        for (size_t i = 0; i < K; i++)
+          mpfr_fma (w->s, qn[i], S[i * V + j], w->s, MPFR_RNDN);
+        mpfr_mul (o + j, w->s, w->scale, MPFR_RNDN);
+      }
+  if (!acc)
+    return;
   /* sum_j o_j dO_j = scale * sum_i qn_i sum_j S_ij dO_j  */
   const float *dO = m->dout + row * V;
   mpfr_set_zero (w->a, 1);
@@ -896,6 +936,13 @@ mp_step (const void *ctx, mpfr_srcptr x, size_t s, size_t t, void *wk,
   mpfr_fma (acc, w->scale, w->a, acc, MPFR_RNDN);
 }
 
+static void
+mp_step (const void *ctx, size_t s, size_t t, mpfr_t *in, void *wk,
+         mpfr_ptr acc)
+{
+  mp_step_o (ctx, s, t, in, wk, acc, NULL);
+}
+
 /* acc += <S_T, dS_T>  */
 static void
 mp_final (const void *ctx, size_t s, void *wk, mpfr_ptr acc)
@@ -910,35 +957,42 @@ mp_final (const void *ctx, size_t s, void *wk, mpfr_ptr acc)
     }
 }
 
+static bool
+differs (mpfr_srcptr x, const float *x0, size_t off, size_t count)
+{
+  for (size_t i = off; i < off + count; i++)
+    if (mpfr_cmp_d (x + i, x0[i]) != 0)
+      return true;
+  return false;
+}
+
+/* Whether step t of sequence s has raw inputs other than the base's.  */
+static int
+mp_inputs_differ (const void *ctx, mpfr_srcptr x, size_t s, size_t t)
+{
+  const gdn *m = ctx;
+  size_t K = m->K, V = m->V;
+  size_t row = (s / m->H * m->T + t) * m->H + s % m->H;
+  const float *x0 = m->inst.x;
+  return differs (x, x0, m->off_q + row * K, K)
+         || differs (x, x0, m->off_k + row * K, K)
+         || differs (x, x0, m->off_v + row * V, V)
+         || differs (x, x0, m->off_g + row, 1)
+         || differs (x, x0, m->off_b + row, 1);
+}
+
 /* The first step of sequence s whose inputs differ from the base point: 0
    when S0 differs, T when nothing does.  */
 static size_t
 mp_first_change (const void *ctx, mpfr_srcptr x, size_t s)
 {
   const gdn *m = ctx;
-  size_t T = m->T, H = m->H, K = m->K, V = m->V;
-  size_t b = s / H, hh = s % H;
-  const float *x0 = m->inst.x;
-  size_t s0 = m->off_s + s * K * V;
-  for (size_t ij = 0; ij < K * V; ij++)
-    if (mpfr_cmp_d (x + s0 + ij, x0[s0 + ij]) != 0)
-      return 0;
-  for (size_t t = 0; t < T; t++)
-    {
-      size_t row = (b * T + t) * H + hh;
-      for (size_t i = 0; i < K; i++)
-        if (mpfr_cmp_d (x + m->off_q + row * K + i, x0[m->off_q + row * K + i])
-            || mpfr_cmp_d (x + m->off_k + row * K + i,
-                           x0[m->off_k + row * K + i]))
-          return t;
-      for (size_t j = 0; j < V; j++)
-        if (mpfr_cmp_d (x + m->off_v + row * V + j, x0[m->off_v + row * V + j]))
-          return t;
-      if (mpfr_cmp_d (x + m->off_g + row, x0[m->off_g + row])
-          || mpfr_cmp_d (x + m->off_b + row, x0[m->off_b + row]))
-        return t;
-    }
-  return T;
+  if (differs (x, m->inst.x, m->off_s + s * m->K * m->V, m->K * m->V))
+    return 0;
+  for (size_t t = 0; t < m->T; t++)
+    if (mp_inputs_differ (ctx, x, s, t))
+      return t;
+  return m->T;
 }
 
 static int
@@ -947,6 +1001,33 @@ loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
   gdn *m = ctx;
   return gcm_mpseq_loss (&m->mp, &m->mp_ops, m, m->inst.x, m->inst.model.n,
                          x, loss);
+}
+
+/* The reference outputs o [B,T,H,V] and S_T [B,H,K,V], for the oracle.  */
+static int
+outputs_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr out)
+{
+  const gdn *m = ctx;
+  size_t T = m->T, H = m->H, K = m->K, V = m->V;
+  mp_work *w = mp_work_new (m, mpfr_get_prec (out));
+  if (!w)
+    return -1;
+  mpfr_t *in = w->z + K * V + V;
+  for (size_t s = 0; s < m->B * H; s++)
+    {
+      size_t b = s / H, hh = s % H;
+      mp_init_state (m, x, s, w);
+      for (size_t t = 0; t < T; t++)
+        {
+          mp_prepare (m, x, s, t, w, in);
+          mp_step_o (m, s, t, in, w, NULL, out + ((b * T + t) * H + hh) * V);
+        }
+      for (size_t ij = 0; ij < K * V; ij++)
+        mpfr_set (out + m->B * T * H * V + s * K * V + ij, w->z[ij],
+                  MPFR_RNDN);
+    }
+  mp_work_free (m, w);
+  return 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1062,7 +1143,8 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
 
   m->mp_ops = (gcm_mpseq_ops) { B * H, T, K * V, mp_first_change,
                                 mp_work_new, mp_work_free, mp_state,
-                                mp_init_state, mp_step, mp_final };
+                                mp_init_state, 2 * K + V + 2, mp_prepare,
+                                mp_inputs_differ, mp_step, mp_final };
   gc_model *md = &m->inst.model;
   md->abi = GC_MODEL_ABI;
   md->name = "gdn";
@@ -1091,6 +1173,15 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   md->blocks = m->blocks;
   md->n_constants = 5;
   md->constants = m->constants;
+  m->out_blocks[0] = (gc_block) { "o", 0, rows * V, 4, { B, T, H, V } };
+  m->out_blocks[1] = (gc_block) { "S_T", rows * V, B * H * K * V, 4,
+                                  { B, H, K, V } };
+  md->n_outputs = rows * V + B * H * K * V;
+  md->outputs_f32 = outputs_f32;
+  md->outputs_mpfr = outputs_mpfr;
+  md->output_depth = md->forward_depth - 2;
+  md->n_output_blocks = 2;
+  md->output_blocks = m->out_blocks;
   m->inst.destroy = destroy;
   m->inst.n_extra = 2;
   m->inst.extra[0].name = "dO";

@@ -11,7 +11,8 @@ typedef struct gcm_mpseq_cache
   mpfr_t *states;        /* [n_seq][steps + 1][state_size] */
   mpfr_t *prefix;        /* [n_seq][steps + 1] */
   mpfr_t *total;         /* [n_seq]: prefix at the end + final term */
-  size_t n_states, n_prefix, n_total;   /* how many are initialised */
+  mpfr_t *inputs;        /* [n_seq][steps][input_size] */
+  size_t n_states, n_prefix, n_total, n_inputs;  /* how many are set up */
   struct gcm_mpseq_cache *next;
 } cache;
 
@@ -31,6 +32,9 @@ cache_free (cache *k)
     mpfr_clear (k->prefix[i]);
   for (size_t i = 0; i < k->n_total; i++)
     mpfr_clear (k->total[i]);
+  for (size_t i = 0; i < k->n_inputs; i++)
+    mpfr_clear (k->inputs[i]);
+  free (k->inputs);
   free (k->states);
   free (k->prefix);
   free (k->total);
@@ -56,6 +60,7 @@ build (const gcm_mpseq_ops *ops, const void *ctx, const float *x0, size_t n,
        mpfr_prec_t p)
 {
   size_t S = ops->n_seq, T = ops->steps, Z = ops->state_size;
+  size_t I = ops->input_size;
   cache *k = calloc (1, sizeof *k);
   __mpfr_struct *xb = malloc (n * sizeof *xb);
   void *w = NULL;
@@ -65,7 +70,8 @@ build (const gcm_mpseq_ops *ops, const void *ctx, const float *x0, size_t n,
   k->states = malloc (S * (T + 1) * Z * sizeof *k->states);
   k->prefix = malloc (S * (T + 1) * sizeof *k->prefix);
   k->total = malloc (S * sizeof *k->total);
-  if (!k->states || !k->prefix || !k->total
+  k->inputs = malloc ((S * T * I + 1) * sizeof *k->inputs);
+  if (!k->states || !k->prefix || !k->total || !k->inputs
       || !(w = ops->work_new (ctx, p)))
     goto fail;
   for (; k->n_states < S * (T + 1) * Z; k->n_states++)
@@ -74,6 +80,8 @@ build (const gcm_mpseq_ops *ops, const void *ctx, const float *x0, size_t n,
     mpfr_init2 (k->prefix[k->n_prefix], p);
   for (; k->n_total < S; k->n_total++)
     mpfr_init2 (k->total[k->n_total], p);
+  for (; k->n_inputs < S * T * I; k->n_inputs++)
+    mpfr_init2 (k->inputs[k->n_inputs], p);
   for (size_t i = 0; i < n; i++)
     {
       mpfr_init2 (xb + i, 24);
@@ -91,7 +99,11 @@ build (const gcm_mpseq_ops *ops, const void *ctx, const float *x0, size_t n,
             mpfr_set (k->states[(s * (T + 1) + t) * Z + z], st[z], MPFR_RNDN);
           mpfr_set (k->prefix[s * (T + 1) + t], acc, MPFR_RNDN);
           if (t < T)
-            ops->step (ctx, xb, s, t, w, acc);
+            {
+              mpfr_t *in = k->inputs + (s * T + t) * I;
+              ops->prepare (ctx, xb, s, t, w, in);
+              ops->step (ctx, s, t, in, w, acc);
+            }
         }
       ops->final (ctx, s, w, acc);
     }
@@ -136,9 +148,18 @@ gcm_mpseq_loss (gcm_mpseq *c, const gcm_mpseq_ops *ops, const void *ctx,
   mpfr_prec_t p = mpfr_get_prec (loss);
   /* Without a cache (memory ran out) every sequence runs in full.  */
   const cache *k = lookup (c, ops, ctx, x0, n, p);
+  size_t I = ops->input_size;
   void *w = ops->work_new (ctx, p);
-  if (!w)
-    return -1;
+  mpfr_t *in = malloc ((I + 1) * sizeof *in);
+  if (!w || !in)
+    {
+      if (w)
+        ops->work_free (ctx, w);
+      free (in);
+      return -1;
+    }
+  for (size_t i = 0; i < I; i++)
+    mpfr_init2 (in[i], p);
   mpfr_t *st = ops->state (w);
   mpfr_t L, acc;
   mpfr_inits2 (p, L, acc, (mpfr_ptr) 0);
@@ -164,12 +185,21 @@ gcm_mpseq_loss (gcm_mpseq *c, const gcm_mpseq_ops *ops, const void *ctx,
           t0 = 0;
         }
       for (size_t t = t0; t < T; t++)
-        ops->step (ctx, x, s, t, w, acc);
+        if (!k || ops->inputs_differ (ctx, x, s, t))
+          {
+            ops->prepare (ctx, x, s, t, w, in);
+            ops->step (ctx, s, t, in, w, acc);
+          }
+        else
+          ops->step (ctx, s, t, k->inputs + (s * T + t) * I, w, acc);
       ops->final (ctx, s, w, acc);
       mpfr_add (L, L, acc, MPFR_RNDN);
     }
   mpfr_set (loss, L, MPFR_RNDN);
   mpfr_clears (L, acc, (mpfr_ptr) 0);
+  for (size_t i = 0; i < I; i++)
+    mpfr_clear (in[i]);
+  free (in);
   ops->work_free (ctx, w);
   return 0;
 }

@@ -29,10 +29,18 @@ typedef struct gcm_mpseq_ops
   void (*work_free) (const void *ctx, void *work);
   mpfr_t *(*state) (void *work);
   void (*init_state) (const void *ctx, mpfr_srcptr x, size_t s, void *work);
-  /* One step T of sequence S: update the state, add the step's loss
-     contribution to ACC.  */
-  void (*step) (const void *ctx, mpfr_srcptr x, size_t s, size_t t,
-                void *work, mpfr_ptr acc);
+  /* A step's inputs, prepared from X (normalised, gated, exponentiated:
+     the transcendental work of a step): INPUT_SIZE numbers.  The base
+     trajectory keeps them, so that a rerun prepares only the steps whose
+     raw inputs differ from the base point's (INPUTS_DIFFER).  */
+  size_t input_size;
+  void (*prepare) (const void *ctx, mpfr_srcptr x, size_t s, size_t t,
+                   void *work, mpfr_t *in);
+  int (*inputs_differ) (const void *ctx, mpfr_srcptr x, size_t s, size_t t);
+  /* One step T of sequence S from its prepared inputs IN: update the
+     state, add the step's loss contribution to ACC.  */
+  void (*step) (const void *ctx, size_t s, size_t t, mpfr_t *in, void *work,
+                mpfr_ptr acc);
   /* The final-state term of sequence S, added to ACC.  */
   void (*final) (const void *ctx, size_t s, void *work, mpfr_ptr acc);
 } gcm_mpseq_ops;

@@ -38,10 +38,11 @@ typedef struct tg
   gc_constant constants[3];
 } tg;
 
+/* The forward; with MAGNITUDE, the sum of |terms| of the final reduction
+   (manual: "Reference rounding") instead of the loss.  */
 static int
-loss_f32 (void *ctx, const float *x, float *loss)
+forward (tg *t, const float *x, float *loss, bool magnitude)
 {
-  tg *t = ctx;
   size_t m = t->m, k = t->k, n = t->n;
   float *z = malloc (m * n * sizeof *z);
   if (!z)
@@ -49,10 +50,30 @@ loss_f32 (void *ctx, const float *x, float *loss)
   cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) m, (int) n,
                (int) k, 1.0f, x, (int) k, x + m * k, (int) n, 0.0f, z, (int) n);
   for (size_t i = 0; i < m * n; i++)
-    z[i] = tanhf (z[i]);
-  *loss = cblas_sdot ((int) (m * n), z, 1, t->dout, 1);
+    z[i] = magnitude ? fabsf (tanhf (z[i]) * t->dout[i]) : tanhf (z[i]);
+  if (magnitude)
+    {
+      double sum = 0;
+      for (size_t i = 0; i < m * n; i++)
+        sum += z[i];
+      *loss = (float) sum;
+    }
+  else
+    *loss = cblas_sdot ((int) (m * n), z, 1, t->dout, 1);
   free (z);
   return 0;
+}
+
+static int
+loss_f32 (void *ctx, const float *x, float *loss)
+{
+  return forward (ctx, x, loss, false);
+}
+
+static int
+loss_mag_f32 (void *ctx, const float *x, float *mag)
+{
+  return forward (ctx, x, mag, true);
 }
 
 /* The backward; with MAGNITUDE it runs on absolute values (Higham's
@@ -216,6 +237,7 @@ create (const long *v, uint64_t seed, int mutant, gcm_instance **out)
   md->loss_f32 = loss_f32;
   md->grad_f32 = grad_f32;
   md->grad_magnitude_f32 = grad_mag_f32;
+  md->loss_magnitude_f32 = loss_mag_f32;
   md->loss_f64 = loss_f64;
   md->loss_mpfr = loss_mpfr;
   md->ctx = t;

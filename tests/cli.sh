@@ -21,6 +21,19 @@ for m in scratch-zeros scratch-shift-chunk scratch-shift-row pad-leak no-read-sc
   [ "$m" = no-read-scale ] && check "no-read-scale is diagnosed as K^0.5 = 2.8284" grep -q '2.8284 = K^0.5' "$TMPD/m"
 done
 
+expect_rc 0 "kda (chunked) passes" $G run kda --shape T=20 --threads 2
+expect_rc 0 "kda (recurrent) passes" $G run kda --shape T=20,CHUNK=0 --threads 2
+expect_rc 0 "kda forward oracle passes" $G oracle kda
+expect_rc 0 "gdn forward oracle passes" $G oracle gdn
+$G oracle kda --mutant chunk-no-read-scale > "$TMPD/o" 2>&1; rc=$?
+check "oracle: chunk-no-read-scale fails (exit $rc)" test "$rc" -eq 1
+check "oracle: the missing read scale reads 2.8284 = K^0.5" grep -q '2.8284 = K^0.5' "$TMPD/o"
+expect_rc 1 "kda --mutant gate-grad-no-sigmoid fails" $G run kda --shape T=20 --mutant gate-grad-no-sigmoid --threads 2
+expect_rc 2 "kda: HV not a multiple of H" $G run kda --shape H=2,HV=3
+$G oracle tanh-gemm > "$TMPD/e" 2>&1; rc=$?
+check "oracle of a model without outputs: exit 2 (exit $rc)" test "$rc" -eq 2
+check "... naming the missing reference" grep -q 'reference forward' "$TMPD/e"
+
 G="$GRADCHECK"
 $G run tanh-gemm --format json > "$TMPD/j" 2>&1
 check "json report has the documented fields" sh -c "grep -q '\"verdict\":\"pass\"' $TMPD/j && grep -q '\"worst_index\":' $TMPD/j && grep -q '\"worst_nu\":' $TMPD/j && grep -q '\"n_failed\":0' $TMPD/j"
