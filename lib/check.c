@@ -725,6 +725,44 @@ gc__copy_blocks (gc_result *r, const gc_block *blocks, size_t nb)
   return GC_OK;
 }
 
+typedef struct kept
+{
+  struct kept *next;
+  char s[];
+} kept;
+
+const char *
+gc__keep_string (gc_result *r, const char *s)
+{
+  size_t l = strlen (s) + 1;
+  kept *k = malloc (sizeof *k + l);
+  if (!k)
+    return NULL;
+  memcpy (k->s, s, l);
+  k->next = r->strings;
+  r->strings = k;
+  return k->s;
+}
+
+gc_status
+gc__copy_constants (gc_result *r, const gc_constant *c, size_t n)
+{
+  if (!n)
+    return GC_OK;
+  r->constants = calloc (n, sizeof *r->constants);
+  if (!r->constants)
+    return GC_ENOMEM;
+  for (size_t k = 0; k < n; k++)
+    {
+      r->constants[k].value = c[k].value;
+      r->constants[k].name = gc__keep_string (r, c[k].name ? c[k].name : "c");
+      if (!r->constants[k].name)
+        return GC_ENOMEM;
+      r->n_constants = k + 1;
+    }
+  return GC_OK;
+}
+
 /* Blocks must partition [0, n) in order, with consistent shapes.  */
 bool
 gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n)
@@ -801,6 +839,13 @@ gc_result_free (gc_result *r)
   free (r->dirs);
   free (r->blocks);
   free (r->block_names);
+  free (r->constants);
+  for (kept *k = r->strings; k;)
+    {
+      kept *next = k->next;
+      free (k);
+      k = next;
+    }
   free (r);
 }
 
@@ -1001,7 +1046,9 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
       snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (r->status));
       return r->status;
     }
-  if ((r->status = gc__copy_blocks (r, m->blocks, m->n_blocks)) != GC_OK)
+  if ((r->status = gc__copy_blocks (r, m->blocks, m->n_blocks)) != GC_OK
+      || (r->status = gc__copy_constants (r, m->constants, m->n_constants))
+         != GC_OK)
     return r->status;
 
   shared sh;
@@ -1129,6 +1176,6 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
     snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (st));
   gc__summarise (r);
   if (st == GC_OK)
-    gc__diagnose (r, m);
+    gc__diagnose (r);
   return st;
 }

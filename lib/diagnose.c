@@ -37,7 +37,7 @@ explained_by_factor (const gc_direction *d, double c)
    constants, e in {1, -1, 1/2, -1/2}; a match must lie within DC, the
    uncertainty of c.  */
 static bool
-closed_form (double c, double dc, const gc_model *m, char *out, size_t size)
+closed_form (double c, double dc, const gc_result *m, char *out, size_t size)
 {
   struct { const char *name; double v; } bases[16];
   size_t nb = 0;
@@ -95,7 +95,7 @@ describe_range (const gc_result *r, size_t first, size_t last, char *out,
 }
 
 void
-gc__diagnose (gc_result *r, const gc_model *m)
+gc__diagnose (gc_result *r)
 {
   gc_diagnosis *dg = &r->diagnosis;
   memset (dg, 0, sizeof *dg);
@@ -207,7 +207,7 @@ gc__diagnose (gc_result *r, const gc_model *m)
           if (all)
             {
               dg->factor = c;
-              closed_form (c, dc, m, dg->closed_form, sizeof dg->closed_form);
+              closed_form (c, dc, r, dg->closed_form, sizeof dg->closed_form);
               char num[32];
               snprintf (num, sizeof num, "%.5g", c);
               bool same = strcmp (num, dg->closed_form) == 0;

@@ -91,7 +91,8 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
   r->lambda_forward = r->lambda_backward
     = gc__lambda (o->false_alarm, 2 * no, r->forward_depth);
   if ((st = gc__copy_blocks (r, m->output_blocks, m->n_output_blocks))
-      != GC_OK)
+      != GC_OK
+      || (st = gc__copy_constants (r, m->constants, m->n_constants)) != GC_OK)
     return stop (r, st, 0, gc_strerror (st));
 
   float *of = malloc (no * sizeof *of);
@@ -211,6 +212,6 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
     r->n_directions = 0;
   gc__summarise (r);
   if (r->status == GC_OK)
-    gc__diagnose (r, m);
+    gc__diagnose (r);
   return r->status;
 }

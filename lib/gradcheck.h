@@ -42,6 +42,7 @@ typedef enum gc_status
   GC_EDIRECTION,   /* an explicit direction index out of range */
   GC_EABI,         /* a model description of another ABI version */
   GC_EFORMAT,      /* a malformed string given to a parser */
+  GC_EMISMATCH,    /* shard reports that do not belong together */
   GC_STATUS_COUNT
 } gc_status;
 
@@ -317,10 +318,14 @@ typedef struct gc_result
   gc_direction_kind direction_kind;
   gc_direction *dirs;      /* n_directions of them */
   gc_diagnosis diagnosis;
-  /* The model's blocks, copied so that the result outlives the model.  */
+  /* The model's blocks and constants, copied so that the result outlives
+     the model (and a report read back can be diagnosed again).  */
   size_t n_blocks;
   gc_block *blocks;
   char *block_names;
+  size_t n_constants;
+  gc_constant *constants;
+  void *strings;           /* storage of strings read back (internal) */
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).
@@ -350,6 +355,24 @@ gc_status gc_forward_check (const gc_model *model, const float *x,
    (always terminated); returns BUF.  */
 char *gc_param_name (const gc_result *result, size_t index, char *buf,
                      size_t size);
+
+/* ---------------------------------------------------------------------- */
+/* Shards                                                                  */
+
+/* Read a JSON report written by gc_report (..., GC_FMT_JSON) back into a
+   new result (free with gc_result_free): every direction with its values
+   and term values, the worst direction with its terms' inputs, blocks and
+   constants.  TEXT is untrusted: GC_EFORMAT for anything malformed.  */
+gc_status gc_result_parse_json (const char *text, size_t len,
+                                gc_result **result);
+
+/* Combine the N shard results of one check (options shard_index of
+   shard_count) into the result the unsharded check gives: directions in
+   order, counts, verdict, worst direction and diagnosis recomputed.
+   GC_EMISMATCH when the shards are of different checks, or a shard is
+   missing or repeated.  The shards are not modified.  */
+gc_status gc_result_merge (gc_result *const *shards, size_t n,
+                           gc_result **merged);
 
 /* ---------------------------------------------------------------------- */
 /* Reports                                                                 */

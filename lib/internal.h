@@ -54,13 +54,21 @@ double gc__lambda (double alpha, size_t m, size_t d);
 mpfr_prec_t gc__default_precision (void);
 int gc__default_step_exponent (gc_reference ref, mpfr_prec_t p);
 
+/* Status names as the JSON report writes them ("ECALLBACK").  */
+const char *gc__status_name (gc_status s);
+int gc__status_from_name (const char *name);
+
 /* Shared by gc_check and gc_forward_check (check.c).  */
 gc_status gc__copy_blocks (gc_result *r, const gc_block *blocks, size_t nb);
+gc_status gc__copy_constants (gc_result *r, const gc_constant *c, size_t n);
+/* Keep a copy of S with the result (freed by gc_result_free); NULL when
+   memory runs out.  */
+const char *gc__keep_string (gc_result *r, const char *s);
 bool gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n);
 void gc__summarise (gc_result *r);
 
 /* The diagnosis of a finished result (diagnose.c).  */
-void gc__diagnose (gc_result *r, const gc_model *m);
+void gc__diagnose (gc_result *r);
 
 /* Term constructors (errmodel.c).  */
 void gc__term_truncation (gc_term *t, double d1, double d2, double diff,

@@ -37,15 +37,6 @@ diagnosis_name (gc_diagnosis_kind k)
   return "unknown";
 }
 
-static const char *
-status_name (gc_status s)
-{
-  static const char *const names[] = {
-    "ok", "EINVAL", "EEMPTY", "ENOMEM", "ECALLBACK", "ENONFINITE", "ESTEP",
-    "EPREC", "ENOREF", "EDIRECTION", "EABI", "EFORMAT" };
-  return (unsigned) s < sizeof names / sizeof names[0] ? names[s] : "unknown";
-}
-
 static void
 describe_reference (gc__buf *b, const gc_result *r)
 {
@@ -362,7 +353,7 @@ report_json (gc__buf *b, const gc_result *r)
     gc__buf_puts (b, "null");
   gc__buf_puts (b, ",\"forward_budget_ulps\":");
   gc__buf_json_number (b, r->forward_budget_ulps);
-  gc__buf_printf (b, ",\"status\":\"%s\",\"detail\":", status_name (r->status));
+  gc__buf_printf (b, ",\"status\":\"%s\",\"detail\":", gc__status_name (r->status));
   gc__buf_json_string (b, r->detail);
   gc__buf_printf (b, ",\"verdict\":\"%s\"", gc_verdict_name (r->verdict));
   gc__buf_printf (b, ",\"n_directions\":%zu,\"n_total\":%zu,"
@@ -398,6 +389,15 @@ report_json (gc__buf *b, const gc_result *r)
   gc__buf_json_string (b, dg->block);
   gc__buf_puts (b, ",\"text\":");
   gc__buf_json_string (b, dg->text);
+  gc__buf_puts (b, "},\"constants\":{");
+  for (size_t k = 0; k < r->n_constants; k++)
+    {
+      if (k)
+        gc__buf_puts (b, ",");
+      gc__buf_json_string (b, r->constants[k].name);
+      gc__buf_puts (b, ":");
+      gc__buf_json_number (b, r->constants[k].value);
+    }
   gc__buf_puts (b, "},\"blocks\":[");
   for (size_t k = 0; k < r->n_blocks; k++)
     {

@@ -2,6 +2,8 @@
 
 #include "internal.h"
 
+#include <string.h>
+
 const char *
 gc_strerror (gc_status status)
 {
@@ -19,9 +21,30 @@ gc_strerror (gc_status status)
     case GC_EDIRECTION: return "a direction index is out of range";
     case GC_EABI: return "the model description has another ABI version";
     case GC_EFORMAT: return "malformed input";
+    case GC_EMISMATCH: return "shard reports that do not belong together";
     case GC_STATUS_COUNT: break;
     }
   return "unknown status";
+}
+
+static const char *const status_names[] = {
+  "ok", "EINVAL", "EEMPTY", "ENOMEM", "ECALLBACK", "ENONFINITE", "ESTEP",
+  "EPREC", "ENOREF", "EDIRECTION", "EABI", "EFORMAT", "EMISMATCH" };
+
+const char *
+gc__status_name (gc_status s)
+{
+  return (unsigned) s < sizeof status_names / sizeof status_names[0]
+         ? status_names[s] : "unknown";
+}
+
+int
+gc__status_from_name (const char *name)
+{
+  for (size_t k = 0; k < sizeof status_names / sizeof status_names[0]; k++)
+    if (strcmp (status_names[k], name) == 0)
+      return (int) k;
+  return -1;
 }
 
 const char *
