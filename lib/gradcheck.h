@@ -143,6 +143,34 @@ typedef struct gc_model
 } gc_model;
 
 /* ---------------------------------------------------------------------- */
+/* Plugins: user models for the gradcheck command                           */
+
+/* A plugin is a shared object that exports one function,
+   GC_PLUGIN_SYMBOL, of type gc_plugin_fn.  ARGS is the command's --shape
+   string (NULL when none was given), for the plugin to parse as it likes.
+   The function returns a description that stays valid until the process
+   ends, or NULL on failure.  The command refuses a description of another
+   ABI version, a NULL model or point, or a point shorter than the model's
+   n, with exit status 2.  */
+#define GC_PLUGIN_ABI 1
+#define GC_PLUGIN_SYMBOL "gradcheck_plugin"
+
+typedef struct gc_plugin
+{
+  int abi;                 /* GC_PLUGIN_ABI */
+  const char *name;
+  const gc_model *model;   /* model->abi == GC_MODEL_ABI */
+  const float *x;          /* the point to check at */
+  size_t x_count;          /* floats in x: at least model->n */
+} gc_plugin;
+
+typedef const gc_plugin *(*gc_plugin_fn) (const char *args);
+
+/* The function a plugin defines (declared here for the plugin's own
+   compilation; libgradcheck neither defines nor calls it).  */
+const gc_plugin *gradcheck_plugin (const char *args);
+
+/* ---------------------------------------------------------------------- */
 /* Options                                                                 */
 
 typedef enum gc_reference

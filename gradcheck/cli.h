@@ -1,0 +1,61 @@
+/* cli.h -- the parts of the gradcheck command, shared between its files.  */
+
+#ifndef GC_CLI_H
+#define GC_CLI_H
+
+#include "gradcheck.h"
+#include "models.h"
+
+#include <stdbool.h>
+
+enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
+
+extern const char *progname;
+
+/* Print "gradcheck: <message>" and the hint to --help on stderr.  */
+void usage_error (const char *fmt, ...)
+  __attribute__ ((format (printf, 1, 2)));
+
+/* The options of every subcommand that checks a model.  */
+typedef struct cli_args
+{
+  const char *cmd;          /* "run", "oracle", "explain", "sweep", "steps" */
+  const char *model;        /* built-in name, or NULL */
+  const char *plugin;       /* --plugin FILE.so */
+  const char *shape;
+  const char *mutant;
+  const char *dump;         /* --dump DIR */
+  const char *output;       /* --output FILE (steps) */
+  gc_format format;
+  bool format_set;
+  gc_options opts;
+  size_t *indices;
+  uint64_t seed;
+  long index;               /* --index (explain, steps); -1 when unset */
+} cli_args;
+
+/* A model to check: a built-in instance or a plugin's description.  */
+typedef struct cli_model
+{
+  const gc_model *model;
+  const float *x;
+  gcm_instance *inst;       /* built-in, or NULL */
+  void *dl;                 /* plugin handle, or NULL */
+} cli_model;
+
+/* Build the model named by ARGS; on failure print why and return an exit
+   code (>= 0); -1 on success.  */
+int cli_model_open (const cli_args *a, cli_model *cm);
+void cli_model_close (cli_model *cm);
+
+/* --dump DIR: every parameter, gradient, output and cotangent tensor of
+   the check as .npy files (npy.c).  Returns an exit code or -1.  */
+int cli_dump (const char *dir, const cli_model *cm, const gc_result *r);
+
+/* gradcheck sweep (sweep.c); ARGV are the subcommand's arguments.  */
+int cli_sweep (int argc, char **argv, const cli_args *a);
+
+/* gradcheck steps (steps.c).  */
+int cli_steps (const cli_args *a, const cli_model *cm);
+
+#endif

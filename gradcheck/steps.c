@@ -1,0 +1,264 @@
+/* steps.c -- gradcheck steps: the error of the central difference against
+   the step h, for the f32 and the MPFR reference, beside the derived
+   reference terms (truncation + reference rounding).  The f32 curve is the
+   classic V: truncation falls as h^2 to the right, rounding rises as 1/h
+   to the left; the MPFR curve has no left arm at any step the f32 point
+   can resolve.  A table on standard output, an SVG plot in a file.  */
+
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NSTEPS = 48 };
+
+typedef struct point
+{
+  double h;
+  double err[2];     /* f32, MPFR: |D(h) - exact|; NAN: not available */
+  double bar[2];     /* truncation + reference rounding */
+} point;
+
+static gc_status
+one (const cli_model *cm, gc_reference ref, mpfr_prec_t prec, double h,
+     size_t index, gc_direction *out, gc_result **keep)
+{
+  gc_options o;
+  gc_options_init (&o);
+  o.reference = ref;
+  o.precision = prec;
+  o.step = h;
+  o.directions = GC_DIR_LIST;
+  o.indices = &index;
+  o.n_indices = 1;
+  gc_result *r = NULL;
+  gc_status st = gc_check (cm->model, cm->x, &o, &r);
+  if (st == GC_OK)
+    *out = r->dirs[0];
+  if (keep && st == GC_OK)
+    *keep = r;
+  else
+    gc_result_free (r);
+  return st;
+}
+
+/* x and y of the plot: log10 of h and of the error.  */
+typedef struct frame
+{
+  double x0, x1, y0, y1;
+  int w, h, l, r, t, b;
+} frame;
+
+static double
+px (const frame *f, double lx)
+{
+  return f->l + (lx - f->x0) / (f->x1 - f->x0) * (f->w - f->l - f->r);
+}
+
+static double
+py (const frame *f, double ly)
+{
+  if (ly < f->y0)
+    ly = f->y0;
+  return f->t + (f->y1 - ly) / (f->y1 - f->y0) * (f->h - f->t - f->b);
+}
+
+static void
+polyline (FILE *o, const frame *f, const point *pt, size_t n, int which,
+          bool bar, const char *color, const char *dash)
+{
+  bool open = false;
+  for (size_t k = 0; k < n; k++)
+    {
+      double v = bar ? pt[k].bar[which] : pt[k].err[which];
+      if (isnan (v))
+        {
+          if (open)
+            fprintf (o, "\"/>\n");
+          open = false;
+          continue;
+        }
+      double ly = v > 0 ? log10 (v) : f->y0;
+      if (!open)
+        fprintf (o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s"
+                 " points=\"", color, dash);
+      fprintf (o, "%.1f,%.1f ", px (f, log10 (pt[k].h)), py (f, ly));
+      open = true;
+    }
+  if (open)
+    fprintf (o, "\"/>\n");
+}
+
+static bool
+svg (const char *path, const char *model, size_t index, const char *name,
+     const point *pt, size_t n, double adjoint, double exact)
+{
+  FILE *o = fopen (path, "w");
+  if (!o)
+    return false;
+  frame f = { log10 (pt[n - 1].h), log10 (pt[0].h), 0, 0, 760, 480, 80, 170,
+              50, 60 };
+  double lo = INFINITY, hi = -INFINITY;
+  for (size_t k = 0; k < n; k++)
+    for (int w = 0; w < 2; w++)
+      {
+        double vals[2] = { pt[k].err[w], pt[k].bar[w] };
+        for (int q = 0; q < 2; q++)
+          if (vals[q] > 0 && isfinite (vals[q]))
+            {
+              lo = fmin (lo, log10 (vals[q]));
+              hi = fmax (hi, log10 (vals[q]));
+            }
+      }
+  if (adjoint > 0)
+    {
+      lo = fmin (lo, log10 (adjoint));
+      hi = fmax (hi, log10 (adjoint));
+    }
+  if (!isfinite (lo))
+    lo = -20, hi = 0;
+  f.y0 = floor (lo) - 1;
+  f.y1 = ceil (hi) + 1;
+  fprintf (o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+           "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" "
+           "font-size=\"12\">\n", f.w, f.h, f.w, f.h);
+  fprintf (o, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+  fprintf (o, "<text x=\"%d\" y=\"24\" font-size=\"15\">gradcheck steps: "
+           "%s, %s (parameter %zu); exact derivative %.9g</text>\n", f.l,
+           model, name, index, exact);
+  /* decades */
+  for (double y = f.y0; y <= f.y1; y += 1)
+    {
+      fprintf (o, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
+               "stroke=\"#ddd\"/>\n", f.l, f.w - f.r, py (&f, y), py (&f, y));
+      fprintf (o, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">1e%d</text>\n",
+               f.l - 6, py (&f, y) + 4, (int) y);
+    }
+  for (double x = ceil (f.x0); x <= f.x1; x += 2)
+    {
+      fprintf (o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
+               "stroke=\"#eee\"/>\n", px (&f, x), px (&f, x), f.t,
+               f.h - f.b);
+      fprintf (o, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">1e%d"
+               "</text>\n", px (&f, x), f.h - f.b + 16, (int) x);
+    }
+  fprintf (o, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+           "fill=\"none\" stroke=\"black\"/>\n", f.l, f.t, f.w - f.l - f.r,
+           f.h - f.t - f.b);
+  fprintf (o, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">step h</text>\n",
+           (f.l + f.w - f.r) / 2, f.h - 20);
+  fprintf (o, "<text x=\"18\" y=\"%d\" transform=\"rotate(-90 18 %d)\" "
+           "text-anchor=\"middle\">|D(h) - exact| and the derived terms</text>\n",
+           (f.t + f.h - f.b) / 2, (f.t + f.h - f.b) / 2);
+  if (adjoint > 0)
+    fprintf (o, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
+             "stroke=\"#888\" stroke-dasharray=\"2,4\" stroke-width=\"2\"/>\n",
+             f.l, f.w - f.r, py (&f, log10 (adjoint)), py (&f, log10 (adjoint)));
+  polyline (o, &f, pt, n, 0, false, "#c0392b", "");
+  polyline (o, &f, pt, n, 0, true, "#c0392b", " stroke-dasharray=\"6,4\"");
+  polyline (o, &f, pt, n, 1, false, "#2471a3", "");
+  polyline (o, &f, pt, n, 1, true, "#2471a3", " stroke-dasharray=\"6,4\"");
+  static const struct { const char *label, *color, *dash; } legend[] = {
+    { "f32 error", "#c0392b", "" },
+    { "f32 bar (T + E)", "#c0392b", "6,4" },
+    { "MPFR error", "#2471a3", "" },
+    { "MPFR bar (T + E)", "#2471a3", "6,4" },
+    { "adjoint term", "#888", "2,4" } };
+  for (int k = 0; k < 5; k++)
+    {
+      int y = f.t + 14 + 22 * k, x = f.w - f.r + 14;
+      fprintf (o, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"%s\" "
+               "stroke-width=\"2\"%s%s%s/>\n", x, x + 30, y, y,
+               legend[k].color, legend[k].dash[0] ? " stroke-dasharray=\"" : "",
+               legend[k].dash, legend[k].dash[0] ? "\"" : "");
+      fprintf (o, "<text x=\"%d\" y=\"%d\">%s</text>\n", x + 36, y + 4,
+               legend[k].label);
+    }
+  fprintf (o, "</svg>\n");
+  return fclose (o) == 0;
+}
+
+int
+cli_steps (const cli_args *a, const cli_model *cm)
+{
+  if ((size_t) a->index >= cm->model->n)
+    {
+      usage_error ("--index %ld is out of range: the model has %zu "
+                   "parameters", a->index, cm->model->n);
+      return EXIT_USAGE;
+    }
+  size_t idx = (size_t) a->index;
+  if (!cm->model->loss_mpfr)
+    {
+      fprintf (stderr, "%s: steps needs a model with an MPFR forward\n",
+               progname);
+      return EXIT_USAGE;
+    }
+  /* The exact derivative: MPFR at 256 bits, the derived step (its error is
+     about 2^-170 of the gradient's scale).  */
+  gc_direction ex;
+  gc_result *er = NULL;
+  gc_status st = one (cm, GC_REF_MPFR, 256, 0, idx, &ex, &er);
+  if (st != GC_OK)
+    {
+      fprintf (stderr, "%s: %s\n", progname, gc_strerror (st));
+      return st == GC_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+    }
+  char name[96];
+  gc_param_name (er, idx, name, sizeof name);
+  double exact = ex.reference, adjoint = ex.terms[GC_TERM_ADJOINT].value;
+  gc_result_free (er);
+  double xi = fabs ((double) cm->x[idx]);
+  double top = ldexp (1.0, (int) ceil (log2 (fmax (xi, 0x1p-10))));
+  point pt[NSTEPS];
+  for (size_t k = 0; k < NSTEPS; k++)
+    {
+      pt[k].h = ldexp (top, -(int) k - 1);
+      for (int w = 0; w < 2; w++)
+        {
+          gc_direction d;
+          st = one (cm, w ? GC_REF_MPFR : GC_REF_F32,
+                    a->opts.precision, pt[k].h, idx, &d, NULL);
+          if (st == GC_OK)
+            {
+              pt[k].err[w] = fabs (d.reference - exact);
+              pt[k].bar[w] = d.terms[GC_TERM_TRUNCATION].value
+                             + d.terms[GC_TERM_REFERENCE].value;
+            }
+          else if (st == GC_ESTEP || st == GC_ENONFINITE)
+            pt[k].err[w] = pt[k].bar[w] = NAN;   /* the step vanished */
+          else
+            {
+              fprintf (stderr, "%s: %s\n", progname, gc_strerror (st));
+              return st == GC_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+            }
+        }
+    }
+  printf ("# gradcheck steps: %s, %s (parameter %zu)\n",
+          cm->model->name ? cm->model->name : "model", name, idx);
+  printf ("# exact derivative %.17g (MPFR, 256 bits); adjoint term %.3e\n",
+          exact, adjoint);
+  printf ("# h\tf32_error\tf32_bar\tmpfr_error\tmpfr_bar\n");
+  for (size_t k = 0; k < NSTEPS; k++)
+    printf ("%.6e\t%.6e\t%.6e\t%.6e\t%.6e\n", pt[k].h, pt[k].err[0],
+            pt[k].bar[0], pt[k].err[1], pt[k].bar[1]);
+  char def[256];
+  const char *path = a->output;
+  if (!path)
+    {
+      snprintf (def, sizeof def, "steps-%s-%zu.svg",
+                cm->model->name ? cm->model->name : "model", idx);
+      path = def;
+    }
+  if (!svg (path, cm->model->name ? cm->model->name : "model", idx, name, pt,
+            NSTEPS, adjoint, exact))
+    {
+      fprintf (stderr, "%s: cannot write %s\n", progname, path);
+      return EXIT_USAGE;
+    }
+  printf ("# plot: %s\n", path);
+  return fflush (stdout) == 0 ? EXIT_PASS : EXIT_INTERNAL;
+}

@@ -1,0 +1,117 @@
+#!/bin/sh
+# commands.sh -- explain, sweep, steps, merge with shards, --dump, plugins
+# (the example round trip, and plugins that lie).
+. "${srcdir:-.}/tests/tap.sh"
+G=$GRADCHECK
+B=${TESTBIN:-tests}
+
+# explain: the derivation of one direction as Markdown
+$G explain tanh-gemm --index 19 > "$TMPD/ex" 2>&1; rc=$?
+check "explain exits 0 (exit $rc)" test "$rc" -eq 0
+check "explain prints the Markdown derivation of W[1,3]" grep -q '^# Derivation of the pass bar: W\[1,3\] (parameter 19)' "$TMPD/ex"
+check "explain lists the three terms" test "$(grep -c '^## ' "$TMPD/ex")" -eq 3
+check "explain names the inputs" grep -q '| `lambda` |' "$TMPD/ex"
+expect_rc 2 "explain without --index" $G explain tanh-gemm
+expect_rc 2 "explain with an index out of range" $G explain tanh-gemm --index 100000
+$G explain tanh-gemm --index 3 --format json > "$TMPD/exj"
+check "explain --format json is JSON with terms" grep -q '"terms":\[{"name":"truncation"' "$TMPD/exj"
+
+# shards: the merged report equals the unsharded one, field for field
+$G run tanh-gemm --format json > "$TMPD/whole.json"
+for i in 0 1 2; do $G run tanh-gemm --shard $i/3 --format json > "$TMPD/s$i.json"; done
+$G merge --format json "$TMPD/s2.json" "$TMPD/s0.json" "$TMPD/s1.json" > "$TMPD/merged.json"; rc=$?
+check "merge of 3 shards exits 0 (exit $rc)" test "$rc" -eq 0
+check "shard + merge equals the unsharded JSON report" cmp -s "$TMPD/whole.json" "$TMPD/merged.json"
+$G run tanh-gemm --mutant dw-twice --format json > "$TMPD/wm.json"
+for i in 0 1; do $G run tanh-gemm --mutant dw-twice --shard $i/2 --format json > "$TMPD/m$i.json"; done
+$G merge --format json "$TMPD/m0.json" "$TMPD/m1.json" > "$TMPD/mm.json"; rc=$?
+check "merge of a failing check exits 1 (exit $rc)" test "$rc" -eq 1
+check "merged failing report equals the unsharded one (diagnosis included)" cmp -s "$TMPD/wm.json" "$TMPD/mm.json"
+$G run gdn --directions random:6 --format json > "$TMPD/gw.json"
+for i in 0 1; do $G run gdn --directions random:6 --shard $i/2 --format json > "$TMPD/g$i.json"; done
+$G merge --format json "$TMPD/g0.json" "$TMPD/g1.json" > "$TMPD/gm.json"
+check "gdn random directions: shard + merge equals unsharded" cmp -s "$TMPD/gw.json" "$TMPD/gm.json"
+expect_rc 2 "merge with a shard missing" $G merge "$TMPD/s0.json" "$TMPD/s1.json"
+expect_rc 2 "merge with a shard repeated" $G merge "$TMPD/s0.json" "$TMPD/s0.json" "$TMPD/s1.json"
+expect_rc 2 "merge of shards of different checks" $G merge "$TMPD/s0.json" "$TMPD/m1.json"
+printf '{"kind":"gradient","model":' > "$TMPD/bad.json"
+expect_rc 2 "merge of a truncated report" $G merge "$TMPD/bad.json"
+expect_rc 2 "merge of a missing file" $G merge "$TMPD/nonexistent.json"
+expect_rc 2 "merge with no report" $G merge
+expect_rc 2 "bad --shard" $G run tanh-gemm --shard 3/3
+expect_rc 2 "bad --shard syntax" $G run tanh-gemm --shard 1-3
+
+# --threads: identical reports
+$G run gdn --directions random:8 --threads 1 --format json > "$TMPD/t1"
+$G run gdn --directions random:8 --threads 2 --format json > "$TMPD/t2"
+check "gdn: --threads 2 equals --threads 1" cmp -s "$TMPD/t1" "$TMPD/t2"
+
+# no progress on stderr when stderr is not a terminal
+$G run tanh-gemm > /dev/null 2> "$TMPD/err"
+check "no progress output when stderr is not a terminal" test ! -s "$TMPD/err"
+
+# steps: a table and a well-formed SVG
+$G steps tanh-gemm --index 19 --output "$TMPD/steps.svg" > "$TMPD/steps.txt"; rc=$?
+check "steps exits 0 (exit $rc)" test "$rc" -eq 0
+check "steps writes a well-formed SVG" "$B/svgcheck" "$TMPD/steps.svg"
+check "the SVG has the four curves" test "$(grep -c '<polyline' "$TMPD/steps.svg")" -ge 4
+check "steps prints 48 rows of data" test "$(grep -vc '^#' "$TMPD/steps.txt")" -eq 48
+# The V: the f32 error at the largest step (truncation) and at a small
+# step (rounding) both exceed the error at the derived step 2^-8 s.
+v=$(awk '!/^#/ { e[NR] = $2 } END { mid = e[11]; print (e[4] > mid && e[25] > mid) ? "yes" : "no" }' "$TMPD/steps.txt")
+check "the f32 error is V-shaped around the derived step" test "$v" = yes
+expect_rc 2 "steps without --index" $G steps tanh-gemm
+
+# --dump: loadable .npy files whose shapes match the model's
+rm -rf "$TMPD/dump"
+$G run gdn --shape T=5,BT=4 --dump "$TMPD/dump" > /dev/null; rc=$?
+check "--dump exits 0 (exit $rc)" test "$rc" -eq 0
+for t in q:1,5,2,8 k:1,5,2,8 v:1,5,2,8 g:1,5,2 beta_logit:1,5,2 S0:1,2,8,8 \
+         grad_q:1,5,2,8 grad_S0:1,2,8,8 ref_grad_v:1,5,2,8 dO:1,5,2,8 \
+         dS_T:1,2,8,8 out_o:1,5,2,8 out_S_T:1,2,8,8; do
+  f=${t%%:*}; want=${t#*:}
+  got=$("$B/npycheck" "$TMPD/dump/$f.npy" 2>/dev/null)
+  check "--dump $f.npy is a float32 .npy of shape ($want) (got $got)" test "$got" = "$want"
+done
+
+# plugins: the example round trip, and plugins that lie
+if [ -n "$PLUGIN_EXAMPLE" ] && [ -f "$PLUGIN_EXAMPLE" ]; then
+  $G run --plugin "$PLUGIN_EXAMPLE" --shape 12 > "$TMPD/pl" 2>&1; rc=$?
+  check "the example plugin passes (exit $rc)" test "$rc" -eq 0
+  check "... with its own model name and size" grep -q 'model example-plugin, 12 parameters' "$TMPD/pl"
+  expect_rc 0 "the example plugin in f32 mode" $G run --plugin "$PLUGIN_EXAMPLE" --ref f32
+  expect_rc 2 "the example plugin refuses a bad argument" $G run --plugin "$PLUGIN_EXAMPLE" --shape 0
+else
+  skip "plugin example" "not built"
+fi
+if [ -n "$PLUGIN_LIAR" ] && [ -f "$PLUGIN_LIAR" ]; then
+  expect_rc 0 "an honest plugin passes" $G run --plugin "$PLUGIN_LIAR" --ref f64
+  for lie in abi model-abi n null nullx none; do
+    $G run --plugin "$PLUGIN_LIAR" --shape "$lie" > /dev/null 2> "$TMPD/le"; rc=$?
+    check "a plugin that lies ($lie) is refused with exit 2 and a reason (exit $rc: $(head -1 "$TMPD/le"))" \
+      sh -c "test $rc -eq 2 && grep -q 'refused\|lacks\|ABI' '$TMPD/le'"
+  done
+else
+  skip "lying plugins" "not built"
+fi
+expect_rc 2 "a plugin file that does not exist" $G run --plugin /nonexistent.so
+expect_rc 2 "a file that is not a plugin" $G run --plugin "$G"
+expect_rc 2 "a model and a plugin" $G run gdn --plugin "$PLUGIN_LIAR"
+
+# sweep: a table of kernels (a pinned kernel is respected)
+$G sweep tanh-gemm --directions random:4 > "$TMPD/sw"; rc=$?
+check "sweep exits 0 (exit $rc)" test "$rc" -eq 0
+check "sweep prints a table with a verdict per kernel" grep -q ' pass ' "$TMPD/sw"
+if [ -n "$(pinned_kernel)" ]; then
+  check "sweep says the kernel is pinned" grep -q 'pins a kernel' "$TMPD/sw"
+fi
+$G sweep tanh-gemm --mutant dw-twice --directions random:4 > /dev/null; rc=$?
+check "sweep of a mutant exits 1 (exit $rc)" test "$rc" -eq 1
+$G sweep tanh-gemm --directions random:4 --format json > "$TMPD/swj"
+check "sweep --format json" grep -q '"kernels":\[{"coretype"' "$TMPD/swj"
+
+# every subcommand has --help
+for c in list run oracle explain sweep steps merge; do
+  check "gradcheck $c --help" sh -c "$G $c --help | grep -q '^Usage: gradcheck $c'"
+done
+done_testing
