@@ -212,7 +212,9 @@ cli_steps (const cli_args *a, const cli_model *cm)
   double exact = ex.reference, adjoint = ex.terms[GC_TERM_ADJOINT].value;
   gc_result_free (er);
   double xi = fabs ((double) cm->x[idx]);
-  double top = ldexp (1.0, (int) ceil (log2 (fmax (xi, 0x1p-10))));
+  /* From twice the parameter's scale (at least 1/4, so that the
+     truncation arm shows for small parameters) down 48 halvings.  */
+  double top = ldexp (1.0, (int) ceil (log2 (fmax (xi, 0x1p-3))) + 2);
   point pt[NSTEPS];
   for (size_t k = 0; k < NSTEPS; k++)
     {
