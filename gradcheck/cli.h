@@ -55,6 +55,14 @@ int cli_dump (const char *dir, const cli_model *cm, const gc_result *r);
 /* gradcheck sweep (sweep.c); ARGV are the subcommand's arguments.  */
 int cli_sweep (int argc, char **argv, const cli_args *a);
 
+/* MPI (mpi.c): initialise when started by a launcher; the number of ranks
+   and this one's; gather the ranks' results on rank 0 and merge them;
+   finish with rank 0's exit code everywhere.  */
+void cli_mpi_init (int *argc, char ***argv);
+int cli_mpi_ranks (size_t *rank);
+gc_result *cli_mpi_gather (const gc_result *mine, gc_status *st);
+int cli_mpi_finish (int code);
+
 /* gradcheck steps (steps.c).  */
 int cli_steps (const cli_args *a, const cli_model *cm);
 

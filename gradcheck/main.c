@@ -615,11 +615,48 @@ cmd_check (int argc, char **argv)
   /* Directions run in our own threads: OpenBLAS gets one thread per worker,
      so that results do not depend on --threads.  */
   openblas_set_num_threads (1);
-  if (isatty (STDERR_FILENO) && !oracle)
+  size_t rank;
+  int ranks = cli_mpi_ranks (&rank);
+  if (ranks > 1)
+    {
+      if (oracle || explain || a.opts.shard_count > 1)
+        {
+          if (rank == 0)
+            usage_error ("under mpirun, run spreads the directions itself: "
+                         "no --shard, no oracle or explain");
+          cli_model_close (&cm);
+          rc = EXIT_USAGE;
+          goto out;
+        }
+      a.opts.shard_index = rank;
+      a.opts.shard_count = (size_t) ranks;
+    }
+  if (isatty (STDERR_FILENO) && !oracle && rank == 0)
     a.opts.progress = progress;
   gc_result *r = NULL;
   gc_status st = oracle ? gc_forward_check (cm.model, cm.x, &a.opts, &r)
                         : gc_check (cm.model, cm.x, &a.opts, &r);
+  if (ranks > 1 && r)
+    {
+      /* One report for the whole check, from rank 0.  */
+      gc_result *m = cli_mpi_gather (r, &st);
+      gc_result_free (r);
+      r = m;
+      if (rank != 0)
+        {
+          cli_model_close (&cm);
+          rc = EXIT_PASS;
+          goto out;
+        }
+      if (!r)
+        {
+          fprintf (stderr, "%s: gathering the ranks' reports: %s\n",
+                   progname, gc_strerror (st));
+          cli_model_close (&cm);
+          rc = EXIT_INTERNAL;
+          goto out;
+        }
+    }
   if (!r)
     {
       fprintf (stderr, "%s: %s\n", progname, gc_strerror (st));
@@ -813,8 +850,17 @@ cmd_merge (int argc, char **argv)
   return rc;
 }
 
+static int dispatch (int argc, char **argv);
+
 int
 main (int argc, char **argv)
+{
+  cli_mpi_init (&argc, &argv);
+  return cli_mpi_finish (dispatch (argc, argv));
+}
+
+static int
+dispatch (int argc, char **argv)
 {
   if (argc < 2)
     {
