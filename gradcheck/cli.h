@@ -43,6 +43,17 @@ typedef struct cli_model
   void *dl;                 /* plugin handle, or NULL */
 } cli_model;
 
+/* Option strings (args.c): each returns false for a malformed string.  */
+bool cli_parse_u64 (const char *s, uint64_t *out);
+bool cli_parse_format (const char *s, gc_format *f);
+/* all, random:K, or I,J,...: sets O's direction fields; a list goes to a
+   new *INDICES (the old one freed), which O then points at.  */
+bool cli_parse_directions (const char *s, gc_options *o, size_t **indices);
+/* I/N with 0 <= I < N.  */
+bool cli_parse_shard (const char *s, gc_options *o);
+/* Why a plugin's description cannot be used, or NULL when it can.  */
+const char *cli_plugin_refusal (const gc_plugin *pl);
+
 /* Build the model named by ARGS; on failure print why and return an exit
    code (>= 0); -1 on success.  */
 int cli_model_open (const cli_args *a, cli_model *cm);

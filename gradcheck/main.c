@@ -157,80 +157,6 @@ cmd_list (void)
 /* ---------------------------------------------------------------------- */
 /* Option parsing.  */
 
-static bool
-parse_u64 (const char *s, uint64_t *out)
-{
-  char *end;
-  errno = 0;
-  if (!s || *s < '0' || *s > '9')
-    return false;
-  unsigned long long v = strtoull (s, &end, 10);
-  if (errno || *end)
-    return false;
-  *out = v;
-  return true;
-}
-
-static bool
-parse_directions (const char *s, cli_args *a)
-{
-  gc_options *o = &a->opts;
-  if (strcmp (s, "all") == 0)
-    {
-      o->directions = GC_DIR_ALL;
-      return true;
-    }
-  if (strncmp (s, "random:", 7) == 0)
-    {
-      uint64_t k;
-      if (!parse_u64 (s + 7, &k) || k == 0 || k > 100000000)
-        return false;
-      o->directions = GC_DIR_RANDOM;
-      o->n_random = (size_t) k;
-      return true;
-    }
-  size_t count = 1;
-  for (const char *p = s; *p; p++)
-    count += *p == ',';
-  free (a->indices);
-  a->indices = malloc (count * sizeof *a->indices);
-  if (!a->indices)
-    return false;
-  const char *p = s;
-  for (size_t k = 0; k < count; k++)
-    {
-      char *end;
-      errno = 0;
-      if (*p < '0' || *p > '9')
-        return false;
-      unsigned long long v = strtoull (p, &end, 10);
-      if (errno || (*end != ',' && *end != 0))
-        return false;
-      a->indices[k] = (size_t) v;
-      p = *end ? end + 1 : end;
-    }
-  o->directions = GC_DIR_LIST;
-  o->indices = a->indices;
-  o->n_indices = count;
-  return true;
-}
-
-static bool
-parse_format (const char *s, gc_format *f)
-{
-  static const struct { const char *name; gc_format f; } fm[] = {
-    { "text", GC_FMT_TEXT }, { "json", GC_FMT_JSON },
-    { "md", GC_FMT_MARKDOWN }, { "markdown", GC_FMT_MARKDOWN },
-    { "tap", GC_FMT_TAP } };
-  for (size_t k = 0; k < sizeof fm / sizeof fm[0]; k++)
-    if (strcmp (s, fm[k].name) == 0)
-      {
-        *f = fm[k].f;
-        return true;
-      }
-  return false;
-}
-
 /* Parse the options of a model subcommand; returns -1 to go on, or an exit
    code.  ARGV[0] is the subcommand.  */
 static int
@@ -290,7 +216,7 @@ parse_args (int argc, char **argv, cli_args *a)
             }
           break;
         case O_PREC:
-          if (!parse_u64 (optarg, &u) || u < 25 || u > 1000000)
+          if (!cli_parse_u64 (optarg, &u) || u < 25 || u > 1000000)
             {
               usage_error ("bad --prec '%s': accepted: an integer number of "
                            "bits from 25 to 1000000", optarg);
@@ -313,7 +239,7 @@ parse_args (int argc, char **argv, cli_args *a)
           a->shape = optarg;
           break;
         case O_SEED:
-          if (!parse_u64 (optarg, &u))
+          if (!cli_parse_u64 (optarg, &u))
             {
               usage_error ("bad --seed '%s': accepted: a non-negative "
                            "integer", optarg);
@@ -323,7 +249,7 @@ parse_args (int argc, char **argv, cli_args *a)
           a->opts.seed = u;
           break;
         case O_DIRS:
-          if (!parse_directions (optarg, a))
+          if (!cli_parse_directions (optarg, &a->opts, &a->indices))
             {
               usage_error ("bad --directions '%s': accepted: all, random:K, "
                            "or a list of indices I,J,...", optarg);
@@ -334,7 +260,7 @@ parse_args (int argc, char **argv, cli_args *a)
           a->mutant = optarg;
           break;
         case O_FORMAT:
-          if (!parse_format (optarg, &a->format))
+          if (!cli_parse_format (optarg, &a->format))
             {
               usage_error ("bad --format '%s': accepted: text, json, md, tap",
                            optarg);
@@ -343,7 +269,7 @@ parse_args (int argc, char **argv, cli_args *a)
           a->format_set = true;
           break;
         case O_THREADS:
-          if (!parse_u64 (optarg, &u) || u == 0 || u > 1024)
+          if (!cli_parse_u64 (optarg, &u) || u == 0 || u > 1024)
             {
               usage_error ("bad --threads '%s': accepted: 1 to 1024", optarg);
               return EXIT_USAGE;
@@ -362,20 +288,12 @@ parse_args (int argc, char **argv, cli_args *a)
             }
           break;
         case O_SHARD:
-          {
-            unsigned long long i, n;
-            char tail;
-            if (sscanf (optarg, "%llu/%llu%c", &i, &n, &tail) != 2
-                || n == 0 || i >= n || n > 1000000 || optarg[0] == '-'
-                || strchr (optarg, '-'))
-              {
-                usage_error ("bad --shard '%s': accepted: I/N with "
-                             "0 <= I < N", optarg);
-                return EXIT_USAGE;
-              }
-            a->opts.shard_index = (size_t) i;
-            a->opts.shard_count = (size_t) n;
-          }
+          if (!cli_parse_shard (optarg, &a->opts))
+            {
+              usage_error ("bad --shard '%s': accepted: I/N with 0 <= I < N",
+                           optarg);
+              return EXIT_USAGE;
+            }
           break;
         case O_DUMP:
           a->dump = optarg;
@@ -384,7 +302,7 @@ parse_args (int argc, char **argv, cli_args *a)
           a->plugin = optarg;
           break;
         case O_INDEX:
-          if (!parse_u64 (optarg, &u) || u > (uint64_t) 1 << 40)
+          if (!cli_parse_u64 (optarg, &u) || u > (uint64_t) 1 << 40)
             {
               usage_error ("bad --index '%s': accepted: a parameter index",
                            optarg);
@@ -449,21 +367,7 @@ open_plugin (const cli_args *a, cli_model *cm)
       return EXIT_USAGE;
     }
   const gc_plugin *pl = fn (a->shape);
-  const char *why = NULL;
-  if (!pl)
-    why = "it returned no description (its arguments were rejected?)";
-  else if (pl->abi != GC_PLUGIN_ABI)
-    why = "its description has another plugin ABI version";
-  else if (!pl->model)
-    why = "its description has no model";
-  else if (pl->model->abi != GC_MODEL_ABI)
-    why = "its model has another model ABI version";
-  else if (!pl->x)
-    why = "its description has no point x";
-  else if (pl->x_count < pl->model->n)
-    why = "its model's n exceeds the point's buffer (x_count)";
-  else if (!pl->model->loss_f32 || !pl->model->grad_f32)
-    why = "its model lacks loss_f32 or grad_f32";
+  const char *why = cli_plugin_refusal (pl);
   if (why)
     {
       fprintf (stderr, "%s: plugin %s refused: %s\n", progname, a->plugin,
@@ -784,7 +688,7 @@ cmd_merge (int argc, char **argv)
         return print_cmd_help ("merge");
       if (!strcmp (argv[first], "--format") && first + 1 < argc)
         {
-          if (!parse_format (argv[++first], &fmt))
+          if (!cli_parse_format (argv[++first], &fmt))
             {
               usage_error ("bad --format '%s': accepted: text, json, md, tap",
                            argv[first]);

@@ -1122,8 +1122,12 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   worker *ws = calloc (nt, sizeof *ws);
   unsigned ready = 0;
   gc_status st = ws ? GC_OK : GC_ENOMEM;
-  for (; st == GC_OK && ready < nt; ready++)
-    if (!worker_init (&ws[ready], &sh, ready, nt))
+  /* A worker that fails to start cleans up after itself: only the ready
+     ones are freed below.  */
+  while (st == GC_OK && ready < nt)
+    if (worker_init (&ws[ready], &sh, ready, nt))
+      ready++;
+    else
       st = GC_ENOMEM;
   if (st == GC_OK)
     st = centre (&sh, &ws[0]);

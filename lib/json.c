@@ -337,15 +337,23 @@ value (parser *ps, int depth)
     default:
       break;
     }
-  if (literal (ps, "true") || literal (ps, "false"))
+  bool t = literal (ps, "true");
+  if (t || literal (ps, "false"))
     {
       gc__json *j = node (GC__JSON_BOOL);
       if (j)
-        j->num = ps->p[-1] == 'e' && ps->p[-2] == 'u';
+        j->num = t;
+      else
+        ps->st = GC_ENOMEM;
       return j;
     }
   if (literal (ps, "null"))
-    return node (GC__JSON_NULL);
+    {
+      gc__json *j = node (GC__JSON_NULL);
+      if (!j)
+        ps->st = GC_ENOMEM;
+      return j;
+    }
   return number (ps);
 }
 

@@ -82,7 +82,8 @@ lookup (const char *s, const char *const *names, int n)
   return -1;
 }
 
-static bool
+/* Read one direction object: GC_OK, GC_EFORMAT or GC_ENOMEM.  */
+static gc_status
 direction (gc_result *r, const gc__json *o, gc_direction *d, bool full)
 {
   static const char *const verdicts[] = { "pass", "fail", "non-smooth",
@@ -90,16 +91,16 @@ direction (gc_result *r, const gc__json *o, gc_direction *d, bool full)
   double v;
   size_t id;
   if (!o || o->type != GC__JSON_OBJECT || !size (o, "id", &id))
-    return false;
+    return GC_EFORMAT;
   d->id = id;
   const gc__json *ix = gc__json_get (o, "index");
   if (ix && ix->type == GC__JSON_NULL)
     d->index = SIZE_MAX;
   else if (!size (o, "index", &d->index))
-    return false;
+    return GC_EFORMAT;
   int vd = lookup (str (o, "verdict"), verdicts, 4);
   if (vd < 0)
-    return false;
+    return GC_EFORMAT;
   d->verdict = (gc_verdict) vd;
   struct { const char *key; double *dst; } f[] = {
     { "analytic", &d->analytic }, { "reference", &d->reference },
@@ -109,7 +110,7 @@ direction (gc_result *r, const gc__json *o, gc_direction *d, bool full)
   for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
     {
       if (!num (o, f[k].key, &v))
-        return false;
+        return GC_EFORMAT;
       *f[k].dst = v;
     }
   /* JSON writes the infinite nu and resolution of a zero bar or reference
@@ -127,14 +128,14 @@ direction (gc_result *r, const gc__json *o, gc_direction *d, bool full)
     }
   const gc__json *tv = gc__json_get (o, full ? "terms" : "term_values");
   if (!tv || tv->type != GC__JSON_ARRAY || tv->n != GC_N_TERMS)
-    return false;
+    return GC_EFORMAT;
   for (int t = 0; t < GC_N_TERMS; t++)
     {
       const gc__json *e = tv->items[t];
       if (!full)
         {
           if (e->type != GC__JSON_NUMBER && e->type != GC__JSON_NULL)
-            return false;
+            return GC_EFORMAT;
           d->terms[t].value = e->type == GC__JSON_NUMBER ? e->num : NAN;
           continue;
         }
@@ -143,7 +144,7 @@ direction (gc_result *r, const gc__json *o, gc_direction *d, bool full)
       const gc__json *in = gc__json_get (e, "inputs");
       if (!nm || !fm || !sc || !num (e, "value", &v) || !in
           || in->type != GC__JSON_OBJECT || in->n > GC_TERM_MAX_INPUTS)
-        return false;
+        return GC_EFORMAT;
       gc_term *tm = &d->terms[t];
       tm->name = known (r, nm);
       tm->formula = known (r, fm);
@@ -153,16 +154,16 @@ direction (gc_result *r, const gc__json *o, gc_direction *d, bool full)
       for (size_t k = 0; k < in->n; k++)
         {
           if (in->items[k]->type != GC__JSON_NUMBER)
-            return false;
+            return GC_EFORMAT;
           tm->inputs[k].name = gc__keep_string (r, in->keys[k]);
           tm->inputs[k].value = in->items[k]->num;
           if (!tm->inputs[k].name)
-            return false;
+            return GC_ENOMEM;
         }
       if (!tm->name || !tm->formula || !tm->section)
-        return false;
+        return GC_ENOMEM;
     }
-  return true;
+  return GC_OK;
 }
 
 static gc_status
@@ -318,10 +319,13 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
   if (!r->dirs)
     return fail (r, j, GC_ENOMEM);
   for (size_t q = 0; q < rs->n; q++)
-    if (!direction (r, rs->items[q], &r->dirs[q], false)
-        || r->dirs[q].id >= r->n_total
-        || (q > 0 && r->dirs[q].id <= r->dirs[q - 1].id))
-      return fail (r, j, GC_EFORMAT);
+    {
+      if ((st = direction (r, rs->items[q], &r->dirs[q], false)) != GC_OK)
+        return fail (r, j, st);
+      if (r->dirs[q].id >= r->n_total
+          || (q > 0 && r->dirs[q].id <= r->dirs[q - 1].id))
+        return fail (r, j, GC_EFORMAT);
+    }
   /* the worst direction, with its terms' inputs  */
   r->worst = SIZE_MAX;
   const gc__json *w = gc__json_get (j, "worst");
@@ -329,8 +333,8 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
     {
       gc_direction d;
       memset (&d, 0, sizeof d);
-      if (!direction (r, w, &d, true))
-        return fail (r, j, GC_EFORMAT);
+      if ((st = direction (r, w, &d, true)) != GC_OK)
+        return fail (r, j, st);
       for (size_t q = 0; q < r->n_directions; q++)
         if (r->dirs[q].id == d.id)
           {

@@ -1,0 +1,116 @@
+/* args.c -- parsers of the command's option strings, apart so that the
+   fuzzer (fuzz/fuzz_args.c) exercises the very code the command runs.  */
+
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool
+cli_parse_u64 (const char *s, uint64_t *out)
+{
+  char *end;
+  errno = 0;
+  if (!s || *s < '0' || *s > '9')
+    return false;
+  unsigned long long v = strtoull (s, &end, 10);
+  if (errno || *end)
+    return false;
+  *out = v;
+  return true;
+}
+
+bool
+cli_parse_directions (const char *s, gc_options *o, size_t **indices)
+{
+  if (strcmp (s, "all") == 0)
+    {
+      o->directions = GC_DIR_ALL;
+      return true;
+    }
+  if (strncmp (s, "random:", 7) == 0)
+    {
+      uint64_t k;
+      if (!cli_parse_u64 (s + 7, &k) || k == 0 || k > 100000000)
+        return false;
+      o->directions = GC_DIR_RANDOM;
+      o->n_random = (size_t) k;
+      return true;
+    }
+  size_t count = 1;
+  for (const char *p = s; *p; p++)
+    count += *p == ',';
+  free (*indices);
+  *indices = malloc (count * sizeof **indices);
+  if (!*indices)
+    return false;
+  const char *p = s;
+  for (size_t k = 0; k < count; k++)
+    {
+      char *end;
+      errno = 0;
+      if (*p < '0' || *p > '9')
+        return false;
+      unsigned long long v = strtoull (p, &end, 10);
+      if (errno || (*end != ',' && *end != 0))
+        return false;
+      (*indices)[k] = (size_t) v;
+      p = *end ? end + 1 : end;
+    }
+  o->directions = GC_DIR_LIST;
+  o->indices = *indices;
+  o->n_indices = count;
+  return true;
+}
+
+bool
+cli_parse_format (const char *s, gc_format *f)
+{
+  static const struct { const char *name; gc_format f; } fm[] = {
+    { "text", GC_FMT_TEXT }, { "json", GC_FMT_JSON },
+    { "md", GC_FMT_MARKDOWN }, { "markdown", GC_FMT_MARKDOWN },
+    { "tap", GC_FMT_TAP } };
+  for (size_t k = 0; k < sizeof fm / sizeof fm[0]; k++)
+    if (strcmp (s, fm[k].name) == 0)
+      {
+        *f = fm[k].f;
+        return true;
+      }
+  return false;
+}
+
+bool
+cli_parse_shard (const char *s, gc_options *o)
+{
+  unsigned long long i, n;
+  char tail;
+  if (!s || *s < '0' || *s > '9' || strchr (s, '-') || strchr (s, '+')
+      || sscanf (s, "%llu/%llu%c", &i, &n, &tail) != 2 || n == 0 || i >= n
+      || n > 1000000)
+    return false;
+  o->shard_index = (size_t) i;
+  o->shard_count = (size_t) n;
+  return true;
+}
+
+const char *
+cli_plugin_refusal (const gc_plugin *pl)
+{
+  if (!pl)
+    return "it returned no description (its arguments were rejected?)";
+  if (pl->abi != GC_PLUGIN_ABI)
+    return "its description has another plugin ABI version";
+  if (!pl->model)
+    return "its description has no model";
+  if (pl->model->abi != GC_MODEL_ABI)
+    return "its model has another model ABI version";
+  if (!pl->x)
+    return "its description has no point x";
+  if (pl->x_count < pl->model->n)
+    return "its model's n exceeds the point's buffer (x_count)";
+  if (!pl->model->loss_f32 || !pl->model->grad_f32)
+    return "its model lacks loss_f32 or grad_f32";
+  return NULL;
+}
