@@ -41,7 +41,7 @@ pick (gc_options *o, size_t n, uint64_t seed)
    every direction, and the check passes.  */
 START_TEST (test_f32_noise_covered)
 {
-  for (uint64_t s = 0; s < 4; s++)
+  for (uint64_t s = 0; s < gct_seeds (4); s++)
     {
       gct_model *t = gct_tanh_gemm (M, K, N, gct_seed () + s, 0);
       double *g = malloc (t->n * sizeof *g);

@@ -52,7 +52,7 @@ START_TEST (test_correct_passes)
 {
   int ti = _i % 6, bi = (_i / 6) % 2, gate = _i / 12;
   long BT = bi ? 16 : 4, T = t_of (ti, BT);
-  for (uint64_t s = 0; s < 20; s++)
+  for (uint64_t s = 0; s < gct_seeds (20); s++)
     for (int ref = 0; ref < 2; ref++)
       {
         uint64_t seed = gct_seed () + s;

@@ -82,7 +82,7 @@ START_TEST (test_correct_passes)
 {
   long chunk = _i % 2, hv = (_i / 2) % 2 ? 4 : 2, strong = (_i / 4) % 2;
   long gate = _i / 8;
-  for (uint64_t s = 0; s < 20; s++)
+  for (uint64_t s = 0; s < gct_seeds (20); s++)
     {
       uint64_t seed = gct_seed () + s;
       gcm_instance *inst = make (11, 4, 2, hv, chunk, gate, strong, seed, 0);

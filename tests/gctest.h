@@ -56,6 +56,11 @@ void gct_wrap_init (gct_wrap *w, const gct_model *base);
    fixed default; printed once per process so a failure can be replayed.  */
 uint64_t gct_seed (void);
 
+/* How many seeds a randomised loop runs: FULL, or 2 when GC_TEST_QUICK is
+   set (CI's valgrind stage: memory errors do not depend on the seed, and
+   the full counts run in the plain and sanitizer stages).  */
+uint64_t gct_seeds (uint64_t full);
+
 /* Whether TEXT is one well-formed JSON value (RFC 8259 syntax).  */
 bool gct_json_valid (const char *text);
 
