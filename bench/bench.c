@@ -1,0 +1,506 @@
+/* bench.c -- the evidence behind the derived bar (make bench; see
+   bench/run.sh, which runs this program once per OpenBLAS kernel and
+   writes bench/results/).
+
+     bench falsify MODEL SEEDS MUTANT_SEEDS   one line per cell, TSV
+     bench resolution MODEL                   resolution at the default shape
+     bench speed                              timings of the gdn check
+     bench summarize FILE                     tables from falsify lines
+
+   A cell is one check: model x shape x gate x seed x reference x (correct
+   backward or one mutant), under the kernel of this process.  Its line
+   holds the derived verdict and the verdicts three constant bars would
+   have given on the same numbers: rel <= 5e-2, rel <= 0.25 (the incident's
+   two) and PyTorch's |a - r| <= 1e-5 + 1e-3 |r|.  */
+
+#include "gradcheck.h"
+#include "models.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static double
+now (void)
+{
+  struct timespec t;
+  clock_gettime (CLOCK_MONOTONIC, &t);
+  return (double) t.tv_sec + 1e-9 * (double) t.tv_nsec;
+}
+
+static gcm_instance *
+make (const char *model, const char *shape, uint64_t seed, int mutant)
+{
+  const gcm_spec *spec = gcm_find (model);
+  long v[GCM_MAX_KEYS];
+  char err[256];
+  if (!spec || gcm_parse_shape (spec, shape, v, err, sizeof err) != GC_OK)
+    {
+      fprintf (stderr, "bench: %s %s: %s\n", model, shape, err);
+      exit (2);
+    }
+  gcm_instance *inst = NULL;
+  if (gcm_create (spec, v, seed, mutant, &inst) != GC_OK)
+    exit (2);
+  return inst;
+}
+
+/* The constant bars on the same directions: does any direction exceed?  */
+static void
+constant_bars (const gc_result *r, int *c5, int *c25, int *torch)
+{
+  *c5 = *c25 = *torch = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      double diff = fabs (d->analytic - d->reference);
+      double rel = d->reference != 0 ? diff / fabs (d->reference)
+                   : diff > 0 ? INFINITY : 0;
+      *c5 |= rel > 5e-2;
+      *c25 |= rel > 0.25;
+      *torch |= diff > 1e-5 + 1e-3 * fabs (d->reference);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+
+static int
+falsify (const char *model, int seeds, int mutant_seeds)
+{
+  static const char *const shapes_gdn[] = {
+    "B=1,T=5,H=1,K=4,V=4,BT=4", "B=1,T=16,H=1,K=4,V=4,BT=16",
+    "B=1,T=37,H=1,K=4,V=4,BT=16" };
+  static const char *const shapes_kda[] = {
+    "B=1,T=5,H=1,HV=2,K=4,V=4,BT=4", "B=1,T=16,H=1,HV=2,K=4,V=4,BT=16",
+    "B=1,T=37,H=1,HV=2,K=4,V=4,BT=16" };
+  bool kda = strcmp (model, "kda") == 0;
+  const char *const *shapes = kda ? shapes_kda : shapes_gdn;
+  const gcm_spec *spec = gcm_find (model);
+  const char *kernel = openblas_get_corename ();
+  openblas_set_num_threads (1);
+  for (int sh = 0; sh < 3; sh++)
+    for (int gate = 0; gate < 2; gate++)
+      for (int mut = 0; mut <= (int) spec->n_mutants; mut++)
+        for (int s = 0; s < (mut ? mutant_seeds : seeds); s++)
+          {
+            char shape[160];
+            snprintf (shape, sizeof shape, "%s,%s=%d", shapes[sh],
+                      kda ? "STRONG" : "GATE", gate);
+            gcm_instance *inst = make (model, shape, (uint64_t) s + 1, mut);
+            for (int ref = 0; ref < 2; ref++)
+              {
+                gc_options o;
+                gc_options_init (&o);
+                o.reference = ref ? GC_REF_F32 : GC_REF_MPFR;
+                gc_result *r = NULL;
+                gc_check (&inst->model, inst->x, &o, &r);
+                int c5, c25, torch;
+                constant_bars (r, &c5, &c25, &torch);
+                /* the forward oracle, for the mutants it should see */
+                const char *oracle = "-";
+                gc_result *fo = NULL;
+                if (ref == 0 && inst->model.outputs_f32
+                    && gc_forward_check (&inst->model, inst->x, NULL, &fo)
+                       == GC_OK)
+                  oracle = gc_verdict_name (fo->verdict);
+                printf ("%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%.6g\t%s\t%s\t%s\t%s"
+                        "\t%zu\n", model, kernel, ref ? "f32" : "mpfr", sh,
+                        gate, s + 1, mut ? spec->mutants[mut - 1].name
+                                         : "none",
+                        gc_verdict_name (r->verdict), r->worst_nu,
+                        c5 ? "fail" : "pass", c25 ? "fail" : "pass",
+                        torch ? "fail" : "pass", oracle, r->n_directions);
+                gc_result_free (fo);
+                gc_result_free (r);
+              }
+            fflush (stdout);
+            gcm_destroy (inst);
+          }
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Resolution at the default shape: bar / |reference| per direction, and
+   the smallest relative perturbation of one element, g_i (1 + delta), the
+   check catches: |delta| > (bar_i - |a_i - r_i|) / |a_i|.  Spot-checked by
+   injecting 0.99 and 1.01 times that delta into a few elements.  */
+
+typedef struct scaled
+{
+  gc_model model;
+  const gc_model *base;
+  size_t at;
+  double delta;
+} scaled;
+
+static int
+scaled_grad (void *ctx, const float *x, float *g)
+{
+  scaled *s = ctx;
+  int rc = s->base->grad_f32 (s->base->ctx, x, g);
+  g[s->at] = (float) (g[s->at] * (1 + s->delta));
+  return rc;
+}
+
+#define FWD(fn, type)                                                      \
+  static int fn (void *ctx, type x, float *l)                             \
+  {                                                                        \
+    scaled *s = ctx;                                                       \
+    return s->base->fn (s->base->ctx, x, l);                              \
+  }
+FWD (loss_f32, const float *)
+FWD (loss_magnitude_f32, const float *)
+
+static int
+loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr l)
+{
+  scaled *s = ctx;
+  return s->base->loss_mpfr (s->base->ctx, x, l);
+}
+
+static int
+loss_f64 (void *ctx, const double *x, double *l)
+{
+  scaled *s = ctx;
+  return s->base->loss_f64 (s->base->ctx, x, l);
+}
+
+static int
+cmp (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+static int
+resolution (const char *model)
+{
+  openblas_set_num_threads (1);
+  gcm_instance *inst = make (model, "", 1, 0);
+  printf ("{\"model\":\"%s\",\"n\":%zu", model, inst->model.n);
+  for (int ref = 0; ref < 2; ref++)
+    {
+      gc_options o;
+      gc_options_init (&o);
+      o.reference = ref ? GC_REF_F32 : GC_REF_MPFR;
+      o.threads = 2;
+      gc_result *r = NULL;
+      gc_check (&inst->model, inst->x, &o, &r);
+      size_t n = r->n_directions;
+      double *res = malloc (n * sizeof *res), *del = malloc (n * sizeof *del);
+      size_t nd = 0;
+      for (size_t k = 0; k < n; k++)
+        {
+          const gc_direction *d = &r->dirs[k];
+          res[k] = d->resolution;
+          if (d->analytic != 0)
+            del[nd++] = (d->bar - d->diff) / fabs (d->analytic);
+        }
+      qsort (res, n, sizeof *res, cmp);
+      qsort (del, nd, sizeof *del, cmp);
+      printf (",\"%s\":{\"verdict\":\"%s\",\"worst_nu\":%.4g,"
+              "\"resolution_median\":%.4g,\"resolution_p90\":%.4g,"
+              "\"resolution_worst\":%.4g,\"delta_median\":%.4g",
+              ref ? "f32" : "mpfr", gc_verdict_name (r->verdict),
+              r->worst_nu, res[n / 2], res[n * 9 / 10], res[n - 1],
+              del[nd / 2]);
+      /* spot check: elements at the 10th, 50th and 90th percentile of
+         |analytic|  */
+      int agree = 0, tried = 0;
+      for (int q = 1; q <= 9 && ref == 0; q += 4)
+        {
+          size_t k = (size_t) q * n / 10;
+          const gc_direction *d = &r->dirs[k];
+          if (d->analytic == 0)
+            continue;
+          double dmin = (d->bar - d->diff) / fabs (d->analytic);
+          for (int side = 0; side < 2; side++)
+            {
+              double sign = (d->analytic - d->reference) * d->analytic >= 0
+                            ? 1 : -1;
+              scaled sc = { inst->model, &inst->model, d->index,
+                            sign * dmin * (side ? 1.01 : 0.99) };
+              sc.model.ctx = &sc;
+              sc.model.grad_f32 = scaled_grad;
+              sc.model.loss_f32 = loss_f32;
+              sc.model.loss_magnitude_f32 = inst->model.loss_magnitude_f32
+                                            ? loss_magnitude_f32 : NULL;
+              sc.model.loss_mpfr = loss_mpfr;
+              sc.model.loss_f64 = loss_f64;
+              sc.model.outputs_f32 = NULL;
+              sc.model.outputs_mpfr = NULL;
+              size_t idx = d->index;
+              gc_options oo;
+              gc_options_init (&oo);
+              oo.directions = GC_DIR_LIST;
+              oo.indices = &idx;
+              oo.n_indices = 1;
+              gc_result *rr = NULL;
+              gc_check (&sc.model, inst->x, &oo, &rr);
+              tried++;
+              agree += (rr->verdict == GC_FAIL) == (side == 1);
+              gc_result_free (rr);
+            }
+        }
+      if (ref == 0)
+        printf (",\"spot_checks\":%d,\"spot_checks_agree\":%d", tried, agree);
+      printf ("}");
+      free (res);
+      free (del);
+      gc_result_free (r);
+    }
+  printf ("}\n");
+  gcm_destroy (inst);
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Speed of the gdn check at the default shape (2052 parameters).  The
+   library's overhead: the time of the check outside the model's callbacks,
+   over the time inside them (timed by a wrapper).  */
+
+typedef struct timed
+{
+  gc_model model;
+  const gc_model *base;
+  double t_mpfr, t_f32, t_grad;
+  size_t n_mpfr, n_f32;
+} timed;
+
+static int
+t_loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr l)
+{
+  timed *t = ctx;
+  double t0 = now ();
+  int rc = t->base->loss_mpfr (t->base->ctx, x, l);
+  t->t_mpfr += now () - t0;
+  t->n_mpfr++;
+  return rc;
+}
+
+static int
+t_loss_f32 (void *ctx, const float *x, float *l)
+{
+  timed *t = ctx;
+  double t0 = now ();
+  int rc = t->base->loss_f32 (t->base->ctx, x, l);
+  t->t_f32 += now () - t0;
+  t->n_f32++;
+  return rc;
+}
+
+static int
+t_grad (void *ctx, const float *x, float *g)
+{
+  timed *t = ctx;
+  double t0 = now ();
+  int rc = t->base->grad_f32 (t->base->ctx, x, g);
+  t->t_grad += now () - t0;
+  return rc;
+}
+
+static int
+t_loss_mag (void *ctx, const float *x, float *l)
+{
+  timed *t = ctx;
+  double t0 = now ();
+  int rc = t->base->loss_magnitude_f32 (t->base->ctx, x, l);
+  t->t_f32 += now () - t0;
+  return rc;
+}
+
+static double
+check_time (const char *model, unsigned threads, gc_direction_kind dirs,
+            size_t nrand)
+{
+  gcm_instance *inst = make (model, "", 1, 0);
+  gc_options o;
+  gc_options_init (&o);
+  o.threads = threads;
+  o.directions = dirs;
+  o.n_random = nrand;
+  gc_result *r = NULL;
+  double t0 = now ();
+  gc_check (&inst->model, inst->x, &o, &r);
+  double t = now () - t0;
+  gc_result_free (r);
+  gcm_destroy (inst);
+  return t;
+}
+
+static int
+speed (void)
+{
+  openblas_set_num_threads (1);
+  /* every timing the best of three runs  */
+  double t1 = INFINITY, t2 = INFINITY, tr = INFINITY;
+  for (int k = 0; k < 3; k++)
+    {
+      t1 = fmin (t1, check_time ("gdn", 1, GC_DIR_ALL, 0));
+      t2 = fmin (t2, check_time ("gdn", 2, GC_DIR_ALL, 0));
+      tr = fmin (tr, check_time ("gdn", 1, GC_DIR_RANDOM, 1));
+    }
+  /* forwards: the f32 chunked forward and one full MPFR recurrence */
+  gcm_instance *inst = make ("gdn", "", 1, 0);
+  const gc_model *m = &inst->model;
+  double tf = INFINITY, tm = INFINITY;
+  float l;
+  for (int k = 0; k < 20; k++)
+    {
+      double t0 = now ();
+      m->loss_f32 (m->ctx, inst->x, &l);
+      tf = fmin (tf, now () - t0);
+    }
+  __mpfr_struct *xm = malloc (m->n * sizeof *xm);
+  for (size_t i = 0; i < m->n; i++)
+    {
+      mpfr_init2 (xm + i, 24);
+      mpfr_set_flt (xm + i, inst->x[i], MPFR_RNDN);
+    }
+  /* a perturbed first parameter forces the full recurrence of its
+     sequence; perturbing S0 of every sequence forces all of them  */
+  mpfr_t lm;
+  mpfr_init2 (lm, 128);
+  for (int k = 0; k < 5; k++)
+    {
+      for (size_t i = m->n - 1; i + 128 >= m->n && i > 0; i -= 64)
+        {
+          mpfr_set_prec (xm + i, 64);
+          mpfr_set_flt (xm + i, inst->x[i], MPFR_RNDN);
+          mpfr_nextabove (xm + i);
+        }
+      double t0 = now ();
+      m->loss_mpfr (m->ctx, xm, lm);
+      tm = fmin (tm, now () - t0);
+    }
+  mpfr_clear (lm);
+  for (size_t i = 0; i < m->n; i++)
+    mpfr_clear (xm + i);
+  free (xm);
+  /* overhead: the time outside the callbacks, single thread  */
+  timed tw = { *m, m, 0, 0, 0, 0, 0 };
+  tw.model.ctx = &tw;
+  tw.model.loss_mpfr = t_loss_mpfr;
+  tw.model.loss_f32 = t_loss_f32;
+  tw.model.grad_f32 = t_grad;
+  tw.model.loss_magnitude_f32 = t_loss_mag;
+  tw.model.outputs_f32 = NULL;
+  tw.model.outputs_mpfr = NULL;
+  gc_result *r = NULL;
+  double t0 = now ();
+  gc_check (&tw.model, inst->x, NULL, &r);
+  double tc = now () - t0;
+  double inside = tw.t_mpfr + tw.t_f32 + tw.t_grad;
+  struct rusage ru;
+  getrusage (RUSAGE_SELF, &ru);
+  printf ("{\"model\":\"gdn\",\"n\":%zu,\"full_check_1_thread_s\":%.3f,"
+          "\"full_check_2_threads_s\":%.3f,\"speedup_2_threads\":%.3f,"
+          "\"random_direction_check_s\":%.4f,\"f32_forward_s\":%.3e,"
+          "\"mpfr_forward_full_s\":%.3e,\"mpfr_over_f32\":%.1f,"
+          "\"mpfr_calls\":%zu,\"mpfr_mean_call_s\":%.3e,"
+          "\"time_in_callbacks_s\":%.3f,\"check_time_s\":%.3f,"
+          "\"library_overhead\":%.4f,\"peak_rss_mib\":%.1f,"
+          "\"kernel\":\"%s\"}\n",
+          m->n, t1, t2, t1 / t2, tr, tf, tm, tm / tf, tw.n_mpfr,
+          tw.t_mpfr / (double) tw.n_mpfr, inside, tc, (tc - inside) / inside,
+          (double) ru.ru_maxrss / 1024.0, openblas_get_corename ());
+  gc_result_free (r);
+  gcm_destroy (inst);
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* summarize: false alarms and catches per model, reference, bar.  */
+
+typedef struct tally
+{
+  char model[16], ref[8], mutant[32];
+  long cells, derived_fail, c5_fail, c25_fail, torch_fail, oracle_fail,
+       oracle_cells;
+  double worst_nu;
+  char kernels[512];
+} tally;
+
+static int
+summarize (const char *path)
+{
+  FILE *f = fopen (path, "r");
+  if (!f)
+    return 2;
+  tally *t = calloc (4096, sizeof *t);
+  size_t nt = 0;
+  char line[1024];
+  while (fgets (line, sizeof line, f))
+    {
+      char model[16], kernel[32], ref[8], mutant[32], verdict[16], c5[8],
+           c25[8], torch[8], oracle[16];
+      int sh, gate, seed;
+      double nu;
+      size_t nd;
+      if (sscanf (line, "%15s %31s %7s %d %d %d %31s %15s %lf %7s %7s %7s "
+                  "%15s %zu", model, kernel, ref, &sh, &gate, &seed, mutant,
+                  verdict, &nu, c5, c25, torch, oracle, &nd) != 14)
+        continue;
+      size_t k;
+      for (k = 0; k < nt; k++)
+        if (!strcmp (t[k].model, model) && !strcmp (t[k].ref, ref)
+            && !strcmp (t[k].mutant, mutant))
+          break;
+      if (k == nt && nt < 4096)
+        {
+          snprintf (t[nt].model, sizeof t[nt].model, "%s", model);
+          snprintf (t[nt].ref, sizeof t[nt].ref, "%s", ref);
+          snprintf (t[nt].mutant, sizeof t[nt].mutant, "%s", mutant);
+          nt++;
+        }
+      tally *c = &t[k];
+      c->cells++;
+      c->derived_fail += strcmp (verdict, "pass") != 0;
+      c->c5_fail += !strcmp (c5, "fail");
+      c->c25_fail += !strcmp (c25, "fail");
+      c->torch_fail += !strcmp (torch, "fail");
+      if (strcmp (oracle, "-"))
+        {
+          c->oracle_cells++;
+          c->oracle_fail += strcmp (oracle, "pass") != 0;
+        }
+      if (!strcmp (mutant, "none") && nu > c->worst_nu)
+        c->worst_nu = nu;
+      char key[40];
+      snprintf (key, sizeof key, " %s", kernel);
+      if (!strstr (c->kernels, key)
+          && strlen (c->kernels) + strlen (key) < sizeof c->kernels)
+        strcat (c->kernels, key);
+    }
+  fclose (f);
+  printf ("model\tref\tbackward\tcells\tderived\trel<=5e-2\trel<=0.25\t"
+          "torch\toracle\tworst_nu\tkernels\n");
+  for (size_t k = 0; k < nt; k++)
+    printf ("%s\t%s\t%s\t%ld\t%ld\t%ld\t%ld\t%ld\t%ld/%ld\t%.3g\t%s\n",
+            t[k].model, t[k].ref, t[k].mutant, t[k].cells, t[k].derived_fail,
+            t[k].c5_fail, t[k].c25_fail, t[k].torch_fail, t[k].oracle_fail,
+            t[k].oracle_cells, t[k].worst_nu, t[k].kernels + 1);
+  free (t);
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc >= 5 && !strcmp (argv[1], "falsify"))
+    return falsify (argv[2], atoi (argv[3]), atoi (argv[4]));
+  if (argc >= 3 && !strcmp (argv[1], "resolution"))
+    return resolution (argv[2]);
+  if (argc >= 2 && !strcmp (argv[1], "speed"))
+    return speed ();
+  if (argc >= 3 && !strcmp (argv[1], "summarize"))
+    return summarize (argv[2]);
+  fprintf (stderr, "usage: bench falsify MODEL SEEDS MUTANT_SEEDS | "
+           "resolution MODEL | speed | summarize FILE\n");
+  return 2;
+}

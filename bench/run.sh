@@ -1,0 +1,122 @@
+#!/bin/sh
+# run.sh -- make bench: the falsify matrix, resolution and speed, written to
+# bench/results/ as TSV/JSON data and a Markdown report (report.md).
+#
+#   BENCH_SEEDS (100)        seeds per cell of the correct backward
+#   BENCH_MUTANT_SEEDS (20)  seeds per cell of each mutant
+#   BENCH_ALL_KERNELS=1      sweep every kernel even when the environment
+#                            pins one (an explicit decision of the person
+#                            running the bench; tests and CI never do)
+set -u
+BENCH=${BENCH:-bench/bench}
+GRADCHECK=${GRADCHECK:-gradcheck/gradcheck}
+out=${BENCH_OUT:-bench/results}
+SEEDS=${BENCH_SEEDS:-100}
+MSEEDS=${BENCH_MUTANT_SEEDS:-20}
+mkdir -p "$out"
+KERNELS="Prescott Core2 Penryn Dunnington Nehalem Sandybridge Haswell Zen SkylakeX Cooperlake SapphireRapids Atom Barcelona Bulldozer Piledriver Steamroller Excavator Opteron"
+pinned=
+if [ -n "${OPENBLAS_CORETYPE+x}" ] || [ -n "${OPENBLAS_L2_SIZE+x}" ]; then
+  pinned="OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE-} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE-}"
+fi
+
+# the distinct kernels this CPU runs
+run_kernels=
+skipped=
+if [ -n "$pinned" ] && [ "${BENCH_ALL_KERNELS:-0}" != 1 ]; then
+  run_kernels=pinned
+  skipped="every kernel but the pinned one ($pinned)"
+else
+  seen=" "
+  for k in $KERNELS; do
+    name=$(OPENBLAS_CORETYPE=$k "$GRADCHECK" --version 2>/dev/null | sed -n 's/.*OpenBLAS kernel \(.*\))/\1/p')
+    if [ -z "$name" ] || ! OPENBLAS_CORETYPE=$k "$GRADCHECK" run tanh-gemm --directions 0 > /dev/null 2>&1; then
+      skipped="$skipped $k(dies)"
+      continue
+    fi
+    case "$seen" in *" $name "*) continue ;; esac
+    seen="$seen$name "
+    run_kernels="$run_kernels $k"
+  done
+fi
+echo "bench: kernels:$run_kernels; skipped: ${skipped:-none}"
+
+start=$(date +%s)
+: > "$out/falsify.tsv"
+for model in gdn kda; do
+  # two kernels at a time, one per core
+  set -- $run_kernels
+  while [ $# -gt 0 ]; do
+    for k in "$1" "${2:-}"; do
+      [ -n "$k" ] || continue
+      if [ "$k" = pinned ]; then
+        "$BENCH" falsify $model "$SEEDS" "$MSEEDS" > "$out/falsify-$model-$k.tmp" &
+      else
+        OPENBLAS_CORETYPE=$k "$BENCH" falsify $model "$SEEDS" "$MSEEDS" > "$out/falsify-$model-$k.tmp" &
+      fi
+    done
+    wait
+    shift; [ $# -gt 0 ] && shift
+  done
+  cat "$out"/falsify-$model-*.tmp >> "$out/falsify.tsv"
+  rm -f "$out"/falsify-$model-*.tmp
+done
+falsify_s=$(( $(date +%s) - start ))
+"$BENCH" summarize "$out/falsify.tsv" > "$out/falsify-summary.tsv"
+"$BENCH" resolution gdn > "$out/resolution-gdn.json"
+"$BENCH" resolution kda > "$out/resolution-kda.json"
+"$BENCH" speed > "$out/speed.json"
+
+# ------------------------------------------------------------ the report
+num () { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" "$1" | head -1; }
+sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
+{
+  echo "# gradcheck evidence ($(date -u +%Y-%m-%d), $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"
+  echo
+  echo "Written by \`make bench\` (bench/run.sh, bench/bench.c) in ${falsify_s} s of falsify matrix."
+  echo "Kernels run:$run_kernels. Not run: ${skipped:-none}."
+  echo
+  echo "## 1. Falsify matrix"
+  echo
+  echo "Cells: {gdn, kda} x kernels x 3 shapes (T = 5 with BT = 4, T = 16 with BT = 16, T = 37 with BT = 16; K = V = 4; kda with HV = 2H) x {mild, strong gates} x seeds ($SEEDS for the correct backward, $MSEEDS per mutant) x {MPFR, f32 reference}; every coordinate checked."
+  echo "A number is the count of cells whose verdict is *fail* (for the correct backward: false alarms, must be 0; for a mutant: catches, should be all)."
+  echo
+  echo "| model | ref | backward | cells | derived bar | rel <= 5e-2 | rel <= 0.25 | torch 1e-5 + 1e-3 | forward oracle | worst nu (correct) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  tail -n +2 "$out/falsify-summary.tsv" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, ($3 == "none" ? $10 : "") }'
+  echo
+  echo "## 2. Resolution (default shapes, MPFR reference)"
+  echo
+  echo "| model | n | verdict | worst nu | median bar/|r| | p90 | worst | median smallest caught delta | spot checks agreeing |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  for m in gdn kda; do
+    f="$out/resolution-$m.json"
+    s=$(sub "$f" mpfr)
+    g () { echo "$s" | sed -n "s/.*\"$1\":\([^,]*\).*/\1/p"; }
+    echo "| $m | $(num "$f" n) | $(g verdict | tr -d '"') | $(g worst_nu) | $(g resolution_median) | $(g resolution_p90) | $(g resolution_worst) | $(g delta_median) | $(g spot_checks_agree)/$(g spot_checks) |"
+  done
+  echo
+  echo "f32 reference at the default step, same shapes:"
+  echo
+  for m in gdn kda; do
+    f="$out/resolution-$m.json"
+    s=$(sub "$f" f32)
+    echo "- $m: $(echo "$s" | tr ',' ' ')"
+  done
+  echo
+  echo "## 3. Speed (gdn, B=1, T=37, H=2, K=V=8, 2052 parameters)"
+  echo
+  f="$out/speed.json"
+  echo "| measure | value |"
+  echo "|---|---|"
+  for k in full_check_1_thread_s full_check_2_threads_s speedup_2_threads random_direction_check_s f32_forward_s mpfr_forward_full_s mpfr_over_f32 mpfr_calls mpfr_mean_call_s time_in_callbacks_s check_time_s library_overhead peak_rss_mib kernel; do
+    echo "| $k | $(num "$f" $k | tr -d '"') |"
+  done
+} > "$out/report.md"
+{
+  printf '{"kernels":"%s","skipped":"%s","seeds":%s,"mutant_seeds":%s,' "$run_kernels" "$skipped" "$SEEDS" "$MSEEDS"
+  printf '"resolution_gdn":%s,' "$(cat "$out/resolution-gdn.json")"
+  printf '"resolution_kda":%s,' "$(cat "$out/resolution-kda.json")"
+  printf '"speed":%s}\n' "$(cat "$out/speed.json")"
+} > "$out/summary.json"
+echo "bench: wrote $out/report.md"
