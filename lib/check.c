@@ -93,59 +93,44 @@ fail (worker *w, gc_status st, int cb, const char *fmt, ...)
 /* ---------------------------------------------------------------------- */
 /* Evaluations.  Each returns false after recording a failure.  */
 
+/* A callback's outcome: its status, then the finiteness of its value.  */
+static bool
+accept (worker *w, int rc, bool finite, const char *name)
+{
+  if (rc)
+    {
+      fail (w, GC_ECALLBACK, rc, "%s returned %d", name, rc);
+      return false;
+    }
+  if (!finite)
+    {
+      fail (w, GC_ENONFINITE, 0, "%s gave a non-finite loss", name);
+      return false;
+    }
+  return true;
+}
+
 static bool
 eval_f32 (worker *w, const float *x, double *val)
 {
   float l = 0;
   int rc = w->sh->m->loss_f32 (w->sh->m->ctx, x, &l);
-  if (rc)
-    {
-      fail (w, GC_ECALLBACK, rc, "loss_f32 returned %d", rc);
-      return false;
-    }
-  if (!isfinite (l))
-    {
-      fail (w, GC_ENONFINITE, 0, "loss_f32 gave a non-finite loss");
-      return false;
-    }
   *val = l;
-  return true;
+  return accept (w, rc, isfinite (l), "loss_f32");
 }
 
 static bool
 eval_f64 (worker *w, const double *x, double *val)
 {
-  double l = 0;
-  int rc = w->sh->m->loss_f64 (w->sh->m->ctx, x, &l);
-  if (rc)
-    {
-      fail (w, GC_ECALLBACK, rc, "loss_f64 returned %d", rc);
-      return false;
-    }
-  if (!isfinite (l))
-    {
-      fail (w, GC_ENONFINITE, 0, "loss_f64 gave a non-finite loss");
-      return false;
-    }
-  *val = l;
-  return true;
+  int rc = w->sh->m->loss_f64 (w->sh->m->ctx, x, val);
+  return accept (w, rc, isfinite (*val), "loss_f64");
 }
 
 static bool
 eval_mpfr (worker *w, mpfr_ptr out)
 {
   int rc = w->sh->m->loss_mpfr (w->sh->m->ctx, w->xm, out);
-  if (rc)
-    {
-      fail (w, GC_ECALLBACK, rc, "loss_mpfr returned %d", rc);
-      return false;
-    }
-  if (!mpfr_number_p (out))
-    {
-      fail (w, GC_ENONFINITE, 0, "loss_mpfr gave a non-finite loss");
-      return false;
-    }
-  return true;
+  return accept (w, rc, mpfr_number_p (out), "loss_mpfr");
 }
 
 /* y = xi + t*vi exactly: the precision of y grows until the sum is exact

@@ -13,7 +13,7 @@
    hand-written backward reads that scratch.  Reference forwards: the naive
    recurrence, a different algorithm, in MPFR and in f64.  */
 
-#include "models.h"
+#include "delta.h"
 #include "mpseq.h"
 
 #include <cblas.h>
@@ -115,21 +115,6 @@ seq_bind (const gdn *m, seq *s, float *p)
   s->h = p;
 }
 
-static void
-mm (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, size_t M, size_t N, size_t K,
-    float alpha, const float *a, size_t lda, const float *b, size_t ldb,
-    float beta, float *c, size_t ldc)
-{
-  cblas_sgemm (CblasRowMajor, ta, tb, (int) M, (int) N, (int) K, alpha, a,
-               (int) lda, b, (int) ldb, beta, c, (int) ldc);
-}
-
-static float
-sigmoidf (float x)
-{
-  return 1.0f / (1.0f + expf (-x));
-}
-
 /* Gather (b, h)'s inputs into the zero-padded buffers, normalising q, k and
    passing beta through the sigmoid when asked.  */
 static void
@@ -159,7 +144,7 @@ seq_gather (const gdn *m, const float *x, size_t b, size_t hh, seq *s)
       memcpy (s->v + t * V, x + m->off_v + row * V, V * sizeof (float));
       s->g[t] = x[m->off_g + row];
       float braw = x[m->off_b + row];
-      s->beta[t] = m->sigmoid ? sigmoidf (braw) : braw;
+      s->beta[t] = m->sigmoid ? gcm_sigmoidf (braw) : braw;
     }
   (void) Tp;
   memcpy (s->h + K * V, x + m->off_s + (b * H + hh) * K * V,
@@ -240,8 +225,8 @@ seq_forward (const gdn *m, seq *s, work *w, float *O)
           G[r] = acc;
           w->E[r] = expf (G[r]);
         }
-      mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, k, K, k, K, 0, w->KK, BT);
-      mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, q, K, k, K, 0, w->QK, BT);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, k, K, k, K, 0, w->KK, BT);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, q, K, k, K, 0, w->QK, BT);
       /* L strictly lower, A = (I + L)^-1 by forward substitution; Aqk lower
          with the diagonal.  exp(G_r - G_c) only for c <= r, where it is at
          most 1 (never overflows for strong gates).  */
@@ -273,17 +258,17 @@ seq_forward (const gdn *m, seq *s, work *w, float *O)
             w->Vb[r * V + j] = beta[r] * v[r * V + j];
         }
       /* W = A diag(beta) (E . K), U = A diag(beta) V, Vnew = U - W h_n  */
-      mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, A, BT, w->Kb, K, 0, Wn, K);
-      mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, A, BT, w->Vb, V, 0, Un, V);
+      gcm_mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, A, BT, w->Kb, K, 0, Wn, K);
+      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, A, BT, w->Vb, V, 0, Un, V);
       memcpy (vn, Un, BT * V * sizeof (float));
-      mm (CblasNoTrans, CblasNoTrans, BT, V, K, -1, Wn, K, hn, V, 1, vn, V);
+      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, K, -1, Wn, K, hn, V, 1, vn, V);
       /* o = scale diag(E) Q h_n + Aqk Vnew  */
       for (size_t r = 0; r < BT; r++)
         for (size_t i = 0; i < K; i++)
           w->Qe[r * K + i] = scale * w->E[r] * q[r * K + i];
       float *o = O + base * V;
-      mm (CblasNoTrans, CblasNoTrans, BT, V, K, 1, w->Qe, K, hn, V, 0, o, V);
-      mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, Aqk, BT, vn, V, 1, o, V);
+      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, K, 1, w->Qe, K, hn, V, 0, o, V);
+      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, Aqk, BT, vn, V, 1, o, V);
       /* h_{n+1} = El h_n + (K . exp(G_last - G))^T Vnew  */
       float El = w->E[BT - 1];
       for (size_t r = 0; r < BT; r++)
@@ -294,7 +279,7 @@ seq_forward (const gdn *m, seq *s, work *w, float *O)
         }
       for (size_t e = 0; e < K * V; e++)
         hnext[e] = El * hn[e];
-      mm (CblasTrans, CblasNoTrans, K, V, BT, 1, w->Kd, K, vn, V, 1, hnext, V);
+      gcm_mm (CblasTrans, CblasNoTrans, K, V, BT, 1, w->Kd, K, vn, V, 1, hnext, V);
     }
 }
 
@@ -344,13 +329,13 @@ seq_backward (const gdn *m, const seq *s, work *w, const float *dO,
         }
 
       /* 1. dVnew = Aqk^T dO + Kd dS;  dAqk = dO Vnew^T (c <= r)  */
-      mm (CblasTrans, CblasNoTrans, BT, V, BT, 1, Aqk, BT, dOc, V, 0, w->dVn, V);
-      mm (CblasNoTrans, CblasNoTrans, BT, V, K, 1, w->Kd, K, w->dS, V, 1, w->dVn, V);
-      mm (CblasNoTrans, CblasTrans, BT, BT, V, 1, dOc, V, vn, V, 0, w->dAqk, BT);
+      gcm_mm (CblasTrans, CblasNoTrans, BT, V, BT, 1, Aqk, BT, dOc, V, 0, w->dVn, V);
+      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, K, 1, w->Kd, K, w->dS, V, 1, w->dVn, V);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, V, 1, dOc, V, vn, V, 0, w->dAqk, BT);
 
       /* 2. inter-chunk output: dq_u += E_r (dO h^T)_r;
             dG_r += scale E_r q_r . (dO h^T)_r  */
-      mm (CblasNoTrans, CblasTrans, BT, K, V, 1, dOc, V, hn, V, 0, w->Tm, K);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, K, V, 1, dOc, V, hn, V, 0, w->Tm, K);
       for (size_t r = 0; r < BT; r++)
         {
           float dot = 0;
@@ -367,7 +352,7 @@ seq_backward (const gdn *m, const seq *s, work *w, const float *dO,
       for (size_t e = 0; e < K * V; e++)
         sh += w->dS[e] * hn[e];
       dG[BT - 1] += El * sh;
-      mm (CblasNoTrans, CblasTrans, BT, K, V, 1, vn, V, w->dS, V, 0, w->dKd, K);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, K, V, 1, vn, V, w->dS, V, 0, w->dKd, K);
       for (size_t c = 0; c < BT; c++)
         {
           float d = expf (G[BT - 1] - G[c]), sc = 0;
@@ -396,19 +381,19 @@ seq_backward (const gdn *m, const seq *s, work *w, const float *dO,
             dG[r] += z;
             dG[c] -= z;
           }
-      mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, w->Mu, BT, k, K, 1, dqc, K);
-      mm (CblasTrans, CblasNoTrans, BT, K, BT, scale, w->Mu, BT, q, K, 1, dkc, K);
+      gcm_mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, w->Mu, BT, k, K, 1, dqc, K);
+      gcm_mm (CblasTrans, CblasNoTrans, BT, K, BT, scale, w->Mu, BT, q, K, 1, dkc, K);
 
       /* 5. Vnew = U - W h_n: dU = dVnew, dW = -dVnew h_n^T;
             dh = El dS + scale (Q.E)^T dO - W^T dVnew  */
-      mm (CblasNoTrans, CblasTrans, BT, K, V, -1, w->dVn, V, hn, V, 0, w->dW, K);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, K, V, -1, w->dVn, V, hn, V, 0, w->dW, K);
       for (size_t r = 0; r < BT; r++)
         for (size_t i = 0; i < K; i++)
           w->Qe[r * K + i] = scale * w->E[r] * q[r * K + i];
       for (size_t e = 0; e < K * V; e++)
         w->dh[e] = El * w->dS[e];
-      mm (CblasTrans, CblasNoTrans, K, V, BT, 1, w->Qe, K, dOc, V, 1, w->dh, V);
-      mm (CblasTrans, CblasNoTrans, K, V, BT, -1, Wn, K, w->dVn, V, 1, w->dh, V);
+      gcm_mm (CblasTrans, CblasNoTrans, K, V, BT, 1, w->Qe, K, dOc, V, 1, w->dh, V);
+      gcm_mm (CblasTrans, CblasNoTrans, K, V, BT, -1, Wn, K, w->dVn, V, 1, w->dh, V);
 
       /* 6. WY: W = A Kb, U = A Vb with Kb = diag(beta E) K, Vb = diag(beta) V:
             dA = dW Kb^T + dU Vb^T;  dWb = A^T dW, dUb = A^T dU  */
@@ -419,12 +404,12 @@ seq_backward (const gdn *m, const seq *s, work *w, const float *dO,
           for (size_t j = 0; j < V; j++)
             w->Vb[r * V + j] = beta[r] * v[r * V + j];
         }
-      mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, w->dW, K, w->Kb, K, 0, w->dA, BT);
-      mm (CblasNoTrans, CblasTrans, BT, BT, V, 1, w->dVn, V, w->Vb, V, 1, w->dA, BT);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, w->dW, K, w->Kb, K, 0, w->dA, BT);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, V, 1, w->dVn, V, w->Vb, V, 1, w->dA, BT);
       CBLAS_TRANSPOSE at = CblasTrans;
       if (mut == MUT_A_TRANSPOSED) at = CblasNoTrans;          /* MUTANT */
-      mm (at, CblasNoTrans, BT, K, BT, 1, A, BT, w->dW, K, 0, w->dWb, K);
-      mm (at, CblasNoTrans, BT, V, BT, 1, A, BT, w->dVn, V, 0, w->dUb, V);
+      gcm_mm (at, CblasNoTrans, BT, K, BT, 1, A, BT, w->dW, K, 0, w->dWb, K);
+      gcm_mm (at, CblasNoTrans, BT, V, BT, 1, A, BT, w->dVn, V, 0, w->dUb, V);
       for (size_t c = 0; c < BT; c++)
         {
           float uv = 0, wk = 0;
@@ -443,14 +428,14 @@ seq_backward (const gdn *m, const seq *s, work *w, const float *dO,
         }
 
       /* 7. A = (I + L)^-1: dL = -A^T dA A^T, strictly lower part.  */
-      mm (CblasNoTrans, CblasTrans, BT, BT, BT, 1, w->dA, BT, A, BT, 0, w->tmp, BT);
-      mm (CblasTrans, CblasNoTrans, BT, BT, BT, -1, A, BT, w->tmp, BT, 0, w->dL, BT);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, BT, 1, w->dA, BT, A, BT, 0, w->tmp, BT);
+      gcm_mm (CblasTrans, CblasNoTrans, BT, BT, BT, -1, A, BT, w->tmp, BT, 0, w->dL, BT);
 
       /* 8. L = diag(beta) (K K^T) . exp(G_r - G_c), r > c:
             P = dL . exp;  dk_r += beta_r sum_c P_rc k_c;
             dk_c += sum_r P_rc beta_r k_r;  dbeta_r += sum_c P_rc KK_rc;
             dG_r += dL.L (row sums), dG_c -= (column sums)  */
-      mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, k, K, k, K, 0, w->KK, BT);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, k, K, k, K, 0, w->KK, BT);
       for (size_t r = 0; r < BT; r++)
         for (size_t c = 0; c < BT; c++)
           {
@@ -471,11 +456,11 @@ seq_backward (const gdn *m, const seq *s, work *w, const float *dO,
       for (size_t r = 0; r < BT; r++)
         for (size_t i = 0; i < K; i++)
           w->Kb[r * K + i] = beta[r] * k[r * K + i];
-      mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, w->Mu, BT, k, K, 0, w->Tm, K);
+      gcm_mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, w->Mu, BT, k, K, 0, w->Tm, K);
       for (size_t r = 0; r < BT; r++)
         for (size_t i = 0; i < K; i++)
           dkc[r * K + i] += beta[r] * w->Tm[r * K + i];
-      mm (CblasTrans, CblasNoTrans, BT, K, BT, 1, w->Mu, BT, w->Kb, K, 1, dkc, K);
+      gcm_mm (CblasTrans, CblasNoTrans, BT, K, BT, 1, w->Mu, BT, w->Kb, K, 1, dkc, K);
 
       /* 9. dg_s = sum_{r >= s} dG_r: the reverse cumsum inside the chunk.  */
       float acc = 0;
@@ -781,159 +766,72 @@ loss_f64 (void *ctx, const double *x, double *loss)
 /* The MPFR recurrence, one step at a time, for the incremental evaluation
    of models/mpseq.h: a central difference reruns only the perturbed
    sequence from the perturbed step on.  Sequence s is (b, h) = (s / H,
-   s % H).  */
-typedef struct mp_work
+   s % H).  A step's inputs: qn [K], kn [K], v [V], beta, a = exp(g).  */
+
+static size_t
+mp_input_size (const gdn *m)
 {
-  mpfr_t *z;                 /* K*V state, V e, then one step's inputs */
-  mpfr_t scale, s, a, beta, t1, rq, rk, eps;
-} mp_work;
+  return 2 * m->K + m->V + 2;
+}
 
 static void *
 mp_work_new (const void *ctx, mpfr_prec_t p)
 {
   const gdn *m = ctx;
-  size_t nv = m->K * m->V + m->V + 2 * m->K + m->V + 2;
-  mp_work *w = malloc (sizeof *w);
-  if (!w || !(w->z = malloc (nv * sizeof *w->z)))
-    {
-      free (w);
-      return NULL;
-    }
-  for (size_t i = 0; i < nv; i++)
-    mpfr_init2 (w->z[i], p);
-  mpfr_inits2 (p, w->scale, w->s, w->a, w->beta, w->t1, w->rq, w->rk, w->eps,
-               (mpfr_ptr) 0);
-  mpfr_set_ui (w->scale, (unsigned long) m->K, MPFR_RNDN);
-  mpfr_rec_sqrt (w->scale, w->scale, MPFR_RNDN);
-  mpfr_set_flt (w->eps, L2_EPS, MPFR_RNDN);
-  return w;
+  return gcm_delta_mp_new (m->K, m->V, mp_input_size (m), p);
 }
 
 static void
 mp_work_free (const void *ctx, void *wk)
 {
-  const gdn *m = ctx;
-  mp_work *w = wk;
-  size_t nv = m->K * m->V + m->V + 2 * m->K + m->V + 2;
-  for (size_t i = 0; i < nv; i++)
-    mpfr_clear (w->z[i]);
-  free (w->z);
-  mpfr_clears (w->scale, w->s, w->a, w->beta, w->t1, w->rq, w->rk, w->eps,
-               (mpfr_ptr) 0);
-  free (w);
+  (void) ctx;
+  gcm_delta_mp_free (wk);
 }
 
 static mpfr_t *
 mp_state (void *wk)
 {
-  return ((mp_work *) wk)->z;
+  return ((gcm_delta_mp *) wk)->S;
 }
 
 static void
 mp_init_state (const void *ctx, mpfr_srcptr x, size_t s, void *wk)
 {
   const gdn *m = ctx;
-  mp_work *w = wk;
+  gcm_delta_mp *w = wk;
   for (size_t ij = 0; ij < m->K * m->V; ij++)
-    mpfr_set (w->z[ij], x + m->off_s + s * m->K * m->V + ij, MPFR_RNDN);
+    mpfr_set (w->S[ij], x + m->off_s + s * m->K * m->V + ij, MPFR_RNDN);
 }
 
-/* A step's inputs (§2.3, q and k normalised and beta through the sigmoid
-   inside, as in the f32 op): qn [K], kn [K], v [V], beta, a = exp(g).  */
+/* §2.3, q and k normalised and beta through the sigmoid inside, as in the
+   f32 op.  */
 static void
 mp_prepare (const void *ctx, mpfr_srcptr x, size_t s, size_t t, void *wk,
             mpfr_t *in)
 {
   const gdn *m = ctx;
-  mp_work *w = wk;
   size_t T = m->T, H = m->H, K = m->K, V = m->V;
-  size_t b = s / H, hh = s % H, row = (b * T + t) * H + hh;
+  size_t row = (s / H * T + t) * H + s % H;
   mpfr_t *qn = in, *kn = qn + K, *v = kn + K, *beta = v + V, *a = beta + 1;
-  mpfr_srcptr q = x + m->off_q + row * K, k = x + m->off_k + row * K;
-  if (m->norm)
-    {
-      mpfr_set (w->rq, w->eps, MPFR_RNDN);
-      mpfr_set (w->rk, w->eps, MPFR_RNDN);
-      for (size_t i = 0; i < K; i++)
-        {
-          mpfr_fma (w->rq, q + i, q + i, w->rq, MPFR_RNDN);
-          mpfr_fma (w->rk, k + i, k + i, w->rk, MPFR_RNDN);
-        }
-      mpfr_rec_sqrt (w->rq, w->rq, MPFR_RNDN);
-      mpfr_rec_sqrt (w->rk, w->rk, MPFR_RNDN);
-      for (size_t i = 0; i < K; i++)
-        {
-          mpfr_mul (qn[i], q + i, w->rq, MPFR_RNDN);
-          mpfr_mul (kn[i], k + i, w->rk, MPFR_RNDN);
-        }
-    }
-  else
-    for (size_t i = 0; i < K; i++)
-      {
-        mpfr_set (qn[i], q + i, MPFR_RNDN);
-        mpfr_set (kn[i], k + i, MPFR_RNDN);
-      }
+  gcm_delta_mp_normalize (wk, x + m->off_q + row * K, x + m->off_k + row * K,
+                          m->norm, qn, kn);
   for (size_t j = 0; j < V; j++)
     mpfr_set (v[j], x + m->off_v + row * V + j, MPFR_RNDN);
   if (m->sigmoid)
-    {
-      mpfr_neg (*beta, x + m->off_b + row, MPFR_RNDN);
-      mpfr_exp (*beta, *beta, MPFR_RNDN);
-      mpfr_add_ui (*beta, *beta, 1, MPFR_RNDN);
-      mpfr_ui_div (*beta, 1, *beta, MPFR_RNDN);
-    }
+    gcm_delta_mp_sigmoid (*beta, x + m->off_b + row);
   else
     mpfr_set (*beta, x + m->off_b + row, MPFR_RNDN);
   mpfr_exp (*a, x + m->off_g + row, MPFR_RNDN);
 }
 
-/* One step:  S <- a S;  e = beta (v - S^T kn);  S <- S + kn e^T; with O,
-   write o = scale S^T qn (V numbers); with ACC, add o . dO to it.  */
 static void
-mp_step_o (const gdn *m, size_t s, size_t t, mpfr_t *in, mp_work *w,
+mp_step_o (const gdn *m, size_t s, size_t t, mpfr_t *in, gcm_delta_mp *w,
            mpfr_ptr acc, mpfr_ptr o)
 {
-  size_t T = m->T, H = m->H, K = m->K, V = m->V;
-  size_t b = s / H, hh = s % H, row = (b * T + t) * H + hh;
-  mpfr_t *S = w->z, *e = S + K * V;
+  size_t K = m->K, V = m->V;
+  size_t row = (s / m->H * m->T + t) * m->H + s % m->H;
   mpfr_t *qn = in, *kn = qn + K, *v = kn + K, *beta = v + V, *a = beta + 1;
-  for (size_t ij = 0; ij < K * V; ij++)
-    mpfr_mul (S[ij], S[ij], *a, MPFR_RNDN);
-  for (size_t j = 0; j < V; j++)
-    {
-      mpfr_set_zero (w->s, 1);
-      for (size_t i = 0; i < K; i++)
-        mpfr_fma (w->s, kn[i], S[i * V + j], w->s, MPFR_RNDN);
-      mpfr_sub (e[j], v[j], w->s, MPFR_RNDN);
-      mpfr_mul (e[j], e[j], *beta, MPFR_RNDN);
-    }
-  for (size_t i = 0; i < K; i++)
-    for (size_t j = 0; j < V; j++)
-      mpfr_fma (S[i * V + j], kn[i], e[j], S[i * V + j], MPFR_RNDN);
-  if (o)
-    for (size_t j = 0; j < V; j++)
-      {
-        mpfr_set_zero (w->s, 1);
-        for (size_t i = 0; i < K; i++)
-          mpfr_fma (w->s, qn[i], S[i * V + j], w->s, MPFR_RNDN);
-        mpfr_mul (o + j, w->s, w->scale, MPFR_RNDN);
-      }
-  if (!acc)
-    return;
-  /* sum_j o_j dO_j = scale * sum_i qn_i sum_j S_ij dO_j  */
-  const float *dO = m->dout + row * V;
-  mpfr_set_zero (w->a, 1);
-  for (size_t i = 0; i < K; i++)
-    {
-      mpfr_set_zero (w->s, 1);
-      for (size_t j = 0; j < V; j++)
-        {
-          mpfr_mul_d (w->t1, S[i * V + j], dO[j], MPFR_RNDN);
-          mpfr_add (w->s, w->s, w->t1, MPFR_RNDN);
-        }
-      mpfr_fma (w->a, qn[i], w->s, w->a, MPFR_RNDN);
-    }
-  mpfr_fma (acc, w->scale, w->a, acc, MPFR_RNDN);
+  gcm_delta_mp_step (w, a, false, kn, qn, v, *beta, m->dout + row * V, o, acc);
 }
 
 static void
@@ -943,30 +841,21 @@ mp_step (const void *ctx, size_t s, size_t t, mpfr_t *in, void *wk,
   mp_step_o (ctx, s, t, in, wk, acc, NULL);
 }
 
-/* acc += <S_T, dS_T>  */
 static void
 mp_final (const void *ctx, size_t s, void *wk, mpfr_ptr acc)
 {
   const gdn *m = ctx;
-  mp_work *w = wk;
-  const float *dST = m->dst + s * m->K * m->V;
-  for (size_t ij = 0; ij < m->K * m->V; ij++)
-    {
-      mpfr_mul_d (w->t1, w->z[ij], dST[ij], MPFR_RNDN);
-      mpfr_add (acc, acc, w->t1, MPFR_RNDN);
-    }
+  gcm_delta_mp_final (wk, m->dst + s * m->K * m->V, acc);
 }
 
-static bool
-differs (mpfr_srcptr x, const float *x0, size_t off, size_t count)
+static int
+mp_initial_differs (const void *ctx, mpfr_srcptr x, size_t s)
 {
-  for (size_t i = off; i < off + count; i++)
-    if (mpfr_cmp_d (x + i, x0[i]) != 0)
-      return true;
-  return false;
+  const gdn *m = ctx;
+  return gcm_mp_differs (x, m->inst.x, m->off_s + s * m->K * m->V,
+                         m->K * m->V);
 }
 
-/* Whether step t of sequence s has raw inputs other than the base's.  */
 static int
 mp_inputs_differ (const void *ctx, mpfr_srcptr x, size_t s, size_t t)
 {
@@ -974,25 +863,11 @@ mp_inputs_differ (const void *ctx, mpfr_srcptr x, size_t s, size_t t)
   size_t K = m->K, V = m->V;
   size_t row = (s / m->H * m->T + t) * m->H + s % m->H;
   const float *x0 = m->inst.x;
-  return differs (x, x0, m->off_q + row * K, K)
-         || differs (x, x0, m->off_k + row * K, K)
-         || differs (x, x0, m->off_v + row * V, V)
-         || differs (x, x0, m->off_g + row, 1)
-         || differs (x, x0, m->off_b + row, 1);
-}
-
-/* The first step of sequence s whose inputs differ from the base point: 0
-   when S0 differs, T when nothing does.  */
-static size_t
-mp_first_change (const void *ctx, mpfr_srcptr x, size_t s)
-{
-  const gdn *m = ctx;
-  if (differs (x, m->inst.x, m->off_s + s * m->K * m->V, m->K * m->V))
-    return 0;
-  for (size_t t = 0; t < m->T; t++)
-    if (mp_inputs_differ (ctx, x, s, t))
-      return t;
-  return m->T;
+  return gcm_mp_differs (x, x0, m->off_q + row * K, K)
+         || gcm_mp_differs (x, x0, m->off_k + row * K, K)
+         || gcm_mp_differs (x, x0, m->off_v + row * V, V)
+         || gcm_mp_differs (x, x0, m->off_g + row, 1)
+         || gcm_mp_differs (x, x0, m->off_b + row, 1);
 }
 
 static int
@@ -1009,24 +884,24 @@ outputs_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr out)
 {
   const gdn *m = ctx;
   size_t T = m->T, H = m->H, K = m->K, V = m->V;
-  mp_work *w = mp_work_new (m, mpfr_get_prec (out));
+  gcm_delta_mp *w = mp_work_new (m, mpfr_get_prec (out));
   if (!w)
     return -1;
-  mpfr_t *in = w->z + K * V + V;
   for (size_t s = 0; s < m->B * H; s++)
     {
       size_t b = s / H, hh = s % H;
       mp_init_state (m, x, s, w);
       for (size_t t = 0; t < T; t++)
         {
-          mp_prepare (m, x, s, t, w, in);
-          mp_step_o (m, s, t, in, w, NULL, out + ((b * T + t) * H + hh) * V);
+          mp_prepare (m, x, s, t, w, w->in);
+          mp_step_o (m, s, t, w->in, w, NULL,
+                     out + ((b * T + t) * H + hh) * V);
         }
       for (size_t ij = 0; ij < K * V; ij++)
-        mpfr_set (out + m->B * T * H * V + s * K * V + ij, w->z[ij],
+        mpfr_set (out + m->B * T * H * V + s * K * V + ij, w->S[ij],
                   MPFR_RNDN);
     }
-  mp_work_free (m, w);
+  gcm_delta_mp_free (w);
   return 0;
 }
 
@@ -1141,9 +1016,9 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   m->constants[3] = (gc_constant) { "T", (double) T };
   m->constants[4] = (gc_constant) { "H", (double) H };
 
-  m->mp_ops = (gcm_mpseq_ops) { B * H, T, K * V, mp_first_change,
+  m->mp_ops = (gcm_mpseq_ops) { B * H, T, K * V, mp_initial_differs,
                                 mp_work_new, mp_work_free, mp_state,
-                                mp_init_state, 2 * K + V + 2, mp_prepare,
+                                mp_init_state, mp_input_size (m), mp_prepare,
                                 mp_inputs_differ, mp_step, mp_final };
   gc_model *md = &m->inst.model;
   md->abi = GC_MODEL_ABI;
@@ -1183,15 +1058,8 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   md->n_output_blocks = 2;
   md->output_blocks = m->out_blocks;
   m->inst.destroy = destroy;
-  m->inst.n_extra = 2;
-  m->inst.extra[0].name = "dO";
-  m->inst.extra[0].data = m->dout;
-  m->inst.extra[0].ndim = 4;
-  memcpy (m->inst.extra[0].shape, (size_t[]) { B, T, H, V }, 4 * sizeof (size_t));
-  m->inst.extra[1].name = "dS_T";
-  m->inst.extra[1].data = m->dst;
-  m->inst.extra[1].ndim = 4;
-  memcpy (m->inst.extra[1].shape, (size_t[]) { B, H, K, V }, 4 * sizeof (size_t));
+  gcm_extra (&m->inst, "dO", m->dout, 4, (size_t[]) { B, T, H, V });
+  gcm_extra (&m->inst, "dS_T", m->dst, 4, (size_t[]) { B, H, K, V });
   *out = &m->inst;
   return GC_OK;
 }

@@ -15,7 +15,7 @@
    the matrix work) with the chunked backward that reads it.  The reference
    is the recurrence in MPFR; outputs o and S_T feed the forward oracle.  */
 
-#include "models.h"
+#include "delta.h"
 #include "mpseq.h"
 
 #include <cblas.h>
@@ -71,26 +71,11 @@ typedef struct kda
   gcm_mpseq_ops mp_ops;
 } kda;
 
-static float
-sigmoidf_ (float x)
-{
-  return 1.0f / (1.0f + expf (-x));
-}
-
 /* torch's softplus: x above the threshold 20 is returned as is.  */
 static float
 softplusf_ (float x)
 {
   return x > 20.0f ? x : log1pf (expf (x));
-}
-
-static void
-mm (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, size_t M, size_t N, size_t K,
-    float alpha, const float *a, size_t lda, const float *b, size_t ldb,
-    float beta, float *c, size_t ldc)
-{
-  cblas_sgemm (CblasRowMajor, ta, tb, (int) M, (int) N, (int) K, alpha, a,
-               (int) lda, b, (int) ldb, beta, c, (int) ldc);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -152,13 +137,13 @@ prep_run (const kda *m, const float *x, prep *p)
     {
       size_t hv = row % m->HV;
       float ea = expf (x[m->off_a + hv]);
-      p->beta[row] = sigmoidf_ (x[m->off_b + row]);
+      p->beta[row] = gcm_sigmoidf (x[m->off_b + row]);
       for (size_t i = 0; i < K; i++)
         {
           float z = x[m->off_g + row * K + i] + x[m->off_dt + hv * K + i];
           float g;
           if (m->lowerbound)
-            g = LOWER_BOUND * sigmoidf_ (ea * z);
+            g = LOWER_BOUND * gcm_sigmoidf (ea * z);
           else
             g = -ea * softplusf_ (z);
           if (m->mutant == MUT_SOFTPLUS_OUTSIDE)
@@ -339,20 +324,20 @@ chunk_forward (const kda *m, seq *s, work *w, float *O)
           for (size_t j = 0; j < V; j++)
             w->Vb[r * V + j] = beta[r] * v[r * V + j];
         }
-      mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, A, BT, w->Kb, K, 0, Wn, K);
-      mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, A, BT, w->Vb, V, 0, w->U, V);
+      gcm_mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, A, BT, w->Kb, K, 0, Wn, K);
+      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, A, BT, w->Vb, V, 0, w->U, V);
       memcpy (vn, w->U, BT * V * sizeof (float));
-      mm (CblasNoTrans, CblasNoTrans, BT, V, K, -1, Wn, K, hn, V, 1, vn, V);
+      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, K, -1, Wn, K, hn, V, 1, vn, V);
       float *o = O + base * V;
-      mm (CblasNoTrans, CblasNoTrans, BT, V, K, 1, w->Qe, K, hn, V, 0, o, V);
-      mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, Aqk, BT, vn, V, 1, o, V);
+      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, K, 1, w->Qe, K, hn, V, 0, o, V);
+      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, Aqk, BT, vn, V, 1, o, V);
       for (size_t i = 0; i < K; i++)
         {
           float el = w->E[(BT - 1) * K + i];
           for (size_t j = 0; j < V; j++)
             hnext[i * V + j] = el * hn[i * V + j];
         }
-      mm (CblasTrans, CblasNoTrans, K, V, BT, 1, w->Kd, K, vn, V, 1, hnext, V);
+      gcm_mm (CblasTrans, CblasNoTrans, K, V, BT, 1, w->Kd, K, vn, V, 1, hnext, V);
     }
 }
 
@@ -385,11 +370,11 @@ chunk_backward (const kda *m, const seq *s, work *w, const float *dO,
             w->Kd[r * K + i] = k[r * K + i] * expf (Gl[i] - G[r * K + i]);
           }
       /* 1. dVnew = Aqk^T dO + Kd dS;  dAqk = dO Vnew^T  */
-      mm (CblasTrans, CblasNoTrans, BT, V, BT, 1, Aqk, BT, dOc, V, 0, w->dVn, V);
-      mm (CblasNoTrans, CblasNoTrans, BT, V, K, 1, w->Kd, K, w->dS, V, 1, w->dVn, V);
-      mm (CblasNoTrans, CblasTrans, BT, BT, V, 1, dOc, V, vn, V, 0, w->dAqk, BT);
+      gcm_mm (CblasTrans, CblasNoTrans, BT, V, BT, 1, Aqk, BT, dOc, V, 0, w->dVn, V);
+      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, K, 1, w->Kd, K, w->dS, V, 1, w->dVn, V);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, V, 1, dOc, V, vn, V, 0, w->dAqk, BT);
       /* 2. inter-chunk output, t = scale E (dO h^T)  */
-      mm (CblasNoTrans, CblasTrans, BT, K, V, 1, dOc, V, hn, V, 0, w->Tm, K);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, K, V, 1, dOc, V, hn, V, 0, w->Tm, K);
       for (size_t r = 0; r < BT; r++)
         for (size_t i = 0; i < K; i++)
           {
@@ -405,7 +390,7 @@ chunk_backward (const kda *m, const seq *s, work *w, const float *dO,
             sh += w->dS[i * V + j] * hn[i * V + j];
           dG[(BT - 1) * K + i] += w->E[(BT - 1) * K + i] * sh;
         }
-      mm (CblasNoTrans, CblasTrans, BT, K, V, 1, vn, V, w->dS, V, 0, w->dKd, K);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, K, V, 1, vn, V, w->dS, V, 0, w->dKd, K);
       for (size_t c = 0; c < BT; c++)
         for (size_t i = 0; i < K; i++)
           {
@@ -433,15 +418,15 @@ chunk_backward (const kda *m, const seq *s, work *w, const float *dO,
               }
           }
       /* 5. Vnew = U - W h_n  */
-      mm (CblasNoTrans, CblasTrans, BT, K, V, -1, w->dVn, V, hn, V, 0, w->dW, K);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, K, V, -1, w->dVn, V, hn, V, 0, w->dW, K);
       for (size_t r = 0; r < BT; r++)
         for (size_t i = 0; i < K; i++)
           w->Qe[r * K + i] = scale * w->E[r * K + i] * q[r * K + i];
       for (size_t i = 0; i < K; i++)
         for (size_t j = 0; j < V; j++)
           w->dh[i * V + j] = w->E[(BT - 1) * K + i] * w->dS[i * V + j];
-      mm (CblasTrans, CblasNoTrans, K, V, BT, 1, w->Qe, K, dOc, V, 1, w->dh, V);
-      mm (CblasTrans, CblasNoTrans, K, V, BT, -1, Wn, K, w->dVn, V, 1, w->dh, V);
+      gcm_mm (CblasTrans, CblasNoTrans, K, V, BT, 1, w->Qe, K, dOc, V, 1, w->dh, V);
+      gcm_mm (CblasTrans, CblasNoTrans, K, V, BT, -1, Wn, K, w->dVn, V, 1, w->dh, V);
       /* 6. WY  */
       for (size_t r = 0; r < BT; r++)
         {
@@ -450,10 +435,10 @@ chunk_backward (const kda *m, const seq *s, work *w, const float *dO,
           for (size_t j = 0; j < V; j++)
             w->Vb[r * V + j] = beta[r] * v[r * V + j];
         }
-      mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, w->dW, K, w->Kb, K, 0, w->dA, BT);
-      mm (CblasNoTrans, CblasTrans, BT, BT, V, 1, w->dVn, V, w->Vb, V, 1, w->dA, BT);
-      mm (CblasTrans, CblasNoTrans, BT, K, BT, 1, A, BT, w->dW, K, 0, w->dWb, K);
-      mm (CblasTrans, CblasNoTrans, BT, V, BT, 1, A, BT, w->dVn, V, 0, w->dUb, V);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, w->dW, K, w->Kb, K, 0, w->dA, BT);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, V, 1, w->dVn, V, w->Vb, V, 1, w->dA, BT);
+      gcm_mm (CblasTrans, CblasNoTrans, BT, K, BT, 1, A, BT, w->dW, K, 0, w->dWb, K);
+      gcm_mm (CblasTrans, CblasNoTrans, BT, V, BT, 1, A, BT, w->dVn, V, 0, w->dUb, V);
       for (size_t c = 0; c < BT; c++)
         {
           float uv = 0, wk = 0;
@@ -472,8 +457,8 @@ chunk_backward (const kda *m, const seq *s, work *w, const float *dO,
           dbc[c] += uv + wk;
         }
       /* 7. dL = -A^T dA A^T  */
-      mm (CblasNoTrans, CblasTrans, BT, BT, BT, 1, w->dA, BT, A, BT, 0, w->tmp, BT);
-      mm (CblasTrans, CblasNoTrans, BT, BT, BT, -1, A, BT, w->tmp, BT, 0, w->dL, BT);
+      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, BT, 1, w->dA, BT, A, BT, 0, w->tmp, BT);
+      gcm_mm (CblasTrans, CblasNoTrans, BT, BT, BT, -1, A, BT, w->tmp, BT, 0, w->dL, BT);
       /* 8. L, per channel (r > c)  */
       for (size_t r = 0; r < BT; r++)
         for (size_t c = 0; c < r; c++)
@@ -803,13 +788,13 @@ grad_f32 (void *ctx, const float *x, float *grad)
                 float d = dg[t * K + i], graw, dA;
                 if (m->mutant == MUT_SOFTPLUS_OUTSIDE)
                   {
-                    float sg = sigmoidf_ (ea * z);           /* MUTANT */
+                    float sg = gcm_sigmoidf (ea * z);           /* MUTANT */
                     graw = -d * sg * ea;
                     dA = graw * z;
                   }
                 else if (m->lowerbound)
                   {
-                    float sg = sigmoidf_ (ea * z);
+                    float sg = gcm_sigmoidf (ea * z);
                     float sd = sg * (1.0f - sg);
                     if (m->mutant == MUT_GATE_GRAD_NO_SIGMOID) sd = 1.0f; /* MUTANT */
                     graw = d * LOWER_BOUND * sd * ea;
@@ -817,7 +802,7 @@ grad_f32 (void *ctx, const float *x, float *grad)
                   }
                 else
                   {
-                    float sg = sigmoidf_ (z);
+                    float sg = gcm_sigmoidf (z);
                     if (m->mutant == MUT_GATE_GRAD_NO_SIGMOID) sg = 1.0f; /* MUTANT */
                     graw = -d * ea * sg;
                     dA = d * bf.p.g[rowv * K + i];
@@ -854,13 +839,8 @@ grad_f32 (void *ctx, const float *x, float *grad)
 /* ---------------------------------------------------------------------- */
 /* The MPFR reference: the recurrence with the gate, the sigmoid and the
    normalisation inside; one step at a time for models/mpseq.h.  Sequence s
-   is (b, hv) = (s / HV, s % HV).  */
-
-typedef struct mp_work
-{
-  mpfr_t *z;                 /* K*V state, V e, then one step's inputs */
-  mpfr_t scale, s, a, beta, t1, t2, rq, rk, eps, ea;
-} mp_work;
+   is (b, hv) = (s / HV, s % HV).  A step's inputs: qn [K], kn [K], v [V],
+   beta, alpha = exp(g) [K].  */
 
 static size_t
 mp_input_size (const kda *m)
@@ -868,102 +848,61 @@ mp_input_size (const kda *m)
   return 3 * m->K + m->V + 1;
 }
 
-static size_t
-mp_nv (const kda *m)
-{
-  return m->K * m->V + m->V + mp_input_size (m);
-}
-
 static void *
 mp_work_new (const void *ctx, mpfr_prec_t p)
 {
   const kda *m = ctx;
-  mp_work *w = malloc (sizeof *w);
-  if (!w || !(w->z = malloc (mp_nv (m) * sizeof *w->z)))
-    {
-      free (w);
-      return NULL;
-    }
-  for (size_t i = 0; i < mp_nv (m); i++)
-    mpfr_init2 (w->z[i], p);
-  mpfr_inits2 (p, w->scale, w->s, w->a, w->beta, w->t1, w->t2, w->rq, w->rk,
-               w->eps, w->ea, (mpfr_ptr) 0);
-  mpfr_set_ui (w->scale, (unsigned long) m->K, MPFR_RNDN);
-  mpfr_rec_sqrt (w->scale, w->scale, MPFR_RNDN);
-  mpfr_set_flt (w->eps, L2_EPS, MPFR_RNDN);
-  return w;
+  return gcm_delta_mp_new (m->K, m->V, mp_input_size (m), p);
 }
 
 static void
 mp_work_free (const void *ctx, void *wk)
 {
-  const kda *m = ctx;
-  mp_work *w = wk;
-  for (size_t i = 0; i < mp_nv (m); i++)
-    mpfr_clear (w->z[i]);
-  free (w->z);
-  mpfr_clears (w->scale, w->s, w->a, w->beta, w->t1, w->t2, w->rq, w->rk,
-               w->eps, w->ea, (mpfr_ptr) 0);
-  free (w);
+  (void) ctx;
+  gcm_delta_mp_free (wk);
 }
 
 static mpfr_t *
 mp_state (void *wk)
 {
-  return ((mp_work *) wk)->z;
+  return ((gcm_delta_mp *) wk)->S;
 }
 
 static void
 mp_init_state (const void *ctx, mpfr_srcptr x, size_t s, void *wk)
 {
   const kda *m = ctx;
-  mp_work *w = wk;
+  gcm_delta_mp *w = wk;
   for (size_t ij = 0; ij < m->K * m->V; ij++)
-    mpfr_set (w->z[ij], x + m->off_s + s * m->K * m->V + ij, MPFR_RNDN);
+    mpfr_set (w->S[ij], x + m->off_s + s * m->K * m->V + ij, MPFR_RNDN);
 }
 
-/* A step's inputs: qn [K], kn [K], v [V], beta, alpha = exp(g) [K], with
-   the gate of §1.2 exactly as FLA writes it.  */
+/* The gate of §1.2 exactly as FLA writes it: g = -exp(A) log(1 + exp(x)),
+   or g = -5 / (1 + exp(-exp(A) x)), x = g_raw + dt_bias.  */
 static void
 mp_prepare (const void *ctx, mpfr_srcptr x, size_t s, size_t t, void *wk,
             mpfr_t *in)
 {
   const kda *m = ctx;
-  mp_work *w = wk;
+  gcm_delta_mp *w = wk;
   size_t T = m->T, H = m->H, HV = m->HV, K = m->K, V = m->V;
   size_t b = s / HV, hv = s % HV, hh = hv / m->G;
   size_t rowh = (b * T + t) * H + hh, rowv = (b * T + t) * HV + hv;
   mpfr_t *qn = in, *kn = qn + K, *v = kn + K, *beta = v + V, *al = beta + 1;
-  mpfr_srcptr q = x + m->off_q + rowh * K, k = x + m->off_k + rowh * K;
-  mpfr_set (w->rq, w->eps, MPFR_RNDN);
-  mpfr_set (w->rk, w->eps, MPFR_RNDN);
-  for (size_t i = 0; i < K; i++)
-    {
-      mpfr_fma (w->rq, q + i, q + i, w->rq, MPFR_RNDN);
-      mpfr_fma (w->rk, k + i, k + i, w->rk, MPFR_RNDN);
-    }
-  mpfr_rec_sqrt (w->rq, w->rq, MPFR_RNDN);
-  mpfr_rec_sqrt (w->rk, w->rk, MPFR_RNDN);
-  for (size_t i = 0; i < K; i++)
-    {
-      mpfr_mul (qn[i], q + i, w->rq, MPFR_RNDN);
-      mpfr_mul (kn[i], k + i, w->rk, MPFR_RNDN);
-    }
+  gcm_delta_mp_normalize (w, x + m->off_q + rowh * K, x + m->off_k + rowh * K,
+                          true, qn, kn);
   for (size_t j = 0; j < V; j++)
     mpfr_set (v[j], x + m->off_v + rowv * V + j, MPFR_RNDN);
-  mpfr_neg (*beta, x + m->off_b + rowv, MPFR_RNDN);
-  mpfr_exp (*beta, *beta, MPFR_RNDN);
-  mpfr_add_ui (*beta, *beta, 1, MPFR_RNDN);
-  mpfr_ui_div (*beta, 1, *beta, MPFR_RNDN);
-  mpfr_exp (w->ea, x + m->off_a + hv, MPFR_RNDN);
+  gcm_delta_mp_sigmoid (*beta, x + m->off_b + rowv);
+  /* w->a holds exp(A_log) for the channels  */
+  mpfr_exp (w->a, x + m->off_a + hv, MPFR_RNDN);
   for (size_t i = 0; i < K; i++)
     {
       mpfr_add (w->t1, x + m->off_g + rowv * K + i, x + m->off_dt + hv * K + i,
                 MPFR_RNDN);
       if (m->lowerbound)
         {
-          /* g = -5 / (1 + exp(-exp(A) x))  */
-          mpfr_mul (w->t1, w->t1, w->ea, MPFR_RNDN);
+          mpfr_mul (w->t1, w->t1, w->a, MPFR_RNDN);
           mpfr_neg (w->t1, w->t1, MPFR_RNDN);
           mpfr_exp (w->t1, w->t1, MPFR_RNDN);
           mpfr_add_ui (w->t1, w->t1, 1, MPFR_RNDN);
@@ -971,64 +910,24 @@ mp_prepare (const void *ctx, mpfr_srcptr x, size_t s, size_t t, void *wk,
         }
       else
         {
-          /* g = -exp(A) log(1 + exp(x))  */
           mpfr_exp (w->t1, w->t1, MPFR_RNDN);
           mpfr_log1p (w->t1, w->t1, MPFR_RNDN);
-          mpfr_mul (w->t1, w->t1, w->ea, MPFR_RNDN);
+          mpfr_mul (w->t1, w->t1, w->a, MPFR_RNDN);
           mpfr_neg (w->t1, w->t1, MPFR_RNDN);
         }
       mpfr_exp (al[i], w->t1, MPFR_RNDN);
     }
 }
 
-/* One step (§2.2); with O, also write o_t (V numbers); with ACC, add
-   o . dO to it.  */
 static void
-mp_step_o (const kda *m, size_t s, size_t t, mpfr_t *in, mp_work *w,
+mp_step_o (const kda *m, size_t s, size_t t, mpfr_t *in, gcm_delta_mp *w,
            mpfr_ptr acc, mpfr_ptr o)
 {
-  size_t T = m->T, HV = m->HV, K = m->K, V = m->V;
-  size_t b = s / HV, hv = s % HV, rowv = (b * T + t) * HV + hv;
-  mpfr_t *S = w->z, *e = S + K * V;
+  size_t K = m->K, V = m->V;
+  size_t rowv = (s / m->HV * m->T + t) * m->HV + s % m->HV;
   mpfr_t *qn = in, *kn = qn + K, *v = kn + K, *beta = v + V, *al = beta + 1;
-  for (size_t i = 0; i < K; i++)
-    for (size_t j = 0; j < V; j++)
-      mpfr_mul (S[i * V + j], S[i * V + j], al[i], MPFR_RNDN);
-  for (size_t j = 0; j < V; j++)
-    {
-      mpfr_set_zero (w->s, 1);
-      for (size_t i = 0; i < K; i++)
-        mpfr_fma (w->s, kn[i], S[i * V + j], w->s, MPFR_RNDN);
-      mpfr_sub (e[j], v[j], w->s, MPFR_RNDN);
-      mpfr_mul (e[j], e[j], *beta, MPFR_RNDN);
-    }
-  for (size_t i = 0; i < K; i++)
-    for (size_t j = 0; j < V; j++)
-      mpfr_fma (S[i * V + j], kn[i], e[j], S[i * V + j], MPFR_RNDN);
-  if (o)
-    for (size_t j = 0; j < V; j++)
-      {
-        mpfr_set_zero (w->s, 1);
-        for (size_t i = 0; i < K; i++)
-          mpfr_fma (w->s, qn[i], S[i * V + j], w->s, MPFR_RNDN);
-        mpfr_mul (o + j, w->s, w->scale, MPFR_RNDN);
-      }
-  if (acc)
-    {
-      const float *dO = m->dout + rowv * V;
-      mpfr_set_zero (w->a, 1);
-      for (size_t i = 0; i < K; i++)
-        {
-          mpfr_set_zero (w->s, 1);
-          for (size_t j = 0; j < V; j++)
-            {
-              mpfr_mul_d (w->t1, S[i * V + j], dO[j], MPFR_RNDN);
-              mpfr_add (w->s, w->s, w->t1, MPFR_RNDN);
-            }
-          mpfr_fma (w->a, qn[i], w->s, w->a, MPFR_RNDN);
-        }
-      mpfr_fma (acc, w->scale, w->a, acc, MPFR_RNDN);
-    }
+  gcm_delta_mp_step (w, al, true, kn, qn, v, *beta, m->dout + rowv * V, o,
+                     acc);
 }
 
 static void
@@ -1042,22 +941,18 @@ static void
 mp_final (const void *ctx, size_t s, void *wk, mpfr_ptr acc)
 {
   const kda *m = ctx;
-  mp_work *w = wk;
-  const float *dST = m->dst + s * m->K * m->V;
-  for (size_t ij = 0; ij < m->K * m->V; ij++)
-    {
-      mpfr_mul_d (w->t1, w->z[ij], dST[ij], MPFR_RNDN);
-      mpfr_add (acc, acc, w->t1, MPFR_RNDN);
-    }
+  gcm_delta_mp_final (wk, m->dst + s * m->K * m->V, acc);
 }
 
-static bool
-differs (mpfr_srcptr x, const float *x0, size_t off, size_t count)
+static int
+mp_initial_differs (const void *ctx, mpfr_srcptr x, size_t s)
 {
-  for (size_t i = off; i < off + count; i++)
-    if (mpfr_cmp_d (x + i, x0[i]) != 0)
-      return true;
-  return false;
+  const kda *m = ctx;
+  size_t K = m->K, hv = s % m->HV;
+  const float *x0 = m->inst.x;
+  return gcm_mp_differs (x, x0, m->off_s + s * K * m->V, K * m->V)
+         || gcm_mp_differs (x, x0, m->off_a + hv, 1)
+         || gcm_mp_differs (x, x0, m->off_dt + hv * K, K);
 }
 
 static int
@@ -1068,25 +963,12 @@ mp_inputs_differ (const void *ctx, mpfr_srcptr x, size_t s, size_t t)
   size_t b = s / HV, hv = s % HV, hh = hv / m->G;
   size_t rowh = (b * T + t) * H + hh, rowv = (b * T + t) * HV + hv;
   const float *x0 = m->inst.x;
-  return differs (x, x0, m->off_q + rowh * K, K)
-         || differs (x, x0, m->off_k + rowh * K, K)
-         || differs (x, x0, m->off_v + rowv * V, V)
-         || differs (x, x0, m->off_g + rowv * K, K)
-         || differs (x, x0, m->off_b + rowv, 1)
-         || differs (x, x0, m->off_a + hv, 1)
-         || differs (x, x0, m->off_dt + hv * K, K);
-}
-
-static size_t
-mp_first_change (const void *ctx, mpfr_srcptr x, size_t s)
-{
-  const kda *m = ctx;
-  if (differs (x, m->inst.x, m->off_s + s * m->K * m->V, m->K * m->V))
-    return 0;
-  for (size_t t = 0; t < m->T; t++)
-    if (mp_inputs_differ (ctx, x, s, t))
-      return t;
-  return m->T;
+  return gcm_mp_differs (x, x0, m->off_q + rowh * K, K)
+         || gcm_mp_differs (x, x0, m->off_k + rowh * K, K)
+         || gcm_mp_differs (x, x0, m->off_v + rowv * V, V)
+         || gcm_mp_differs (x, x0, m->off_g + rowv * K, K)
+         || gcm_mp_differs (x, x0, m->off_b + rowv, 1)
+         || mp_initial_differs (ctx, x, s);
 }
 
 static int
@@ -1103,24 +985,24 @@ outputs_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr out)
 {
   const kda *m = ctx;
   size_t T = m->T, HV = m->HV, K = m->K, V = m->V;
-  mp_work *w = mp_work_new (m, mpfr_get_prec (out));
+  gcm_delta_mp *w = mp_work_new (m, mpfr_get_prec (out));
   if (!w)
     return -1;
-  mpfr_t *in = w->z + K * V + V;
   for (size_t s = 0; s < m->B * HV; s++)
     {
       size_t b = s / HV, hv = s % HV;
       mp_init_state (m, x, s, w);
       for (size_t t = 0; t < T; t++)
         {
-          mp_prepare (m, x, s, t, w, in);
-          mp_step_o (m, s, t, in, w, NULL, out + ((b * T + t) * HV + hv) * V);
+          mp_prepare (m, x, s, t, w, w->in);
+          mp_step_o (m, s, t, w->in, w, NULL,
+                     out + ((b * T + t) * HV + hv) * V);
         }
       for (size_t ij = 0; ij < K * V; ij++)
-        mpfr_set (out + m->B * T * HV * V + s * K * V + ij, w->z[ij],
+        mpfr_set (out + m->B * T * HV * V + s * K * V + ij, w->S[ij],
                   MPFR_RNDN);
     }
-  mp_work_free (m, w);
+  gcm_delta_mp_free (w);
   return 0;
 }
 
@@ -1241,7 +1123,7 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   m->constants[2] = (gc_constant) { "BT", (double) m->BT };
   m->constants[3] = (gc_constant) { "T", (double) T };
   m->constants[4] = (gc_constant) { "G", (double) m->G };
-  m->mp_ops = (gcm_mpseq_ops) { B * HV, T, K * V, mp_first_change,
+  m->mp_ops = (gcm_mpseq_ops) { B * HV, T, K * V, mp_initial_differs,
                                 mp_work_new, mp_work_free, mp_state,
                                 mp_init_state, mp_input_size (m), mp_prepare,
                                 mp_inputs_differ, mp_step, mp_final };
@@ -1288,15 +1170,8 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   md->n_output_blocks = 2;
   md->output_blocks = m->out_blocks;
   m->inst.destroy = destroy;
-  m->inst.n_extra = 2;
-  m->inst.extra[0].name = "dO";
-  m->inst.extra[0].data = m->dout;
-  m->inst.extra[0].ndim = 4;
-  memcpy (m->inst.extra[0].shape, (size_t[]) { B, T, HV, V }, 4 * sizeof (size_t));
-  m->inst.extra[1].name = "dS_T";
-  m->inst.extra[1].data = m->dst;
-  m->inst.extra[1].ndim = 4;
-  memcpy (m->inst.extra[1].shape, (size_t[]) { B, HV, K, V }, 4 * sizeof (size_t));
+  gcm_extra (&m->inst, "dO", m->dout, 4, (size_t[]) { B, T, HV, V });
+  gcm_extra (&m->inst, "dS_T", m->dst, 4, (size_t[]) { B, HV, K, V });
   *out = &m->inst;
   return GC_OK;
 }

@@ -166,7 +166,12 @@ gcm_mpseq_loss (gcm_mpseq *c, const gcm_mpseq_ops *ops, const void *ctx,
   mpfr_set_zero (L, 1);
   for (size_t s = 0; s < S; s++)
     {
-      size_t t0 = k ? ops->first_change (ctx, x, s) : 0;
+      /* The first step whose inputs differ from the base point's: 0 when
+         the initial state (or a shared parameter) does, T when none.  */
+      size_t t0 = 0;
+      if (k && !ops->initial_differs (ctx, x, s))
+        while (t0 < T && !ops->inputs_differ (ctx, x, s, t0))
+          t0++;
       if (k && t0 == T)
         {
           mpfr_add (L, L, k->total[s], MPFR_RNDN);

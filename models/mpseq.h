@@ -20,10 +20,10 @@ typedef struct gcm_mpseq_ops
   size_t n_seq;         /* independent sequences */
   size_t steps;         /* steps per sequence */
   size_t state_size;    /* MPFR numbers in one sequence's state */
-  /* The first step of sequence S whose inputs at X differ from the base
-     point: 0 when its initial state or a parameter shared by all steps
-     differs, STEPS when nothing does.  */
-  size_t (*first_change) (const void *ctx, mpfr_srcptr x, size_t s);
+  /* Whether sequence S's initial state, or a parameter all its steps
+     share, differs at X from the base point (the rerun then starts at
+     step 0).  */
+  int (*initial_differs) (const void *ctx, mpfr_srcptr x, size_t s);
   /* Scratch of one evaluation at precision P, holding the state.  */
   void *(*work_new) (const void *ctx, mpfr_prec_t p);
   void (*work_free) (const void *ctx, void *work);
