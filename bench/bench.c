@@ -3,6 +3,7 @@
    writes bench/results/).
 
      bench falsify MODEL SEEDS MUTANT_SEEDS   one line per cell, TSV
+     bench fingerprint MODEL                  hash of the kernel's f32 results
      bench resolution MODEL                   resolution at the default shape
      bench speed                              timings of the gdn check
      bench summarize FILE                     tables from falsify lines
@@ -121,6 +122,44 @@ falsify (const char *model, int seeds, int mutant_seeds)
             fflush (stdout);
             gcm_destroy (inst);
           }
+  return 0;
+}
+
+/* A fingerprint of this process's kernel on the falsify cells: a hash of
+   the f32 loss and gradient bits of every shape x gate at seed 1.  Kernels
+   with equal fingerprints compute those models bit for bit alike (OpenBLAS
+   names several CPUs that share one kernel, such as Zen and Haswell); the
+   matrix runs once per distinct fingerprint.  */
+static int
+fingerprint (const char *model)
+{
+  static const char *const gdn[] = {
+    "B=1,T=5,H=1,K=4,V=4,BT=4", "B=1,T=16,H=1,K=4,V=4,BT=16",
+    "B=1,T=37,H=1,K=4,V=4,BT=16" };
+  static const char *const kda[] = {
+    "B=1,T=5,H=1,HV=2,K=4,V=4,BT=4", "B=1,T=16,H=1,HV=2,K=4,V=4,BT=16",
+    "B=1,T=37,H=1,HV=2,K=4,V=4,BT=16" };
+  bool is_kda = strcmp (model, "kda") == 0;
+  openblas_set_num_threads (1);
+  uint64_t h = 1469598103934665603u;
+  for (int sh = 0; sh < 3; sh++)
+    for (int gate = 0; gate < 2; gate++)
+      {
+        char shape[160];
+        snprintf (shape, sizeof shape, "%s,%s=%d", is_kda ? kda[sh] : gdn[sh],
+                  is_kda ? "STRONG" : "GATE", gate);
+        gcm_instance *inst = make (model, shape, 1, 0);
+        size_t n = inst->model.n;
+        float *g = malloc ((n + 1) * sizeof *g);
+        inst->model.loss_f32 (inst->model.ctx, inst->x, g + n);
+        inst->model.grad_f32 (inst->model.ctx, inst->x, g);
+        const unsigned char *p = (const unsigned char *) g;
+        for (size_t k = 0; k < (n + 1) * sizeof *g; k++)
+          h = (h ^ p[k]) * 1099511628211u;
+        free (g);
+        gcm_destroy (inst);
+      }
+  printf ("%016llx\n", (unsigned long long) h);
   return 0;
 }
 
@@ -494,6 +533,8 @@ main (int argc, char **argv)
 {
   if (argc >= 5 && !strcmp (argv[1], "falsify"))
     return falsify (argv[2], atoi (argv[3]), atoi (argv[4]));
+  if (argc >= 3 && !strcmp (argv[1], "fingerprint"))
+    return fingerprint (argv[2]);
   if (argc >= 3 && !strcmp (argv[1], "resolution"))
     return resolution (argv[2]);
   if (argc >= 2 && !strcmp (argv[1], "speed"))

@@ -43,9 +43,20 @@ echo "bench: kernels:$run_kernels; skipped: ${skipped:-none}"
 
 start=$(date +%s)
 : > "$out/falsify.tsv"
+: > "$out/kernel-groups.txt"
 for model in gdn kda; do
+  # Kernels computing this model's cells bit for bit alike run once, under
+  # the first of their names (bench fingerprint).
+  groups=
+  for k in $run_kernels; do
+    if [ "$k" = pinned ]; then fp=$("$BENCH" fingerprint $model)
+    else fp=$(OPENBLAS_CORETYPE=$k "$BENCH" fingerprint $model); fi
+    echo "$model $fp $k" >> "$out/kernel-groups.txt"
+    case " $groups " in *" $fp:"*) ;; *) groups="$groups $fp:$k" ;; esac
+  done
+  reps=$(for g in $groups; do echo "${g#*:}"; done)
   # two kernels at a time, one per core
-  set -- $run_kernels
+  set -- $reps
   while [ $# -gt 0 ]; do
     for k in "$1" "${2:-}"; do
       [ -n "$k" ] || continue
@@ -75,6 +86,12 @@ sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
   echo
   echo "Written by \`make bench\` (bench/run.sh, bench/bench.c) in ${falsify_s} s of falsify matrix."
   echo "Kernels run:$run_kernels. Not run: ${skipped:-none}."
+  echo
+  echo "Kernels that compute a model's cells bit for bit alike (same f32 loss and gradient on every shape and gate at seed 1) run the matrix once, under the first name; the groups (model, fingerprint, kernel):"
+  echo
+  echo '```'
+  cat "$out/kernel-groups.txt"
+  echo '```'
   echo
   echo "## 1. Falsify matrix"
   echo
