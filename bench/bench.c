@@ -7,6 +7,7 @@
      bench resolution MODEL                   resolution at the default shape
      bench speed                              timings of the gdn check
      bench summarize FILE                     tables from falsify lines
+     bench misses FILE                        the mutant cells that passed
 
    A cell is one check: model x shape x gate x seed x reference x (correct
    backward or one mutant), under the kernel of this process.  Its line
@@ -465,8 +466,46 @@ typedef struct tally
   char kernels[512];
 } tally;
 
+/* The cells where a mutant passed the derived bar, each beside its twin
+   cell of the other reference (same kernel, shape, gate, seed): a pass in
+   MPFR mode means the mutant does not change this cell's gradient beyond
+   the adjoint rounding (pad-leak without padding changes nothing); a pass
+   in f32 mode only means its effect is under the f32 noise floor there.  */
 static int
-summarize (const char *path)
+list_misses (const char *path)
+{
+  FILE *f = fopen (path, "r");
+  if (!f)
+    return 2;
+  char line[1024], prev[1024] = "";
+  printf ("model\tkernel\tshape\tgate\tseed\tmutant\tnu_mpfr\tnu_f32\t"
+          "missed_by\n");
+  /* falsify writes the MPFR line, then the f32 line, of each cell  */
+  while (fgets (line, sizeof line, f))
+    {
+      char m1[16], k1[32], r1[8], mu1[32], v1[16], m2[16], k2[32], r2[8],
+           mu2[32], v2[16];
+      int s1, g1, e1, s2, g2, e2;
+      double n1, n2;
+      if (sscanf (line, "%15s %31s %7s %d %d %d %31s %15s %lf", m2, k2, r2,
+                  &s2, &g2, &e2, mu2, v2, &n2) == 9
+          && !strcmp (r2, "f32")
+          && sscanf (prev, "%15s %31s %7s %d %d %d %31s %15s %lf", m1, k1, r1,
+                     &s1, &g1, &e1, mu1, v1, &n1) == 9
+          && !strcmp (r1, "mpfr") && !strcmp (mu1, mu2) && strcmp (mu1, "none")
+          && s1 == s2 && g1 == g2 && e1 == e2
+          && (!strcmp (v1, "pass") || !strcmp (v2, "pass")))
+        printf ("%s\t%s\t%d\t%d\t%d\t%s\t%.3g\t%.3g\t%s\n", m1, k1, s1, g1,
+                e1, mu1, n1, n2, !strcmp (v1, "pass") ? "both (no effect)"
+                : "f32 only");
+      snprintf (prev, sizeof prev, "%s", line);
+    }
+  fclose (f);
+  return 0;
+}
+
+static int
+summarize (const char *path, bool misses)
 {
   FILE *f = fopen (path, "r");
   if (!f)
@@ -517,6 +556,8 @@ summarize (const char *path)
         strcat (c->kernels, key);
     }
   fclose (f);
+  if (misses)
+    return list_misses (path);
   printf ("model\tref\tbackward\tcells\tderived\trel<=5e-2\trel<=0.25\t"
           "torch\toracle\tworst_nu\tkernels\n");
   for (size_t k = 0; k < nt; k++)
@@ -540,8 +581,11 @@ main (int argc, char **argv)
   if (argc >= 2 && !strcmp (argv[1], "speed"))
     return speed ();
   if (argc >= 3 && !strcmp (argv[1], "summarize"))
-    return summarize (argv[2]);
+    return summarize (argv[2], false);
+  if (argc >= 3 && !strcmp (argv[1], "misses"))
+    return summarize (argv[2], true);
   fprintf (stderr, "usage: bench falsify MODEL SEEDS MUTANT_SEEDS | "
-           "resolution MODEL | speed | summarize FILE\n");
+           "fingerprint MODEL | resolution MODEL | speed | summarize FILE | "
+           "misses FILE\n");
   return 2;
 }
