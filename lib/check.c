@@ -257,7 +257,7 @@ make_random (const shared *sh, size_t id, float *v)
 
 /* Judge one direction from its measured values.  */
 static void
-judge (const shared *sh, gc_direction *d, double noise_j)
+judge (gc_direction *d, double noise_j)
 {
   d->bar = d->terms[0].value + d->terms[1].value + d->terms[2].value;
   d->diff = fabs (d->analytic - d->reference);
@@ -272,7 +272,6 @@ judge (const shared *sh, gc_direction *d, double noise_j)
     d->verdict = GC_NONSMOOTH;
   else
     d->verdict = d->nu <= 1 ? GC_PASS : GC_FAIL;
-  (void) sh;
 }
 
 static bool
@@ -359,7 +358,7 @@ direction_mpfr (worker *w, gc_direction *d)
         }
       gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
                         sh->r->backward_depth, wm, w1);
-      judge (sh, d, 10 * d->terms[GC_TERM_REFERENCE].value);
+      judge (d, 10 * d->terms[GC_TERM_REFERENCE].value);
     }
   return ok;
 }
@@ -509,7 +508,7 @@ direction_float (worker *w, gc_direction *d)
   /* The noise of J when it comes from a rounded forward: each Delta carries
      two one-sided differences of error eps/s each, J = 2 Delta(h) -
      Delta(2h): at most (2*4 + 2) eps / h ("Non-smooth points").  */
-  judge (sh, d, 10 * gc__eval_error (sh->best, sh->p, sh->r->lambda_forward,
+  judge (d, 10 * gc__eval_error (sh->best, sh->p, sh->r->lambda_forward,
                                      sh->r->forward_depth, lmax) / d->step);
   return true;
 }

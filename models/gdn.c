@@ -120,8 +120,8 @@ seq_bind (const gdn *m, seq *s, float *p)
 static void
 seq_gather (const gdn *m, const float *x, size_t b, size_t hh, seq *s)
 {
-  size_t T = m->T, H = m->H, K = m->K, V = m->V, Tp = m->Tp;
-  memset (s->q, 0, (seq_floats (m)) * sizeof (float));
+  size_t T = m->T, H = m->H, K = m->K, V = m->V;
+  memset (s->q, 0, seq_floats (m) * sizeof (float));
   for (size_t t = 0; t < T; t++)
     {
       size_t row = (b * T + t) * H + hh;
@@ -146,7 +146,6 @@ seq_gather (const gdn *m, const float *x, size_t b, size_t hh, seq *s)
       float braw = x[m->off_b + row];
       s->beta[t] = m->sigmoid ? gcm_sigmoidf (braw) : braw;
     }
-  (void) Tp;
   memcpy (s->h + K * V, x + m->off_s + (b * H + hh) * K * V,
           K * V * sizeof (float));
 }
