@@ -720,10 +720,17 @@ outputs_f32 (void *ctx, const float *x, float *out)
   return 0;
 }
 
+/* The backward.  A_log and dt_bias are reductions over every (b, t) and
+   channel; they are accumulated in double and rounded once.  With MAG, the
+   magnitude of each element's computation (manual: "Adjoint rounding"):
+   the largest |gradient| of its tensor, except for the two reductions, whose
+   terms each carry the error of their own factor's tensor and which can
+   cancel: A_log[hv] gets max|dg| sum|g| (softplus gate; max|dg_raw| sum|x|
+   for the lower-bound gate), dt_bias[hv, i] gets B T max|dg_raw|, maxima
+   and sums over the value head's elements.  */
 static int
-grad_f32 (void *ctx, const float *x, float *grad)
+backward_all (const kda *m, const float *x, float *grad, float *mag)
 {
-  const kda *m = ctx;
   size_t T = m->T, H = m->H, HV = m->HV, K = m->K, V = m->V, Tp = m->Tp;
   buffers bf;
   if (!buffers_alloc (m, &bf))
@@ -732,11 +739,17 @@ grad_f32 (void *ctx, const float *x, float *grad)
      accumulated over the group before the norm's chain rule  */
   size_t rh = m->B * T * H;
   float *gb = malloc ((3 * Tp * K + Tp * V + Tp + 2 * rh * K) * sizeof (float));
-  if (!gb)
+  /* per value head: the reductions, and the scales of their terms */
+  double *red = calloc (HV * (K + 4), sizeof *red);
+  if (!gb || !red)
     {
+      free (gb);
+      free (red);
       buffers_free (&bf);
       return -1;
     }
+  double *acc_a = red, *acc_dt = acc_a + HV, *fac_max = acc_dt + HV * K;
+  double *other_sum = fac_max + HV, *graw_max = other_sum + HV;
   float *dq = gb, *dk = dq + Tp * K, *dg = dk + Tp * K, *dv = dg + Tp * K;
   float *dbeta = dv + Tp * V, *dqn = dbeta + Tp, *dkn = dqn + rh * K;
   float loss;
@@ -808,11 +821,24 @@ grad_f32 (void *ctx, const float *x, float *grad)
                     dA = d * bf.p.g[rowv * K + i];
                   }
                 grad[m->off_g + rowv * K + i] = graw;
-                grad[m->off_dt + hv * K + i] += graw;
-                grad[m->off_a + hv] += dA;
+                acc_dt[hv * K + i] += graw;
+                acc_a[hv] += dA;
+                /* dA = d g (softplus) or graw z: the factor carrying the
+                   backward's error, and the other  */
+                bool softplus = !m->lowerbound
+                                && m->mutant != MUT_SOFTPLUS_OUTSIDE;
+                fac_max[hv] = fmax (fac_max[hv], fabs (softplus ? d : graw));
+                other_sum[hv] += fabs (softplus ? bf.p.g[rowv * K + i] : z);
+                graw_max[hv] = fmax (graw_max[hv], fabs (graw));
               }
           }
       }
+  for (size_t hv = 0; hv < HV; hv++)
+    {
+      grad[m->off_a + hv] = (float) acc_a[hv];
+      for (size_t i = 0; i < K; i++)
+        grad[m->off_dt + hv * K + i] = (float) acc_dt[hv * K + i];
+    }
   /* the L2 norm's chain rule on the group sums  */
   for (size_t row = 0; row < rh; row++)
     {
@@ -831,9 +857,47 @@ grad_f32 (void *ctx, const float *x, float *grad)
                                                           - dky * kn[i]);
         }
     }
+  if (mag)
+    {
+      for (size_t b = 0; b < m->inst.model.n_blocks; b++)
+        {
+          const gc_block *bl = &m->inst.model.blocks[b];
+          float mx = 0;
+          for (size_t k = bl->offset; k < bl->offset + bl->count; k++)
+            mx = fmaxf (mx, fabsf (grad[k]));
+          for (size_t k = bl->offset; k < bl->offset + bl->count; k++)
+            mag[k] = mx;
+        }
+      for (size_t hv = 0; hv < HV; hv++)
+        {
+          mag[m->off_a + hv] = (float) (fac_max[hv] * other_sum[hv]);
+          for (size_t i = 0; i < K; i++)
+            mag[m->off_dt + hv * K + i] = (float) ((double) (m->B * T)
+                                                   * graw_max[hv]);
+        }
+    }
   free (gb);
+  free (red);
   buffers_free (&bf);
   return 0;
+}
+
+static int
+grad_f32 (void *ctx, const float *x, float *grad)
+{
+  return backward_all (ctx, x, grad, NULL);
+}
+
+static int
+grad_magnitude_f32 (void *ctx, const float *x, float *mag)
+{
+  const kda *m = ctx;
+  float *g = malloc (m->inst.model.n * sizeof *g);
+  if (!g)
+    return -1;
+  int rc = backward_all (m, x, g, mag);
+  free (g);
+  return rc;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1134,6 +1198,7 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   md->n = n;
   md->loss_f32 = loss_f32;
   md->grad_f32 = grad_f32;
+  md->grad_magnitude_f32 = grad_magnitude_f32;
   md->loss_magnitude_f32 = loss_magnitude_f32;
   md->loss_mpfr = loss_mpfr;
   md->ctx = m;
