@@ -2,6 +2,7 @@
 
 #include "mpseq.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -20,7 +21,7 @@ void
 gcm_mpseq_init (gcm_mpseq *c)
 {
   pthread_mutex_init (&c->lock, NULL);
-  c->caches = NULL;
+  atomic_init (&c->caches, NULL);
 }
 
 static void
@@ -45,12 +46,13 @@ void
 gcm_mpseq_clear (gcm_mpseq *c, const gcm_mpseq_ops *ops)
 {
   (void) ops;
-  while (c->caches)
+  for (cache *k = atomic_load (&c->caches); k;)
     {
-      cache *next = c->caches->next;
-      cache_free (c->caches);
-      c->caches = next;
+      cache *next = k->next;
+      cache_free (k);
+      k = next;
     }
+  atomic_store (&c->caches, NULL);
   pthread_mutex_destroy (&c->lock);
 }
 
@@ -123,21 +125,38 @@ fail:
 }
 
 static const cache *
+find (gcm_mpseq *c, mpfr_prec_t p)
+{
+  for (cache *k = atomic_load (&c->caches); k; k = k->next)
+    if (k->prec == p)
+      return k;
+  return NULL;
+}
+
+/* Every evaluation looks its cache up; only a missing one takes the lock,
+   so that concurrent callbacks do not queue on it.  A cache, once in the
+   list, never changes until gcm_mpseq_clear.  */
+static const cache *
 lookup (gcm_mpseq *c, const gcm_mpseq_ops *ops, const void *ctx,
         const float *x0, size_t n, mpfr_prec_t p)
 {
+  const cache *found = find (c, p);
+  if (found)
+    return found;
   pthread_mutex_lock (&c->lock);
-  cache *k;
-  for (k = c->caches; k; k = k->next)
-    if (k->prec == p)
-      break;
-  if (!k && (k = build (ops, ctx, x0, n, p)))
+  found = find (c, p);
+  if (!found)
     {
-      k->next = c->caches;
-      c->caches = k;
+      cache *k = build (ops, ctx, x0, n, p);
+      if (k)
+        {
+          k->next = atomic_load (&c->caches);
+          atomic_store (&c->caches, k);
+        }
+      found = k;
     }
   pthread_mutex_unlock (&c->lock);
-  return k;
+  return found;
 }
 
 int

@@ -47,8 +47,8 @@ typedef struct gcm_mpseq_ops
 
 typedef struct gcm_mpseq
 {
-  pthread_mutex_t lock;
-  struct gcm_mpseq_cache *caches;
+  pthread_mutex_t lock;                     /* taken to build a cache */
+  struct gcm_mpseq_cache *_Atomic caches;   /* built ones, read freely */
 } gcm_mpseq;
 
 void gcm_mpseq_init (gcm_mpseq *c);
