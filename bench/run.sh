@@ -112,11 +112,16 @@ sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
   echo "|---|---|---|---|---|---|---|---|---|---|"
   tail -n +2 "$out/falsify-summary.tsv" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, ($3 == "none" ? $10 : "") }'
   echo
-  echo "Mutant cells that passed the derived bar, beside the same cell under the other reference (nu = |a - r| / bar; *both (no effect)*: the MPFR check passes too, so the mutant does not change this cell's gradient beyond the adjoint rounding; *f32 only*: its effect is under the f32 noise floor there):"
+  echo "Mutant cells that passed the derived bar, by mutant and by which check passed them (nu = |a - r| / bar of the same cell under each reference; *both (no effect)*: the MPFR check passes too, so the mutant does not change the cell's gradient beyond the adjoint rounding; *f32 only*: caught in MPFR mode, under the f32 floor, or invisible to a check against the mutant's own forward). Every cell is in bench/results/falsify-misses.tsv."
   echo
-  echo "| model | kernel | shape | gate | seed | mutant | nu MPFR | nu f32 | missed by |"
-  echo "|---|---|---|---|---|---|---|---|---|"
-  tail -n +2 "$out/falsify-misses.tsv" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9 }'
+  echo "| model | mutant | missed by | cells | shapes | nu MPFR (min .. max) | nu f32 (min .. max) |"
+  echo "|---|---|---|---|---|---|---|"
+  tail -n +2 "$out/falsify-misses.tsv" | awk -F'\t' '
+    { k = $1 "|" $6 "|" $9; n[k]++; sh[k] = sh[k] (index(sh[k], $3) ? "" : " " $3)
+      if (!(k in lo1) || $7 < lo1[k]) lo1[k] = $7; if ($7 > hi1[k]) hi1[k] = $7
+      if (!(k in lo2) || $8 < lo2[k]) lo2[k] = $8; if ($8 > hi2[k]) hi2[k] = $8 }
+    END { for (k in n) { split(k, p, "|")
+            printf "| %s | %s | %s | %d | %s | %s .. %s | %s .. %s |\n", p[1], p[2], p[3], n[k], sh[k], lo1[k], hi1[k], lo2[k], hi2[k] } }' | sort
   echo
   echo "Shapes: 0 = T 5, BT 4 (padded); 1 = T 16, BT 16 (no padding); 2 = T 37, BT 16 (padded)."
   echo
@@ -144,7 +149,7 @@ sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
   f="$out/speed.json"
   echo "| measure | value |"
   echo "|---|---|"
-  for k in full_check_1_thread_s full_check_2_threads_s speedup_2_threads random_direction_check_s f32_forward_s mpfr_forward_full_s mpfr_over_f32 mpfr_calls mpfr_mean_call_s time_in_callbacks_s check_time_s library_overhead peak_rss_mib kernel; do
+  for k in full_check_1_thread_s full_check_2_threads_s full_check_1_thread_median_s full_check_2_threads_median_s speedup_2_threads random_direction_check_s f32_forward_s mpfr_forward_full_s mpfr_over_f32 mpfr_calls mpfr_mean_call_s time_in_callbacks_s check_time_s library_overhead peak_rss_mib kernel; do
     echo "| $k | $(num "$f" $k | tr -d '"') |"
   done
 } > "$out/report.md"
