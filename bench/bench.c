@@ -211,6 +211,13 @@ loss_f64 (void *ctx, const double *x, double *l)
 }
 
 static int
+grad_magnitude_f32 (void *ctx, const float *x, float *g)
+{
+  scaled *s = ctx;
+  return s->base->grad_magnitude_f32 (s->base->ctx, x, g);
+}
+
+static int
 cmp (const void *a, const void *b)
 {
   double x = *(const double *) a, y = *(const double *) b;
@@ -272,18 +279,15 @@ resolution (const char *model)
                                             ? loss_magnitude_f32 : NULL;
               sc.model.loss_mpfr = loss_mpfr;
               sc.model.loss_f64 = loss_f64;
+              sc.model.grad_magnitude_f32 = inst->model.grad_magnitude_f32
+                                            ? grad_magnitude_f32 : NULL;
               sc.model.outputs_f32 = NULL;
               sc.model.outputs_mpfr = NULL;
-              size_t idx = d->index;
-              gc_options oo;
-              gc_options_init (&oo);
-              oo.directions = GC_DIR_LIST;
-              oo.indices = &idx;
-              oo.n_indices = 1;
+              /* the whole check, so that lambda is the same as above */
               gc_result *rr = NULL;
-              gc_check (&sc.model, inst->x, &oo, &rr);
+              gc_check (&sc.model, inst->x, &o, &rr);
               tried++;
-              agree += (rr->verdict == GC_FAIL) == (side == 1);
+              agree += (rr->dirs[k].verdict == GC_FAIL) == (side == 1);
               gc_result_free (rr);
             }
         }

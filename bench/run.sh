@@ -80,11 +80,13 @@ falsify_s=$(( $(date +%s) - start ))
 "$BENCH" resolution gdn > "$out/resolution-gdn.json"
 "$BENCH" resolution kda > "$out/resolution-kda.json"
 "$BENCH" speed > "$out/speed.json"
-printf '%s\n%s\n%s\n' "$falsify_s" "$run_kernels" "$skipped" > "$out/run-info.txt"
+printf '%s\n%s\n%s\n%s\n%s\n' "$falsify_s" "$run_kernels" "$skipped" "$SEEDS" "$MSEEDS" > "$out/run-info.txt"
 fi
 falsify_s=$(sed -n 1p "$out/run-info.txt")
 run_kernels=$(sed -n 2p "$out/run-info.txt")
 skipped=$(sed -n 3p "$out/run-info.txt")
+SEEDS=$(sed -n 4p "$out/run-info.txt")
+MSEEDS=$(sed -n 5p "$out/run-info.txt")
 "$BENCH" summarize "$out/falsify.tsv" > "$out/falsify-summary.tsv"
 "$BENCH" misses "$out/falsify.tsv" > "$out/falsify-misses.tsv"
 
