@@ -79,7 +79,6 @@ run_child (char *const *argv, const char *core, char **out)
 int
 cli_sweep (int argc, char **argv, const cli_args *a)
 {
-  (void) a;
   /* The child: "run" with the same arguments, the report in JSON.  */
   char **cargv = calloc ((size_t) argc + 4, sizeof *cargv);
   char *vargv[] = { "gradcheck", "--version", NULL };

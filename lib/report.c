@@ -71,8 +71,7 @@ direction_label (const gc_result *r, const gc_direction *d, char *buf,
 /* Derivation of one direction.  */
 
 static void
-derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d,
-                 const char *indent)
+derivation_text (gc__buf *b, const gc_direction *d, const char *indent)
 {
   gc__buf_printf (b, "%sbar = %s + %s + %s = %.3e\n", indent,
                   d->terms[0].name, d->terms[1].name, d->terms[2].name,
@@ -88,7 +87,6 @@ derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d,
                         tm->inputs[k].value);
       gc__buf_puts (b, "\n");
     }
-  (void) r;
 }
 
 static void
@@ -231,7 +229,7 @@ gc_derivation (const gc_result *r, size_t dir, gc_format fmt)
       break;
     case GC_FMT_TEXT:
     case GC_FMT_TAP:
-      derivation_text (&b, r, d, "");
+      derivation_text (&b, d, "");
       break;
     }
   return gc__buf_take (&b);
@@ -315,7 +313,7 @@ report_text (gc__buf *b, const gc_result *r)
     gc__buf_printf (b, "  step h       %.6g\n", d->step);
   gc__buf_puts (b, "\n");
   gc__buf_puts (b, "derivation (manual, chapter \"Deriving the pass bar\"):\n");
-  derivation_text (b, r, d, "  ");
+  derivation_text (b, d, "  ");
 }
 
 static void

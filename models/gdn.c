@@ -910,7 +910,7 @@ static void
 destroy (gcm_instance *inst)
 {
   gdn *m = (gdn *) inst;
-  gcm_mpseq_clear (&m->mp, &m->mp_ops);
+  gcm_mpseq_clear (&m->mp);
   free (m->dout);
   free (m->dst);
   free (inst->x);

@@ -43,9 +43,8 @@ cache_free (cache *k)
 }
 
 void
-gcm_mpseq_clear (gcm_mpseq *c, const gcm_mpseq_ops *ops)
+gcm_mpseq_clear (gcm_mpseq *c)
 {
-  (void) ops;
   for (cache *k = atomic_load (&c->caches); k;)
     {
       cache *next = k->next;

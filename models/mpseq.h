@@ -52,7 +52,7 @@ typedef struct gcm_mpseq
 } gcm_mpseq;
 
 void gcm_mpseq_init (gcm_mpseq *c);
-void gcm_mpseq_clear (gcm_mpseq *c, const gcm_mpseq_ops *ops);
+void gcm_mpseq_clear (gcm_mpseq *c);
 
 /* The loss at X (n parameters, exact MPFR) at the precision of LOSS, with
    X0 (n floats) the base point.  0 on success, -1 when memory runs out.  */
