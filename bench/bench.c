@@ -6,6 +6,7 @@
      bench fingerprint MODEL                  hash of the kernel's f32 results
      bench resolution MODEL                   resolution at the default shape
      bench speed                              timings of the gdn check
+     bench absgrowth                          the delta rule's |M| growth
      bench summarize FILE                     tables from falsify lines
      bench misses FILE                        the mutant cells that passed
 
@@ -224,6 +225,54 @@ cmp (const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* What a finer scale would give.  The adjoint term's m_i is the largest
+   |g_j| of i's tensor; rescale it to the largest |g_j| of i's row (the
+   elements that share every index but the last) and report the median
+   resolution and the worst nu that this bar would have had on the same
+   check.  A finer scale sharpens the resolution and spends the margin
+   that covers cancellation inside a row.  */
+static void
+row_scale (const gc_model *m, const gc_result *r)
+{
+  size_t n = r->n_directions;
+  double *amax = calloc (m->n, sizeof *amax);
+  double *res = malloc (n * sizeof *res);
+  double worst = 0;
+  size_t nr = 0;
+  for (size_t k = 0; k < n; k++)
+    if (r->dirs[k].index < m->n)
+      amax[r->dirs[k].index] = fabs (r->dirs[k].analytic);
+  for (size_t b = 0; b < m->n_blocks; b++)
+    {
+      const gc_block *bl = &m->blocks[b];
+      size_t last = bl->ndim ? bl->shape[bl->ndim - 1] : bl->count;
+      double tmax = 0;
+      for (size_t i = 0; i < bl->count; i++)
+        tmax = fmax (tmax, amax[bl->offset + i]);
+      for (size_t k = 0; k < n; k++)
+        {
+          const gc_direction *d = &r->dirs[k];
+          if (d->index < bl->offset || d->index >= bl->offset + bl->count
+              || tmax == 0)
+            continue;
+          size_t row = (d->index - bl->offset) / last * last + bl->offset;
+          double rmax = 0;
+          for (size_t j = 0; j < last; j++)
+            rmax = fmax (rmax, amax[row + j]);
+          double a = d->terms[GC_N_TERMS - 1].value;
+          double bar = d->bar - a + a * rmax / tmax;
+          worst = fmax (worst, d->diff / bar);
+          if (d->reference != 0)
+            res[nr++] = bar / fabs (d->reference);
+        }
+    }
+  qsort (res, nr, sizeof *res, cmp);
+  printf (",\"row_scale\":{\"resolution_median\":%.4g,\"worst_nu\":%.4g}",
+          nr ? res[nr / 2] : NAN, worst);
+  free (res);
+  free (amax);
+}
+
 static int
 resolution (const char *model)
 {
@@ -294,6 +343,8 @@ resolution (const char *model)
       if (ref == 0)
         printf (",\"spot_checks\":%d,\"spot_checks_agree\":%d", tried, agree);
       printf ("}");
+      if (ref == 0)
+        row_scale (&inst->model, r);
       free (res);
       free (del);
       gc_result_free (r);
@@ -581,6 +632,75 @@ summarize (const char *path, bool misses)
   return 0;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Why the backward on absolute values (Higham's rigorous first-order
+   bound) would not sharpen the resolution of the delta rule: the state's
+   transition M_t = alpha_t (I - beta_t k_t k_t^T) contracts, but |M_t| =
+   alpha_t (I + beta_t |k_t||k_t|^T - 2 beta_t diag(k_t^2)) grows by up to
+   alpha_t (1 + beta_t) per step.  Over T steps at gdn's defaults (K = 8,
+   T = 37, mild gates g = logsigmoid(z)/8, beta = sigmoid(z), k
+   normalised) the ratio max(|M_T|...|M_1|) / max|M_T...M_1|, median over
+   101 seeds, is how much looser the bound on absolute values is than the
+   terms it bounds.  */
+static int
+absgrowth (void)
+{
+  enum { K = 8, T = 37, SEEDS = 101 };
+  double ratio[SEEDS];
+  for (int s = 0; s < SEEDS; s++)
+    {
+      gcm_rng rng;
+      gcm_rng_seed (&rng, (uint64_t) s + 1, 7);
+      double P[K][K], Q[K][K], M[K][K], tmp[K][K];
+      for (int i = 0; i < K; i++)
+        for (int j = 0; j < K; j++)
+          P[i][j] = Q[i][j] = i == j;
+      for (int t = 0; t < T; t++)
+        {
+          double k[K], nk = 0;
+          for (int i = 0; i < K; i++)
+            {
+              k[i] = gcm_normal (&rng);
+              nk += k[i] * k[i];
+            }
+          for (int i = 0; i < K; i++)
+            k[i] /= sqrt (nk);
+          double zg = gcm_normal (&rng), zb = gcm_normal (&rng);
+          double alpha = exp (-log1p (exp (-zg)) / 8);
+          double beta = 1 / (1 + exp (-zb));
+          for (int i = 0; i < K; i++)
+            for (int j = 0; j < K; j++)
+              M[i][j] = alpha * ((i == j) - beta * k[i] * k[j]);
+          for (int pass = 0; pass < 2; pass++)
+            {
+              double (*X)[K] = pass ? Q : P;
+              for (int i = 0; i < K; i++)
+                for (int j = 0; j < K; j++)
+                  {
+                    double acc = 0;
+                    for (int l = 0; l < K; l++)
+                      acc += (pass ? fabs (M[i][l]) : M[i][l]) * X[l][j];
+                    tmp[i][j] = acc;
+                  }
+              memcpy (X, tmp, sizeof tmp);
+            }
+        }
+      double pmax = 0, qmax = 0;
+      for (int i = 0; i < K; i++)
+        for (int j = 0; j < K; j++)
+          {
+            pmax = fmax (pmax, fabs (P[i][j]));
+            qmax = fmax (qmax, Q[i][j]);
+          }
+      ratio[s] = qmax / pmax;
+    }
+  qsort (ratio, SEEDS, sizeof *ratio, cmp);
+  printf ("{\"K\":%d,\"T\":%d,\"seeds\":%d,\"ratio_median\":%.4g,"
+          "\"ratio_min\":%.4g,\"ratio_max\":%.4g}\n", K, T, SEEDS,
+          ratio[SEEDS / 2], ratio[0], ratio[SEEDS - 1]);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -592,12 +712,15 @@ main (int argc, char **argv)
     return resolution (argv[2]);
   if (argc >= 2 && !strcmp (argv[1], "speed"))
     return speed ();
+  if (argc >= 2 && !strcmp (argv[1], "absgrowth"))
+    return absgrowth ();
   if (argc >= 3 && !strcmp (argv[1], "summarize"))
     return summarize (argv[2], false);
   if (argc >= 3 && !strcmp (argv[1], "misses"))
     return summarize (argv[2], true);
   fprintf (stderr, "usage: bench falsify MODEL SEEDS MUTANT_SEEDS | "
-           "fingerprint MODEL | resolution MODEL | speed | summarize FILE | "
+           "fingerprint MODEL | resolution MODEL | speed | absgrowth | "
+           "summarize FILE | "
            "misses FILE\n");
   return 2;
 }
