@@ -239,6 +239,13 @@ row_scale (const gc_model *m, const gc_result *r)
   double *res = malloc (n * sizeof *res);
   double worst = 0;
   size_t nr = 0;
+  if (!amax || !res)
+    {
+      free (amax);
+      free (res);
+      printf (",\"row_scale\":null");
+      return;
+    }
   for (size_t k = 0; k < n; k++)
     if (r->dirs[k].index < m->n)
       amax[r->dirs[k].index] = fabs (r->dirs[k].analytic);
@@ -259,7 +266,7 @@ row_scale (const gc_model *m, const gc_result *r)
           double rmax = 0;
           for (size_t j = 0; j < last; j++)
             rmax = fmax (rmax, amax[row + j]);
-          double a = d->terms[GC_N_TERMS - 1].value;
+          double a = d->terms[GC_TERM_ADJOINT].value;
           double bar = d->bar - a + a * rmax / tmax;
           worst = fmax (worst, d->diff / bar);
           if (d->reference != 0)
