@@ -274,6 +274,17 @@ judge (gc_direction *d, double noise_j)
     d->verdict = d->nu <= 1 ? GC_PASS : GC_FAIL;
 }
 
+/* The noise of the kink estimate J when it comes from a rounded forward
+   (manual: "Non-smooth points"): each Delta carries two one-sided
+   differences of error eps/s each, J = 2 Delta(h) - Delta(2h): at most
+   (2*4 + 2) eps / h, eps the reference forward's evaluation error.  */
+static double
+jump_noise (const shared *sh, gc_reference ref, double lmax, double h)
+{
+  return 10 * gc__eval_error (ref, sh->p, sh->r->lambda_forward,
+                              sh->r->forward_depth, lmax) / h;
+}
+
 static bool
 direction_mpfr (worker *w, gc_direction *d)
 {
@@ -358,7 +369,7 @@ direction_mpfr (worker *w, gc_direction *d)
         }
       gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
                         sh->r->backward_depth, wm, w1);
-      judge (d, 10 * d->terms[GC_TERM_REFERENCE].value);
+      judge (d, jump_noise (sh, GC_REF_MPFR, lmax, h));
     }
   return ok;
 }
@@ -505,11 +516,7 @@ direction_float (worker *w, gc_direction *d)
   gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
                     sh->r->backward_depth, wm, w1);
   d->jump = jump_estimate (fb[0], fb[1], fb[2], fb[3], sh->f0, a1, b1, a2, b2);
-  /* The noise of J when it comes from a rounded forward: each Delta carries
-     two one-sided differences of error eps/s each, J = 2 Delta(h) -
-     Delta(2h): at most (2*4 + 2) eps / h ("Non-smooth points").  */
-  judge (d, 10 * gc__eval_error (sh->best, sh->p, sh->r->lambda_forward,
-                                     sh->r->forward_depth, lmax) / d->step);
+  judge (d, jump_noise (sh, sh->best, lmax, d->step));
   return true;
 }
 
@@ -585,6 +592,8 @@ worker_init (worker *w, shared *sh, unsigned id, unsigned count)
       mpfr_init2 (w->t1, 128);
       mpfr_init2 (w->t2, 2 * sh->p);
       mpfr_init2 (w->t3, 2 * sh->p);
+      /* prod holds v_j * g_j exactly (24 + 24 bits) and the sums of
+         D(2h)'s differences (2p); 256 covers the first with room.  */
       mpfr_init2 (w->prod, 2 * sh->p > 256 ? 2 * sh->p : 256);
       for (int k = 0; k < 4; k++)
         mpfr_init2 (w->f[k], sh->p);
@@ -650,8 +659,7 @@ validate (const gc_model *m, const float *x, const gc_options *o)
   if (o->reference != GC_REF_MPFR && o->reference != GC_REF_F32
       && o->reference != GC_REF_F64)
     return GC_EINVAL;
-  if (o->precision != 0
-      && (o->precision < 25 || o->precision > MPFR_PREC_MAX / 4))
+  if (o->precision != 0 && !gc__precision_usable (o->precision))
     return GC_EPREC;
   if (o->step < 0 || !isfinite (o->step))
     return GC_EINVAL;

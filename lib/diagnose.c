@@ -113,9 +113,14 @@ gc__diagnose (gc_result *r)
       return;
     }
 
-  /* The failures considered: those in the worst direction's block (all of
-     them when the model has no blocks or the directions are random).  */
-  const gc_direction *worst = &r->dirs[r->worst];
+  /* The failures considered: those in the block of the worst failing
+     direction (all of them when the model has no blocks or the directions
+     are random).  The worst direction overall may be a non-smooth one.  */
+  const gc_direction *worst = NULL;
+  for (size_t k = 0; k < r->n_directions; k++)
+    if (r->dirs[k].verdict == GC_FAIL
+        && (!worst || r->dirs[k].nu > worst->nu))
+      worst = &r->dirs[k];
   const gc_block *blk = worst->index != SIZE_MAX
                         ? block_of (r, worst->index) : NULL;
   size_t nf = 0, blocks_failing = 0;
@@ -237,7 +242,8 @@ gc__diagnose (gc_result *r)
   /* Shifted window: analytic_i matches reference_{i+k} for one k among the
      block's strides (one step along any axis), in both senses.  Needs the
      reference at i+k, i.e. a check of every coordinate.  */
-  if (blk && r->direction_kind == GC_DIR_ALL && r->shard_count == 1)
+  if (blk && r->direction_kind == GC_DIR_ALL && r->shard_count == 1
+      && r->n_directions == r->n)
     {
       size_t stride = 1;
       for (size_t ax = blk->ndim ? blk->ndim : 1; ax-- > 0;)
@@ -257,7 +263,8 @@ gc__diagnose (gc_result *r)
                       continue;
                     }
                   const gc_direction *o = &r->dirs[j];
-                  all = fabs (fails[q]->analytic - o->reference)
+                  all = o->index == (size_t) j
+                        && fabs (fails[q]->analytic - o->reference)
                         <= fails[q]->bar + o->bar;
                 }
               if (all)
@@ -279,20 +286,21 @@ gc__diagnose (gc_result *r)
     }
 
   /* Rounding class: every failure lies within the deterministic worst-case
-     rounding bound (gamma_d instead of lambda*sqrt(d)*u): rare but possible
-     alignment of rounding errors, or a depth declared too small.  */
+     rounding bound (gamma_d instead of lambda*sqrt(d)*u in the f32 rounding
+     term: the adjoint's, or the f32 output's in a forward check): rare but
+     possible alignment of rounding errors, or a depth declared too small.
+     A forward check keeps d_o and its lambda in the backward fields.  */
   {
-    bool all = true;
+    int rt = r->kind == GC_CHECK_FORWARD ? GC_TERM_OUTPUT : GC_TERM_ADJOINT;
+    double db = (double) r->backward_depth;
+    double gamma = db * GC_U32 / (1 - db * GC_U32);
+    double prob = r->lambda_backward * sqrt (db) * GC_U32;
+    bool all = db * GC_U32 < 1 && prob > 0;
     for (size_t k = 0; k < nf && all; k++)
       {
         const gc_direction *d = fails[k];
-        double db = (double) r->backward_depth;
-        double gamma = db * GC_U32 / (1 - db * GC_U32);
-        double lam = d->terms[GC_TERM_ADJOINT].inputs[0].value;
-        double adj = d->terms[GC_TERM_ADJOINT].value;
-        double det = adj / (lam * sqrt (db) * GC_U32) * gamma;
-        all = db * GC_U32 < 1
-              && d->diff <= d->terms[0].value + d->terms[1].value + det;
+        double f32 = d->terms[rt].value;
+        all = d->diff <= d->bar - f32 + f32 / prob * gamma;
       }
     if (all)
       {

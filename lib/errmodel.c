@@ -45,6 +45,16 @@ gc__default_precision (void)
   return 128;
 }
 
+/* Whether gc_check can take precision P.  Below 25 bits the reference is
+   no more precise than the f32 forward it judges (24-bit significands);
+   the differences run at 2p, which MPFR_PREC_MAX / 4 keeps within MPFR's
+   range with a factor of two to spare.  */
+bool
+gc__precision_usable (mpfr_prec_t p)
+{
+  return p >= 25 && p <= MPFR_PREC_MAX / 4;
+}
+
 /* Manual: "Default precision and step".  The step that balances the
    truncation term (~h^2) against the rounding term (~eps/h) is h ~
    eps^(1/3) times the scale: 2^-8 for f32 (u = 2^-24), 2^-18 for f64

@@ -27,8 +27,7 @@ validate (const gc_model *m, const float *x, const gc_options *o)
     return GC_EEMPTY;
   if (!m->outputs_f32 || !m->outputs_mpfr || m->n_outputs == 0)
     return GC_ENOREF;
-  if (o->precision != 0
-      && (o->precision < 25 || o->precision > MPFR_PREC_MAX / 4))
+  if (o->precision != 0 && !gc__precision_usable (o->precision))
     return GC_EPREC;
   if (!(o->false_alarm > 0 && o->false_alarm < 1))
     return GC_EINVAL;

@@ -201,7 +201,7 @@ typedef struct gc_options
   uint64_t seed;               /* for random directions */
   /* The probability of a false alarm the caller accepts for the whole
      check; it sets the confidence factor lambda (manual: "The confidence
-     factor").  0: the default, 1e-6.  */
+     factor").  In (0, 1); gc_options_init sets 1e-6.  */
   double false_alarm;
   unsigned threads;            /* directions in parallel; 0 or 1: serial */
   /* A deterministic part of the directions: shard_index of shard_count

@@ -52,6 +52,7 @@ double gc__lambda (double alpha, size_t m, size_t d);
 
 /* Default MPFR precision and steps (manual: "Default precision and step").  */
 mpfr_prec_t gc__default_precision (void);
+bool gc__precision_usable (mpfr_prec_t p);
 int gc__default_step_exponent (gc_reference ref, mpfr_prec_t p);
 
 /* Status names as the JSON report writes them ("ECALLBACK").  */

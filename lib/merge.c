@@ -303,8 +303,8 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
           if (ok)
             b[q].ndim = sh->n;
         }
-      ok = ok && gc__blocks_valid (b, bs->n, b[bs->n - 1].offset
-                                            + b[bs->n - 1].count);
+      /* the blocks partition [0, n): the diagnosis indexes by them  */
+      ok = ok && gc__blocks_valid (b, bs->n, r->n);
       st = ok ? gc__copy_blocks (r, b, bs->n) : GC_EFORMAT;
       free (b);
       if (st != GC_OK)
@@ -323,6 +323,7 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
       if ((st = direction (r, rs->items[q], &r->dirs[q], false)) != GC_OK)
         return fail (r, j, st);
       if (r->dirs[q].id >= r->n_total
+          || (r->dirs[q].index != SIZE_MAX && r->dirs[q].index >= r->n)
           || (q > 0 && r->dirs[q].id <= r->dirs[q - 1].id))
         return fail (r, j, GC_EFORMAT);
     }
@@ -385,7 +386,8 @@ gc_result_merge (gc_result *const *shards, size_t n, gc_result **out)
   for (size_t s = 0; s < n; s++)
     {
       const gc_result *sh = shards[s];
-      if (!same_check (first, sh) || seen[sh->shard_index])
+      if (!same_check (first, sh) || sh->shard_index >= n
+          || seen[sh->shard_index])
         {
           free (seen);
           return GC_EMISMATCH;
@@ -451,16 +453,22 @@ gc_result_merge (gc_result *const *shards, size_t n, gc_result **out)
           /* terms point at static or the shard's kept strings: keep copies
              of the latter with the merged result.  */
           for (int t = 0; t < GC_N_TERMS; t++)
-            for (size_t i = 0; i < r->dirs[id].terms[t].n_inputs; i++)
-              {
-                gc_input *in = &r->dirs[id].terms[t].inputs[i];
-                in->name = gc__keep_string (r, in->name);
-                if (!in->name)
+            {
+              gc_term *tm = &r->dirs[id].terms[t];
+              const char **str_of[GC_TERM_MAX_INPUTS + 3];
+              size_t ns = 0;
+              str_of[ns++] = &tm->name;
+              str_of[ns++] = &tm->formula;
+              str_of[ns++] = &tm->section;
+              for (size_t i = 0; i < tm->n_inputs; i++)
+                str_of[ns++] = &tm->inputs[i].name;
+              for (size_t i = 0; i < ns; i++)
+                if (*str_of[i] && !(*str_of[i] = known (r, *str_of[i])))
                   {
                     gc_result_free (r);
                     return GC_ENOMEM;
                   }
-              }
+            }
         }
     }
   if (r->status == GC_OK)

@@ -221,6 +221,92 @@ START_TEST (test_check_helper_message)
 }
 END_TEST
 
+/* A copy of S with the first occurrence of FROM replaced by TO.  */
+static char *
+replaced (const char *s, const char *from, const char *to)
+{
+  const char *at = strstr (s, from);
+  ck_assert_msg (at, "'%s' is not in the report", from);
+  size_t a = (size_t) (at - s), lf = strlen (from), lt = strlen (to);
+  char *o = malloc (strlen (s) - lf + lt + 1);
+  ck_assert_ptr_nonnull (o);
+  memcpy (o, s, a);
+  memcpy (o + a, to, lt);
+  strcpy (o + a + lt, at + lf);
+  return o;
+}
+
+static gc_status
+parse (const char *s, gc_result **r)
+{
+  *r = NULL;
+  return gc_result_parse_json (s, strlen (s), r);
+}
+
+/* Reports are untrusted input: indices beyond n, blocks that do not cover
+   [0, n) and shard numbers beyond the shard count are refused (the
+   diagnosis and the merge index arrays by them); a term name the library
+   does not know survives the shard it was read from.  */
+START_TEST (test_untrusted_reports)
+{
+  gct_model *t = gct_tanh_gemm (2, 2, 2, gct_seed (), 0);
+  gc_result *r = run_model (&t->model, t->x, NULL);
+  char *s = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (s);
+  gc_result *back;
+  ck_assert_int_eq (parse (s, &back), GC_OK);
+  gc_result_free (back);
+
+  char *bad = replaced (s, "\"index\":0,", "\"index\":8,");
+  ck_assert_int_eq (parse (bad, &back), GC_EFORMAT);
+  ck_assert_ptr_null (back);
+  free (bad);
+  /* blocks W [0,4), X [4,8) against n = 9  */
+  bad = replaced (s, "\"n\":8,", "\"n\":9,");
+  ck_assert_int_eq (parse (bad, &back), GC_EFORMAT);
+  free (bad);
+
+  gc_result *one;
+  ck_assert_int_eq (parse (s, &one), GC_OK);
+  one->shard_index = 40;
+  gc_result *merged = NULL;
+  ck_assert_int_eq (gc_result_merge (&one, 1, &merged), GC_EMISMATCH);
+  ck_assert_ptr_null (merged);
+  gc_result_free (one);
+
+  char *odd = replaced (s, "\"name\":\"adjoint rounding\"",
+                        "\"name\":\"adjoint rounding, renamed\"");
+  ck_assert_int_eq (parse (odd, &one), GC_OK);
+  ck_assert_int_eq (gc_result_merge (&one, 1, &merged), GC_OK);
+  gc_result_free (one);
+  ck_assert_str_eq (merged->dirs[merged->worst].terms[GC_TERM_ADJOINT].name,
+                    "adjoint rounding, renamed");
+  gc_result_free (merged);
+  free (odd);
+  free (s);
+  gc_result_free (r);
+  gct_free (t);
+
+  /* A failing report read back is diagnosed as the original was (the
+     diagnosis reads lambda from the result: a report carries the terms'
+     inputs of its worst direction only).  */
+  t = gct_tanh_gemm (4, 8, 4, gct_seed (),
+                     gcm_mutant_index (gcm_find ("tanh-gemm"),
+                                       "no-tanh-derivative"));
+  r = run_model (&t->model, t->x, NULL);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  s = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (s);
+  ck_assert_int_eq (parse (s, &back), GC_OK);
+  ck_assert_int_eq (back->diagnosis.kind, r->diagnosis.kind);
+  ck_assert_str_eq (back->diagnosis.text, r->diagnosis.text);
+  gc_result_free (back);
+  free (s);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
 static Suite *
 report_suite (void)
 {
@@ -235,6 +321,7 @@ report_suite (void)
   tcase_add_test (tc, test_diagnosis_sqrt_k);
   tcase_add_test (tc, test_diagnosis_shift);
   tcase_add_test (tc, test_check_helper);
+  tcase_add_test (tc, test_untrusted_reports);
   suite_add_tcase (s, tc);
   return s;
 }
