@@ -540,8 +540,10 @@ cmd_check (int argc, char **argv)
   gc_result *r = NULL;
   gc_status st = oracle ? gc_forward_check (cm.model, cm.x, &a.opts, &r)
                         : gc_check (cm.model, cm.x, &a.opts, &r);
-  if (ranks > 1 && r)
+  if (ranks > 1)
     {
+      /* every rank takes part, a rank whose check failed to run too (it
+         sends an empty report, which rank 0 counts as out of memory)  */
       /* One report for the whole check, from rank 0.  */
       gc_result *m = cli_mpi_gather (r, &st);
       gc_result_free (r);
@@ -571,7 +573,10 @@ cmd_check (int argc, char **argv)
       char *text = gc_derivation (r, 0, a.format == GC_FMT_TAP ? GC_FMT_TEXT
                                                               : a.format);
       if (!text)
-        rc = EXIT_INTERNAL;
+        {
+          fprintf (stderr, "%s: out of memory\n", progname);
+          rc = EXIT_INTERNAL;
+        }
       else
         {
           fputs (text, stdout);

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,16 @@ cli_mpi_ranks (size_t *rank_out)
   return size;
 }
 
+/* Rank 0 cannot receive the reports: the other ranks wait in the
+   collective, so the whole job stops.  */
+static void
+out_of_memory (void)
+{
+  fprintf (stderr, "%s: gathering the ranks' reports: %s\n", progname,
+           gc_strerror (GC_ENOMEM));
+  MPI_Abort (MPI_COMM_WORLD, EXIT_INTERNAL);
+}
+
 /* Gather every rank's JSON report on rank 0 and merge them.  Returns the
    merged result on rank 0, NULL elsewhere; *ST says what happened.  */
 gc_result *
@@ -68,6 +79,8 @@ cli_mpi_gather (const gc_result *mine, gc_status *st)
     {
       lens = calloc ((size_t) size, sizeof *lens);
       offs = calloc ((size_t) size, sizeof *offs);
+      if (!lens || !offs)
+        out_of_memory ();
     }
   MPI_Gather (&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
   size_t total = 0;
@@ -79,6 +92,8 @@ cli_mpi_gather (const gc_result *mine, gc_status *st)
           total += (size_t) lens[r];
         }
       all = malloc (total ? total : 1);
+      if (!all)
+        out_of_memory ();
     }
   MPI_Gatherv (json ? json : "", len, MPI_CHAR, all, lens, offs, MPI_CHAR, 0,
                MPI_COMM_WORLD);

@@ -78,6 +78,8 @@ cli_dump (const char *dir, const cli_model *cm, const gc_result *r)
   float *g = malloc (n * sizeof *g), *ref = malloc (n * sizeof *ref);
   float *out = NULL;
   bool ok = g && ref;
+  if (!ok)
+    fprintf (stderr, "%s: --dump: out of memory\n", progname);
   if (ok && m->grad_f32 (m->ctx, cm->x, g) != 0)
     {
       fprintf (stderr, "%s: --dump: the backward failed\n", progname);
@@ -116,6 +118,9 @@ cli_dump (const char *dir, const cli_model *cm, const gc_result *r)
     {
       out = malloc (m->n_outputs * sizeof *out);
       ok = out && m->outputs_f32 (m->ctx, cm->x, out) == 0;
+      if (!ok)
+        fprintf (stderr, "%s: --dump: %s\n", progname,
+                 out ? "the outputs failed" : "out of memory");
       for (size_t b = 0; ok && b < m->n_output_blocks; b++)
         ok = write_npy (dir, "out_", m->output_blocks[b].name,
                         out + m->output_blocks[b].offset,

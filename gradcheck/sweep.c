@@ -6,6 +6,7 @@
 
 #include "cli.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -69,7 +70,11 @@ run_child (char *const *argv, const char *core, char **out)
   close (fd[0]);
   int status;
   while (waitpid (pid, &status, 0) < 0)
-    ;
+    if (errno != EINTR)
+      {
+        free (buf);
+        return -1;
+      }
   if (buf)
     buf[n] = 0;
   *out = buf;
