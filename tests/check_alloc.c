@@ -179,6 +179,8 @@ START_TEST (test_forward_oracle)
       bool complete = disarm (n);
       if (!complete)
         check_outcome (st, r, want);
+      else
+        ck_assert_int_eq (st, GC_OK);
       gc_result_free (r);
       if (complete)
         break;
@@ -202,6 +204,8 @@ START_TEST (test_forward_oracle)
       bool complete = disarm (n);
       if (!complete)
         check_outcome (st, r, want);
+      else
+        ck_assert_int_eq (st, GC_OK);
       gc_result_free (r);
       gcm_destroy (inst);
       if (complete)

@@ -65,7 +65,7 @@ START_TEST (test_f32_noise_covered)
           max_term = fmax (max_term, term);
         }
       /* not absurdly loose: within 1000 times the largest real noise */
-      ck_assert_msg (max_term <= 1000 * max_err, "terms %g vs noise %g",
+      ck_assert_msg (max_term <= GCT_LOOSENESS_MAX * max_err, "terms %g vs noise %g",
                      max_term, max_err);
       /* the measured forward error sits inside its budget */
       ck_assert (r->forward_error_ulps >= 0);

@@ -4,7 +4,7 @@
    {4, 16}, mild and strong gates, 20 seeds, MPFR and f32 references; every
    mutant fails; the chunked f32 forward agrees with the MPFR recurrence
    within its derived budget.  This program runs under whatever OpenBLAS
-   kernel it gets; tests/gdn_kernels.sh runs it under every kernel the CPU
+   kernel it gets; tests/kernels.sh runs it under every kernel the CPU
    runs.  */
 
 #include "gctest.h"
@@ -122,8 +122,12 @@ START_TEST (test_read_scale_diagnosed)
   gc_result *r = NULL;
   ck_assert_int_eq (gc_check (&inst->model, inst->x, NULL, &r), GC_OK);
   ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_CONSTANT_FACTOR);
-  ck_assert_double_eq_tol (r->diagnosis.factor, 2.0, 1e-3);
+  ck_assert_str_eq (r->diagnosis.closed_form, "2");
   ck_assert_str_eq (r->diagnosis.block, "q");
+  double tol = gct_factor_tolerance (r, 2.0);
+  ck_assert_double_eq_tol (r->diagnosis.factor, 2.0, tol);
+  printf ("# no-read-scale: factor %.9g, tolerance %.3g\n",
+          r->diagnosis.factor, tol);
   gc_result_free (r);
   gcm_destroy (inst);
 }
@@ -157,13 +161,18 @@ START_TEST (test_mutants_f32)
       double effect = fabs (rm->dirs[k].analytic - rm->dirs[k].reference);
       best = fmax (best, effect / r->dirs[k].bar);
     }
+  /* The f32 check's own reference errs by at most its truncation and
+     reference-rounding terms, each below the bar: an effect above 2 bars
+     leaves |analytic - reference| above 1 bar, a certain failure.  Between
+     1 and 2 bars the f32 reference's own error may hide it.  */
   if (best > 2)
     ck_assert_msg (r->verdict == GC_FAIL, "mutant %s: effect %g bars, yet "
                    "the f32 check passed", spec->mutants[mutant - 1].name,
                    best);
   else
-    printf ("# mutant %s: largest effect %.3g of the f32 bar: below the f32 "
-            "noise floor\n", spec->mutants[mutant - 1].name, best);
+    printf ("# mutant %s: largest effect %.3g of the f32 bar: within the "
+            "f32 reference's own error (2 bars)\n",
+            spec->mutants[mutant - 1].name, best);
   gc_result_free (r);
   gc_result_free (rm);
   gcm_destroy (inst);

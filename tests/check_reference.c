@@ -15,8 +15,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-/* "Measurable": a true error this far above the double rounding of the
-   exact gradient (2^-53 |g*|) is not an artefact of the comparison.  */
+/* "Measurable": the comparison itself errs by the double roundings of the
+   exact gradient and of the reported values, a few 2^-53 |g*|; a true error
+   above 2^-40 |g*| exceeds that by 2^13, so term / true is measured to
+   better than 0.1 %, not an artefact of the comparison.  */
 #define MEASURABLE(err, g) ((err) > 0x1p-40 * fabs (g))
 
 typedef struct stats
@@ -114,7 +116,7 @@ START_TEST (test_default_regime)
       /* Not absurdly loose: the largest adjoint term within 1000 times the
          largest real f32 adjoint error.  */
       if (sa.measurable)
-        ck_assert_msg (sa.max_term <= 1000 * sa.max_true,
+        ck_assert_msg (sa.max_term <= GCT_LOOSENESS_MAX * sa.max_true,
                        "%s: adjoint term %g vs real error %g", names[_i],
                        sa.max_term, sa.max_true);
       gc_result_free (r);
@@ -143,7 +145,7 @@ START_TEST (test_truncation_regime)
                      "terms by %g", names[_i], sr.worst_cover);
       ck_assert_msg (sr.measurable > 0, "%s: no measurable truncation at "
                      "h = 2^-6", names[_i]);
-      ck_assert_msg (sr.worst_loose <= 1000, "%s: truncation term %g times "
+      ck_assert_msg (sr.worst_loose <= GCT_LOOSENESS_MAX, "%s: truncation term %g times "
                      "the true error", names[_i], sr.worst_loose);
       gc_result_free (r);
       free (exact);
@@ -172,7 +174,7 @@ START_TEST (test_rounding_regime)
       ref_stats (r, exact, &sr);
       ck_assert_msg (sr.worst_cover <= 1, "%s: MPFR rounding error exceeds "
                      "the terms by %g", names[_i], sr.worst_cover);
-      ck_assert_msg (sr.max_term <= 1000 * sr.max_true, "%s: rounding term "
+      ck_assert_msg (sr.max_term <= GCT_LOOSENESS_MAX * sr.max_true, "%s: rounding term "
                      "%g vs largest real error %g", names[_i], sr.max_term,
                      sr.max_true);
       gc_result_free (r);

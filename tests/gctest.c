@@ -675,3 +675,47 @@ gct_json_valid (const char *text)
   const char *p = json_value (text, 0);
   return p && *ws (p) == 0;
 }
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+/* The mutant's value is a = c (g + e_a), g + e_a a correct f32 value, and
+   the reference is r = g + e_r.  To first order a/r - c = c (e_a - e_r)/g,
+   and |e_a| <= A/|c| (the mutant's adjoint term A scales with its values),
+   |e_r| <= T + E: |a/r - c| <= max(1, |c|) bar/|r| = max(1, |c|) res.  The
+   diagnosed factor is the median ratio (index nf/2 of the sorted ratios);
+   the nf/2 + 1 failures of resolution at most R, the resolution at index
+   nf/2 of the sorted resolutions, have ratios within max(1, |c|) R of c,
+   and they cannot all lie on one side of the median: it is within
+   max(1, |c|) R of c.  The failures are those of the diagnosed block.  */
+double
+gct_factor_tolerance (const gc_result *r, double c)
+{
+  double *res = malloc ((r->n_directions ? r->n_directions : 1) * sizeof *res);
+  ck_assert_ptr_nonnull (res);
+  size_t nf = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      char name[96];
+      if (d->verdict != GC_FAIL)
+        continue;
+      if (r->diagnosis.block[0] && d->index != SIZE_MAX)
+        {
+          gc_param_name (r, d->index, name, sizeof name);
+          size_t l = strlen (r->diagnosis.block);
+          if (strncmp (name, r->diagnosis.block, l) != 0 || name[l] != '[')
+            continue;
+        }
+      res[nf++] = d->resolution;
+    }
+  ck_assert_uint_gt (nf, 0);
+  qsort (res, nf, sizeof *res, cmp_double);
+  double tol = fmax (1, fabs (c)) * res[nf / 2];
+  free (res);
+  return tol;
+}

@@ -67,4 +67,16 @@ bool gct_json_valid (const char *text);
 /* Run SUITE under Check and return the process exit status.  */
 int gct_run (Suite *suite);
 
+/* "Not absurdly loose": a bound of the error model is at most this many
+   times the true error it bounds, where that error is measurable.  Not a
+   tolerance but the requirement itself (the foundation issue: "each bound
+   at least the true error and ... at most 1000 times it").  */
+#define GCT_LOOSENESS_MAX 1000
+
+/* How far the constant factor diagnosed in R may lie from C, for a mutant
+   whose values are C times a correct f32 result: max(1, |C|) times the
+   resolution at index nf/2 of the failures' sorted resolutions (derived in
+   gctest.c).  */
+double gct_factor_tolerance (const gc_result *r, double c);
+
 #endif

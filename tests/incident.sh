@@ -46,11 +46,13 @@ each_kernel one
 
 n_pass=$(echo "$verdicts" | tr ' ' '\n' | grep -c '=pass$')
 n_fail=$(echo "$verdicts" | tr ' ' '\n' | grep -c '=fail$')
+# What the constant bar did across kernels is an observation, not an
+# assertion (a CPU may run too few kernels to flip it): a TAP comment.
 if [ $((n_pass + n_fail)) -lt 2 ]; then
-  skip "the constant bar's verdict across kernels" "one kernel ran:$verdicts"
+  echo "# the constant bar 5e-2 across kernels: one kernel ran:$verdicts"
 elif [ "$n_pass" -gt 0 ] && [ "$n_fail" -gt 0 ]; then
-  ok "the constant bar 5e-2 flips across kernels:$verdicts (the derived bar does not)"
+  echo "# the constant bar 5e-2 flips across kernels:$verdicts (the derived bar does not)"
 else
-  skip "the constant bar's verdict across kernels" "no flip on this CPU:$verdicts"
+  echo "# the constant bar 5e-2 across kernels: no flip on this CPU:$verdicts"
 fi
 done_testing
