@@ -1029,20 +1029,43 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   md->loss_mpfr = loss_mpfr;
   md->loss_f64 = loss_f64;
   md->ctx = m;
-  /* Depths (manual: "The accumulation factor").  The state h_n is the long
-     chain: each chunk takes it through Vnew = U - W h_n (K terms), the
-     update El h_n + Kd^T Vnew (BT terms), and U, W through A's forward
-     substitution (BT) and the products with K, V (BT); the chunk's own
-     cumsum adds BT and the L2 norm K + 3.  The output adds K + BT, the loss
-     2 (the product with dO; the double accumulation rounds once, to f32).
-     The backward runs the same chain back through dS (per chunk: K, V,
-     2 BT from Aqk^T dO, Kd dS, W^T dVnew and A^T dA A^T), on top of the
-     forward's, then the chain rules (K + 4).  */
+  /* Depths (manual: "The accumulation factor"): the rounded operations on
+     the longest path from an input to the loss (forward) and to a gradient
+     element (backward), a K-term product counting K.
+     Forward.  The inputs: the L2 norm, sum q^2 (K), + eps, sqrt, 1/, * (4);
+     beta's sigmoid (3).  A chunk's inputs reach the next state h_{n+1}
+     along the longest of: g through the cumsum (BT), G_r - G_c and exp
+     (2), L's factor (1); k through K K^T (K) and L's two factors (2); then
+     A's forward substitution (BT), W = A Kb (BT), Vnew = U - W h_n (K + 1)
+     and h_{n+1} = El h_n + Kd^T Vnew (BT + 1).  Each later chunk takes the
+     state through Vnew and the update again (K + BT + 2); a chunk's output
+     from h_n (Vnew, then Aqk Vnew: K + BT + 2) is no longer; the loss adds
+     2 (the product with dO; the double accumulation rounds once).
+     Backward.  The cotangent dS crosses a chunk through dVnew = Kd dS + ...
+     (K + 1) and dh = ... - W^T dVnew (BT + 1): K + BT + 2.  In its chunk
+     it leaves along the longest of: <dS, h_n> (K V), its two factors, then
+     the serial additions into dG (BT in step 3, 2 BT in step 4, 1 in step
+     6, 2 BT in step 8) and the reverse cumsum (BT): K V + 6 BT + 3; or
+     dVnew (K + 1), dW (V), dA (K + 1), dL = -A^T dA A^T (2 BT), dL's
+     factors (3), the additions into dG in step 8 (2 BT) and the cumsum
+     (BT): 5 BT + 2 K + V + 5.  The backward starts from the forward's
+     saved values, so its depth adds the forward's.  Then the chain rules:
+     the L2 norm's, <dq, q> (K), a product, a subtraction, a product (3);
+     the sigmoid's (3).  */
   size_t BT = m->BT, NT = m->NT;
-  size_t norm = m->norm ? K + 3 : 0;
-  md->forward_depth = norm + NT * (3 * BT + 2 * K + 4) + K + BT + 2;
-  md->backward_depth = md->forward_depth
-                       + NT * (4 * BT + 2 * K + V + 6) + K + 4;
+  size_t in = m->norm ? K + 4 : 0, chain = m->norm ? K + 3 : 0;
+  if (m->sigmoid)
+    {
+      in = in > 3 ? in : 3;
+      chain = chain > 3 ? chain : 3;
+    }
+  size_t entry = 3 * BT + K + (K > BT + 2 ? K : BT + 2) + 4;
+  size_t leave = 5 * BT + 2 * K + V + 5;
+  if (K * V + 6 * BT + 3 > leave)
+    leave = K * V + 6 * BT + 3;
+  md->forward_depth = in + entry + (NT - 1) * (K + BT + 2) + 2;
+  md->backward_depth = md->forward_depth + (NT - 1) * (K + BT + 2) + leave
+                       + chain;
   md->n_blocks = 6;
   md->blocks = m->blocks;
   md->n_constants = 5;

@@ -1202,27 +1202,53 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   md->loss_magnitude_f32 = loss_magnitude_f32;
   md->loss_mpfr = loss_mpfr;
   md->ctx = m;
-  /* Depths (manual: "The accumulation factor").  The inputs: the L2 norm
-     (K + 3) and the gate (exp, softplus, products: 4).  Chunked: per chunk
-     the state takes K (Vnew) + BT (update) + the WY chain, BT (the cumsum),
-     K (L's per-channel sum), BT (A's substitution), BT (W, U); the output
-     adds K + BT.  Recurrent: per step the state takes the decay, the K-term
-     S^T k, the subtraction and beta, the rank-1 update (K + 4); the output
-     adds K.  The loss adds 2.  The backward runs the chain back on top of
-     the forward's: per chunk 4 BT + 2K + V + 6, per step 2K + V + 6; then
-     the group sum, the norm and gate chain rules (G + K + 8).  */
-  size_t BT = m->BT, NT = m->NT, in = K + 3 + 4;
+  /* Depths (manual: "The accumulation factor"): the rounded operations on
+     the longest path from an input to the loss (forward) and to a gradient
+     element (backward), a K-term product counting K; the derivation
+     follows gdn's (models/gdn.c), with per-channel gates.
+     The inputs: the L2 norm, sum q^2 (K), + eps, sqrt, 1/, * (4); the gate,
+     z = g_raw + dt_bias, softplus (exp, log1p), times exp(A_log) (4; 5 for
+     the lower-bound gate); beta's sigmoid (3).
+     Chunked forward: g reaches h_{n+1} through the cumsum (BT), G_r - G_c
+     and exp (2), k_r k_c ex (1), L's K-term sum (K) and beta (1), A's
+     substitution (BT), W (BT), Vnew (K + 1) and the update (BT + 1):
+     4 BT + 2 K + 6, longer than k's path (3 BT + 2 K + 5); each later
+     chunk adds K + BT + 2 (Vnew and the update; an output is no longer);
+     the loss 2.
+     Recurrent forward: g reaches S_t through exp, the decay (2), S^T k
+     (K), v - . and beta (2), the rank-1 update (2): K + 6; each later step
+     adds K + 5; the output (K + 1) is no longer; the loss 2.
+     Chunked backward: dS crosses a chunk in K + BT + 2 (as gdn); it leaves
+     along the longest of: <dS_i, h_n,i> (V), its two factors, the serial
+     additions into dG (BT, 2 BT, 1, 2 BT in steps 3, 4, 6, 8) and the
+     cumsum (BT): 6 BT + V + 3; or dVnew (K + 1), dW (V), dA (K + 1), dL
+     (2 BT), dL's factors (2), the additions in step 8 (2 BT), the cumsum
+     (BT): 5 BT + 2 K + V + 4.
+     Recurrent backward: dS crosses a step through dS += (1), dd = dS k (K),
+     de = beta dd (1), dS - k de (2), the decay (1): K + 5; it leaves
+     through dd, de, dsp as above (K + 4), the product with Sp (1) and the
+     V-term sum for dg (V): K + V + 5.
+     The backward adds the forward's depth (it reads the forward's values),
+     then the chain rules: the group sum (G) and the L2 norm's, <dq, q> (K),
+     a product, a subtraction, a product (3); the gate's (at most 4) and
+     the sigmoid's (3) are shorter.  */
+  size_t BT = m->BT, NT = m->NT;
+  size_t in = K + 4 > 5 ? K + 4 : 5, chain = m->G + K + 3;
   if (m->chunk)
     {
-      md->forward_depth = in + NT * (3 * BT + 2 * K + 4) + K + BT + 2;
-      md->backward_depth = md->forward_depth + NT * (4 * BT + 2 * K + V + 6)
-                           + m->G + K + 8;
+      size_t leave = 5 * BT + 2 * K + V + 4;
+      if (6 * BT + V + 3 > leave)
+        leave = 6 * BT + V + 3;
+      md->forward_depth = in + 4 * BT + 2 * K + 6 + (NT - 1) * (K + BT + 2)
+                          + 2;
+      md->backward_depth = md->forward_depth + (NT - 1) * (K + BT + 2) + leave
+                           + chain;
     }
   else
     {
-      md->forward_depth = in + T * (K + 4) + K + 2;
-      md->backward_depth = md->forward_depth + T * (2 * K + V + 6)
-                           + m->G + K + 8;
+      md->forward_depth = in + K + 6 + (T - 1) * (K + 5) + 2;
+      md->backward_depth = md->forward_depth + (T - 1) * (K + 5) + K + V + 5
+                           + chain;
     }
   md->n_blocks = 8;
   md->blocks = m->blocks;
