@@ -65,7 +65,7 @@ typedef struct worker
   double *xd;
   __mpfr_struct *xm;     /* n MPFR numbers, or NULL */
   float *v;              /* random direction */
-  double *dp, *dm, *dp2, *dm2;  /* applied deltas (float modes, random) */
+  double *dp, *dm;       /* applied deltas at +-h (float modes, random) */
   mpfr_t lv, t1, t2, t3, prod;
   mpfr_t f[4];           /* stencil values, MPFR mode */
   gc_status st;
@@ -256,8 +256,8 @@ make_random (const shared *sh, size_t id, float *v)
 }
 
 /* Judge one direction from its measured values.  */
-static void
-judge (gc_direction *d, double noise_j)
+void
+gc__judge (gc_direction *d, double noise_j)
 {
   d->bar = d->terms[0].value + d->terms[1].value + d->terms[2].value;
   d->diff = fabs (d->analytic - d->reference);
@@ -369,7 +369,7 @@ direction_mpfr (worker *w, gc_direction *d)
         }
       gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
                         sh->r->backward_depth, wm, w1);
-      judge (d, jump_noise (sh, GC_REF_MPFR, lmax, h));
+      gc__judge (d, jump_noise (sh, GC_REF_MPFR, lmax, h));
     }
   return ok;
 }
@@ -389,7 +389,7 @@ direction_float (worker *w, gc_direction *d)
       v = w->v;
     }
   static const double mult[4] = { 1, -1, 2, -2 };
-  double *dl[4] = { w->dp, w->dm, w->dp2, w->dm2 };
+  double *dl[2] = { w->dp, w->dm };     /* the +-2h deltas are not used */
   double fr[4] = { 0 }, fb[4] = { 0 };   /* reference and best values */
   double step1[4] = { 0 };                 /* coordinate: applied delta */
   bool need_ref_level2 = sh->best == sh->ref;
@@ -416,7 +416,7 @@ direction_float (worker *w, gc_direction *d)
               w->xf[j] = (float) target;
               applied = (double) w->xf[j] - (double) sh->x[j];
             }
-          if (v)
+          if (v && k < 2)
             dl[k][j] = applied;
           else
             step1[k] = applied;
@@ -516,7 +516,7 @@ direction_float (worker *w, gc_direction *d)
   gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
                     sh->r->backward_depth, wm, w1);
   d->jump = jump_estimate (fb[0], fb[1], fb[2], fb[3], sh->f0, a1, b1, a2, b2);
-  judge (d, jump_noise (sh, sh->best, lmax, d->step));
+  gc__judge (d, jump_noise (sh, sh->best, lmax, d->step));
   return true;
 }
 
@@ -538,8 +538,6 @@ worker_free (worker *w)
   free (w->v);
   free (w->dp);
   free (w->dm);
-  free (w->dp2);
-  free (w->dm2);
 }
 
 static bool
@@ -558,14 +556,11 @@ worker_init (worker *w, shared *sh, unsigned id, unsigned count)
       w->v = malloc (n * sizeof *w->v);
       w->dp = malloc (n * sizeof (double));
       w->dm = malloc (n * sizeof (double));
-      w->dp2 = malloc (n * sizeof (double));
-      w->dm2 = malloc (n * sizeof (double));
     }
   bool need_mpfr = sh->ref == GC_REF_MPFR || sh->best == GC_REF_MPFR;
   if (need_mpfr)
     w->xm = malloc (n * sizeof *w->xm);
-  if (!w->xf || !w->xd || (random && (!w->v || !w->dp || !w->dm || !w->dp2
-                                        || !w->dm2))
+  if (!w->xf || !w->xd || (random && (!w->v || !w->dp || !w->dm))
       || (need_mpfr && !w->xm))
     {
       if (need_mpfr && w->xm)

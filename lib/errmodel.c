@@ -165,3 +165,40 @@ gc__term_adjoint (gc_term *t, double lambda, size_t depth,
   add_input (t, "sum |w_i|", norm1_w);
   t->value = lambda * sqrt ((double) depth) * GC_U32 * weighted_magnitude;
 }
+
+/* Manual: "The forward oracle".  Output k of the f32 forward errs by at
+   most lambda sqrt(d_o) u m_k, the MPFR one by lambda sqrt(d_o) 2^-p m_k,
+   and the reference loses u_53 |r| on its way to a double.  */
+void
+gc__terms_output (gc_term t[GC_N_TERMS], double lambda, size_t depth,
+                  mpfr_prec_t p, double mk, double r)
+{
+  double sd = sqrt ((double) depth);
+  gc_term *o = &t[GC_TERM_OUTPUT];
+  o->name = "f32 output rounding";
+  o->formula = "lambda * sqrt(d_o) * u * m_k";
+  o->section = "The forward oracle";
+  o->n_inputs = 0;
+  add_input (o, "lambda", lambda);
+  add_input (o, "d_o", (double) depth);
+  add_input (o, "u", GC_U32);
+  add_input (o, "m_k", mk);
+  o->value = lambda * sd * GC_U32 * mk;
+  o = &t[GC_TERM_OUTPUT_REFERENCE];
+  o->name = "reference rounding";
+  o->formula = "lambda * sqrt(d_o) * 2^-p * m_k";
+  o->section = "The forward oracle";
+  o->n_inputs = 0;
+  add_input (o, "lambda", lambda);
+  add_input (o, "d_o", (double) depth);
+  add_input (o, "p", (double) p);
+  add_input (o, "m_k", mk);
+  o->value = lambda * sd * ldexp (mk, -(int) p);
+  o = &t[GC_TERM_CONVERSION];
+  o->name = "conversion to double";
+  o->formula = "u_53 * |r|";
+  o->section = "The forward oracle";
+  o->n_inputs = 0;
+  add_input (o, "|r|", fabs (r));
+  o->value = GC_U64 * fabs (r);
+}

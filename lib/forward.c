@@ -7,17 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void
-input (gc_term *t, const char *name, double v)
-{
-  if (t->n_inputs < GC_TERM_MAX_INPUTS)
-    {
-      t->inputs[t->n_inputs].name = name;
-      t->inputs[t->n_inputs].value = v;
-      t->n_inputs++;
-    }
-}
-
 static gc_status
 validate (const gc_model *m, const float *x, const gc_options *o)
 {
@@ -155,7 +144,6 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
         if (!mpfr_number_p (om + k))
           stop (r, GC_ENONFINITE, 0, "outputs_mpfr gave a non-finite output");
     }
-  double lam = r->lambda_forward, sd = sqrt ((double) r->forward_depth);
   for (size_t k = 0; k < no && r->status == GC_OK; k++)
     {
       gc_direction *d = &r->dirs[k];
@@ -164,39 +152,9 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
       d->reference = mpfr_get_d (om + k, MPFR_RNDN);
       d->forward_error_ulps = -1;
       double mk = fmax (fabs ((double) mag[k]), fabs (d->reference));
-      /* "The forward oracle": the f32 output errs by at most
-         lambda sqrt(d_o) u m_k, the MPFR one by lambda sqrt(d_o) 2^-p m_k,
-         and the reference loses u_53 |r| on its way to a double.  */
-      gc_term *t = &d->terms[GC_TERM_OUTPUT];
-      t->name = "f32 output rounding";
-      t->formula = "lambda * sqrt(d_o) * u * m_k";
-      t->section = "The forward oracle";
-      input (t, "lambda", lam);
-      input (t, "d_o", (double) r->forward_depth);
-      input (t, "u", GC_U32);
-      input (t, "m_k", mk);
-      t->value = lam * sd * GC_U32 * mk;
-      t = &d->terms[GC_TERM_OUTPUT_REFERENCE];
-      t->name = "reference rounding";
-      t->formula = "lambda * sqrt(d_o) * 2^-p * m_k";
-      t->section = "The forward oracle";
-      input (t, "lambda", lam);
-      input (t, "d_o", (double) r->forward_depth);
-      input (t, "p", (double) p);
-      input (t, "m_k", mk);
-      t->value = lam * sd * ldexp (mk, -(int) p);
-      t = &d->terms[GC_TERM_CONVERSION];
-      t->name = "conversion to double";
-      t->formula = "u_53 * |r|";
-      t->section = "The forward oracle";
-      input (t, "|r|", fabs (d->reference));
-      t->value = GC_U64 * fabs (d->reference);
-      d->bar = d->terms[0].value + d->terms[1].value + d->terms[2].value;
-      d->diff = fabs (d->analytic - d->reference);
-      d->nu = d->diff == 0 ? 0 : d->bar > 0 ? d->diff / d->bar : INFINITY;
-      d->resolution = d->reference != 0 ? d->bar / fabs (d->reference)
-                                        : INFINITY;
-      d->verdict = d->nu <= 1 ? GC_PASS : GC_FAIL;
+      gc__terms_output (d->terms, r->lambda_forward, r->forward_depth, p, mk,
+                        d->reference);
+      gc__judge (d, 0);
     }
   for (size_t i = 0; i < n; i++)
     mpfr_clear (xm + i);

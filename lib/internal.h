@@ -79,6 +79,13 @@ void gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
                          double d);
 void gc__term_adjoint (gc_term *t, double lambda, size_t depth,
                        double weighted_magnitude, double norm1_w);
+/* The forward oracle's three terms of an output k: magnitude MK, MPFR
+   precision P, reference R (manual: "The forward oracle").  */
+void gc__terms_output (gc_term t[GC_N_TERMS], double lambda, size_t depth,
+                       mpfr_prec_t p, double mk, double r);
+/* Sum D's terms into its bar and judge it: diff, nu, resolution, verdict;
+   non-smooth when its kink estimate exceeds the bar plus NOISE_J.  */
+void gc__judge (gc_direction *d, double noise_j);
 /* Value of the reference-rounding epsilon (per evaluation) for a forward of
    the given kind: lambda * sqrt(depth) * ulp_p(lmax).  */
 double gc__eval_error (gc_reference ref, mpfr_prec_t p, double lambda,
