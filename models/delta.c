@@ -58,7 +58,7 @@ gcm_delta_mp_new (size_t K, size_t V, size_t input_size, mpfr_prec_t p)
                (mpfr_ptr) 0);
   mpfr_set_ui (w->scale, (unsigned long) K, MPFR_RNDN);
   mpfr_rec_sqrt (w->scale, w->scale, MPFR_RNDN);
-  mpfr_set_flt (w->eps, 1e-6f, MPFR_RNDN);
+  mpfr_set_flt (w->eps, GCM_L2_EPS, MPFR_RNDN);
   return w;
 }
 
@@ -74,6 +74,19 @@ gcm_delta_mp_free (gcm_delta_mp *w)
   mpfr_clears (w->scale, w->s, w->a, w->t1, w->rq, w->rk, w->eps,
                (mpfr_ptr) 0);
   free (w);
+}
+
+void
+gcm_delta_mp_work_free (const void *ctx, void *work)
+{
+  (void) ctx;
+  gcm_delta_mp_free (work);
+}
+
+mpfr_t *
+gcm_delta_mp_state (void *work)
+{
+  return ((gcm_delta_mp *) work)->S;
 }
 
 void

@@ -10,6 +10,10 @@
 #include <cblas.h>
 #include <stdbool.h>
 
+/* The L2 norm's eps, inside the square root (FLA's), shared by the f32
+   ops and their references.  */
+#define GCM_L2_EPS 1e-6f
+
 /* C = alpha op(A) op(B) + beta C, row-major, through OpenBLAS.  */
 void gcm_mm (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, size_t M, size_t N,
              size_t K, float alpha, const float *a, size_t lda,
@@ -35,6 +39,9 @@ typedef struct gcm_delta_mp
 gcm_delta_mp *gcm_delta_mp_new (size_t K, size_t V, size_t input_size,
                                 mpfr_prec_t p);
 void gcm_delta_mp_free (gcm_delta_mp *w);
+/* The same two as gcm_mpseq_ops callbacks (work_free, state).  */
+void gcm_delta_mp_work_free (const void *ctx, void *work);
+mpfr_t *gcm_delta_mp_state (void *work);
 
 /* qn, kn = q, k over sqrt(|x|^2 + eps) (with NORM; copies otherwise).  */
 void gcm_delta_mp_normalize (gcm_delta_mp *w, mpfr_srcptr q, mpfr_srcptr k,

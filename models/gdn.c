@@ -69,7 +69,6 @@ typedef struct gdn
   gcm_mpseq_ops mp_ops;
 } gdn;
 
-static const float L2_EPS = 1e-6f;
 
 /* ---------------------------------------------------------------------- */
 /* The padded scratch of one (b, h) sequence.  */
@@ -132,8 +131,8 @@ seq_gather (const gdn *m, const float *x, size_t b, size_t hh, seq *s)
           sq += q[i] * q[i];
           sk += k[i] * k[i];
         }
-      float rq = m->norm ? 1.0f / sqrtf (sq + L2_EPS) : 1.0f;
-      float rk = m->norm ? 1.0f / sqrtf (sk + L2_EPS) : 1.0f;
+      float rq = m->norm ? 1.0f / sqrtf (sq + GCM_L2_EPS) : 1.0f;
+      float rk = m->norm ? 1.0f / sqrtf (sk + GCM_L2_EPS) : 1.0f;
       s->rq[t] = rq;
       s->rk[t] = rk;
       for (size_t i = 0; i < K; i++)
@@ -153,7 +152,7 @@ seq_gather (const gdn *m, const float *x, size_t b, size_t hh, seq *s)
 /* Work space of one chunk, shared by forward and backward.  */
 typedef struct work
 {
-  float *KK, *QK, *L, *Kb, *Vb, *Qe, *O, *Kd, *E;
+  float *KK, *QK, *L, *Kb, *Vb, *Qe, *Kd, *E;
   float *dVn, *dAqk, *Tm, *dKd, *Mu, *dW, *dA, *dWb, *dUb, *tmp, *dL, *dG;
   float *dS, *dh;
 } work;
@@ -162,7 +161,7 @@ static size_t
 work_floats (const gdn *m)
 {
   size_t K = m->K, V = m->V, BT = m->BT;
-  return 3 * BT * BT + BT * K + BT * V + BT * K + BT * V + BT * K + BT
+  return 3 * BT * BT + BT * K + BT * V + BT * K + BT * K + BT
          + BT * V + BT * BT + BT * K + BT * K + BT * BT + BT * K + BT * BT
          + BT * K + BT * V + BT * BT + BT * BT + BT + 2 * K * V;
 }
@@ -177,7 +176,6 @@ work_bind (const gdn *m, work *w, float *p)
   w->Kb = p; p += BT * K;
   w->Vb = p; p += BT * V;
   w->Qe = p; p += BT * K;
-  w->O = p; p += BT * V;
   w->Kd = p; p += BT * K;
   w->E = p; p += BT;
   w->dVn = p; p += BT * V;
@@ -720,8 +718,8 @@ loss_f64 (void *ctx, const double *x, double *loss)
                 sq += q[i] * q[i];
                 sk += k[i] * k[i];
               }
-            double rq = m->norm ? 1 / sqrt (sq + L2_EPS) : 1;
-            double rk = m->norm ? 1 / sqrt (sk + L2_EPS) : 1;
+            double rq = m->norm ? 1 / sqrt (sq + GCM_L2_EPS) : 1;
+            double rk = m->norm ? 1 / sqrt (sk + GCM_L2_EPS) : 1;
             for (size_t i = 0; i < K; i++)
               {
                 qn[i] = q[i] * rq;
@@ -778,19 +776,6 @@ mp_work_new (const void *ctx, mpfr_prec_t p)
 {
   const gdn *m = ctx;
   return gcm_delta_mp_new (m->K, m->V, mp_input_size (m), p);
-}
-
-static void
-mp_work_free (const void *ctx, void *wk)
-{
-  (void) ctx;
-  gcm_delta_mp_free (wk);
-}
-
-static mpfr_t *
-mp_state (void *wk)
-{
-  return ((gcm_delta_mp *) wk)->S;
 }
 
 static void
@@ -1016,7 +1001,8 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   m->constants[4] = (gc_constant) { "H", (double) H };
 
   m->mp_ops = (gcm_mpseq_ops) { B * H, T, K * V, mp_initial_differs,
-                                mp_work_new, mp_work_free, mp_state,
+                                mp_work_new, gcm_delta_mp_work_free,
+                                gcm_delta_mp_state,
                                 mp_init_state, mp_input_size (m), mp_prepare,
                                 mp_inputs_differ, mp_step, mp_final };
   gc_model *md = &m->inst.model;
@@ -1031,27 +1017,30 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   md->ctx = m;
   /* Depths (manual: "The accumulation factor"): the rounded operations on
      the longest path from an input to the loss (forward) and to a gradient
-     element (backward), a K-term product counting K.
-     Forward.  The inputs: the L2 norm, sum q^2 (K), + eps, sqrt, 1/, * (4);
-     beta's sigmoid (3).  A chunk's inputs reach the next state h_{n+1}
-     along the longest of: g through the cumsum (BT), G_r - G_c and exp
-     (2), L's factor (1); k through K K^T (K) and L's two factors (2); then
-     A's forward substitution (BT), W = A Kb (BT), Vnew = U - W h_n (K + 1)
-     and h_{n+1} = El h_n + Kd^T Vnew (BT + 1).  Each later chunk takes the
-     state through Vnew and the update again (K + BT + 2); a chunk's output
-     from h_n (Vnew, then Aqk Vnew: K + BT + 2) is no longer; the loss adds
-     2 (the product with dO; the double accumulation rounds once).
-     Backward.  The cotangent dS crosses a chunk through dVnew = Kd dS + ...
+     element (backward); a product of K terms counts K, A's forward
+     substitution 2 BT (row r reaches row r' > r through one product and at
+     most r' - r additions).
+     Forward.  The inputs: the L2 norm, sum q^2 (K), + eps, sqrt, 1/, *
+     (4); beta's sigmoid (3).  A chunk's inputs reach the next state
+     h_{n+1} along the longer of: g through the cumsum (BT), G_r - G_c and
+     exp (2), L's factor (1); k through K K^T (K) and L's two factors (2);
+     then A (2 BT), W = A Kb (BT), Vnew = U - W h_n (K + 1) and h_{n+1} =
+     El h_n + Kd^T Vnew (BT + 1): 5 BT + K + 5 or 4 BT + 2 K + 4.  Each
+     later chunk takes the state through Vnew and the update again
+     (K + BT + 2); a chunk's output from h_n (Vnew, then Aqk Vnew) is no
+     longer; the loss adds 2 (the product with dO, and the one rounding of
+     the double accumulation).
+     Backward.  The cotangent dS crosses a chunk through dVnew = ... + Kd dS
      (K + 1) and dh = ... - W^T dVnew (BT + 1): K + BT + 2.  In its chunk
-     it leaves along the longest of: <dS, h_n> (K V), its two factors, then
-     the serial additions into dG (BT in step 3, 2 BT in step 4, 1 in step
-     6, 2 BT in step 8) and the reverse cumsum (BT): K V + 6 BT + 3; or
-     dVnew (K + 1), dW (V), dA (K + 1), dL = -A^T dA A^T (2 BT), dL's
-     factors (3), the additions into dG in step 8 (2 BT) and the cumsum
-     (BT): 5 BT + 2 K + V + 5.  The backward starts from the forward's
-     saved values, so its depth adds the forward's.  Then the chain rules:
-     the L2 norm's, <dq, q> (K), a product, a subtraction, a product (3);
-     the sigmoid's (3).  */
+     it leaves along the longer of: <dS, h_n> (K V), El and the addition to
+     dG_last (2), the later additions into that element of dG (BT in step
+     3, BT + 1 in step 4, 1 in step 6, BT - 1 in step 8) and the reverse
+     cumsum (BT): K V + 4 BT + 3; or dVnew (K + 1), dW (V), dA (K + 1),
+     dL = -A^T dA A^T (2 BT), dL's factors (3), the additions into dG in
+     step 8 (BT) and the cumsum (BT): 4 BT + 2 K + V + 5.  The backward
+     starts from the forward's saved values: its depth adds the forward's.
+     Then the chain rules: the L2 norm's, <dq, q> (K), a product, a
+     subtraction, a product (3); the sigmoid's (3).  */
   size_t BT = m->BT, NT = m->NT;
   size_t in = m->norm ? K + 4 : 0, chain = m->norm ? K + 3 : 0;
   if (m->sigmoid)
@@ -1059,10 +1048,9 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
       in = in > 3 ? in : 3;
       chain = chain > 3 ? chain : 3;
     }
-  size_t entry = 3 * BT + K + (K > BT + 2 ? K : BT + 2) + 4;
-  size_t leave = 5 * BT + 2 * K + V + 5;
-  if (K * V + 6 * BT + 3 > leave)
-    leave = K * V + 6 * BT + 3;
+  size_t entry = 4 * BT + K + (BT + 5 > K + 4 ? BT + 5 : K + 4);
+  size_t leave = 4 * BT + (K * V + 3 > 2 * K + V + 5 ? K * V + 3
+                                                       : 2 * K + V + 5);
   md->forward_depth = in + entry + (NT - 1) * (K + BT + 2) + 2;
   md->backward_depth = md->forward_depth + (NT - 1) * (K + BT + 2) + leave
                        + chain;

@@ -52,7 +52,6 @@ static const gcm_mutant mutants[] = {
   { "gva-no-group-sum", "dq, dk keep one value head of the group instead of the sum" },
 };
 
-static const float L2_EPS = 1e-6f;
 static const float LOWER_BOUND = -5.0f;
 
 typedef struct kda
@@ -125,8 +124,8 @@ prep_run (const kda *m, const float *x, prep *p)
           sq += q[i] * q[i];
           sk += k[i] * k[i];
         }
-      p->rq[row] = 1.0f / sqrtf (sq + L2_EPS);
-      p->rk[row] = 1.0f / sqrtf (sk + L2_EPS);
+      p->rq[row] = 1.0f / sqrtf (sq + GCM_L2_EPS);
+      p->rk[row] = 1.0f / sqrtf (sk + GCM_L2_EPS);
       for (size_t i = 0; i < K; i++)
         {
           p->qn[row * K + i] = q[i] * p->rq[row];
@@ -920,19 +919,6 @@ mp_work_new (const void *ctx, mpfr_prec_t p)
 }
 
 static void
-mp_work_free (const void *ctx, void *wk)
-{
-  (void) ctx;
-  gcm_delta_mp_free (wk);
-}
-
-static mpfr_t *
-mp_state (void *wk)
-{
-  return ((gcm_delta_mp *) wk)->S;
-}
-
-static void
 mp_init_state (const void *ctx, mpfr_srcptr x, size_t s, void *wk)
 {
   const kda *m = ctx;
@@ -970,7 +956,7 @@ mp_prepare (const void *ctx, mpfr_srcptr x, size_t s, size_t t, void *wk,
           mpfr_neg (w->t1, w->t1, MPFR_RNDN);
           mpfr_exp (w->t1, w->t1, MPFR_RNDN);
           mpfr_add_ui (w->t1, w->t1, 1, MPFR_RNDN);
-          mpfr_si_div (w->t1, -5, w->t1, MPFR_RNDN);
+          mpfr_si_div (w->t1, (long) LOWER_BOUND, w->t1, MPFR_RNDN);
         }
       else
         {
@@ -1008,15 +994,24 @@ mp_final (const void *ctx, size_t s, void *wk, mpfr_ptr acc)
   gcm_delta_mp_final (wk, m->dst + s * m->K * m->V, acc);
 }
 
+/* Whether the parameters every step of sequence S shares, A_log and
+   dt_bias of its value head, differ from the base point's.  */
+static int
+mp_shared_differs (const kda *m, mpfr_srcptr x, size_t s)
+{
+  size_t K = m->K, hv = s % m->HV;
+  const float *x0 = m->inst.x;
+  return gcm_mp_differs (x, x0, m->off_a + hv, 1)
+         || gcm_mp_differs (x, x0, m->off_dt + hv * K, K);
+}
+
 static int
 mp_initial_differs (const void *ctx, mpfr_srcptr x, size_t s)
 {
   const kda *m = ctx;
-  size_t K = m->K, hv = s % m->HV;
-  const float *x0 = m->inst.x;
-  return gcm_mp_differs (x, x0, m->off_s + s * K * m->V, K * m->V)
-         || gcm_mp_differs (x, x0, m->off_a + hv, 1)
-         || gcm_mp_differs (x, x0, m->off_dt + hv * K, K);
+  return gcm_mp_differs (x, m->inst.x, m->off_s + s * m->K * m->V,
+                         m->K * m->V)
+         || mp_shared_differs (m, x, s);
 }
 
 static int
@@ -1032,7 +1027,7 @@ mp_inputs_differ (const void *ctx, mpfr_srcptr x, size_t s, size_t t)
          || gcm_mp_differs (x, x0, m->off_v + rowv * V, V)
          || gcm_mp_differs (x, x0, m->off_g + rowv * K, K)
          || gcm_mp_differs (x, x0, m->off_b + rowv, 1)
-         || mp_initial_differs (ctx, x, s);
+         || mp_shared_differs (m, x, s);
 }
 
 static int
@@ -1188,7 +1183,8 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   m->constants[3] = (gc_constant) { "T", (double) T };
   m->constants[4] = (gc_constant) { "G", (double) m->G };
   m->mp_ops = (gcm_mpseq_ops) { B * HV, T, K * V, mp_initial_differs,
-                                mp_work_new, mp_work_free, mp_state,
+                                mp_work_new, gcm_delta_mp_work_free,
+                                gcm_delta_mp_state,
                                 mp_init_state, mp_input_size (m), mp_prepare,
                                 mp_inputs_differ, mp_step, mp_final };
 
@@ -1204,26 +1200,26 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   md->ctx = m;
   /* Depths (manual: "The accumulation factor"): the rounded operations on
      the longest path from an input to the loss (forward) and to a gradient
-     element (backward), a K-term product counting K; the derivation
-     follows gdn's (models/gdn.c), with per-channel gates.
+     element (backward), counted as gdn's (models/gdn.c), with per-channel
+     gates.
      The inputs: the L2 norm, sum q^2 (K), + eps, sqrt, 1/, * (4); the gate,
      z = g_raw + dt_bias, softplus (exp, log1p), times exp(A_log) (4; 5 for
      the lower-bound gate); beta's sigmoid (3).
      Chunked forward: g reaches h_{n+1} through the cumsum (BT), G_r - G_c
-     and exp (2), k_r k_c ex (1), L's K-term sum (K) and beta (1), A's
-     substitution (BT), W (BT), Vnew (K + 1) and the update (BT + 1):
-     4 BT + 2 K + 6, longer than k's path (3 BT + 2 K + 5); each later
-     chunk adds K + BT + 2 (Vnew and the update; an output is no longer);
-     the loss 2.
-     Recurrent forward: g reaches S_t through exp, the decay (2), S^T k
+     and exp (2), k_r k_c ex (1), L's K-term sum (K) and beta (1), A
+     (2 BT), W (BT), Vnew (K + 1) and the update (BT + 1): 5 BT + 2 K + 6,
+     longer than k's path; each later chunk adds K + BT + 2 (Vnew and the
+     update; an output is no longer); the loss 2.
+     Recurrent forward: g reaches S_t through exp and the decay (2), S^T k
      (K), v - . and beta (2), the rank-1 update (2): K + 6; each later step
      adds K + 5; the output (K + 1) is no longer; the loss 2.
-     Chunked backward: dS crosses a chunk in K + BT + 2 (as gdn); it leaves
-     along the longest of: <dS_i, h_n,i> (V), its two factors, the serial
-     additions into dG (BT, 2 BT, 1, 2 BT in steps 3, 4, 6, 8) and the
-     cumsum (BT): 6 BT + V + 3; or dVnew (K + 1), dW (V), dA (K + 1), dL
-     (2 BT), dL's factors (2), the additions in step 8 (2 BT), the cumsum
-     (BT): 5 BT + 2 K + V + 4.
+     Chunked backward: dS crosses a chunk in K + BT + 2 (as gdn's); it
+     leaves along the longest path through dVnew (K + 1), dW (V), dA
+     (K + 1), dL (2 BT), dL's factors (2), the additions into dG in step 8
+     (BT) and the cumsum (BT): 4 BT + 2 K + V + 4.  (Through <dS_i, h_n,i>
+     (V), E and the addition to dG_last (2), the later additions into that
+     element (BT, BT + 1, 1, BT - 1 in steps 3, 4, 6, 8) and the cumsum
+     (BT) it is 4 BT + V + 3, shorter.)
      Recurrent backward: dS crosses a step through dS += (1), dd = dS k (K),
      de = beta dd (1), dS - k de (2), the decay (1): K + 5; it leaves
      through dd, de, dsp as above (K + 4), the product with Sp (1) and the
@@ -1236,13 +1232,10 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   size_t in = K + 4 > 5 ? K + 4 : 5, chain = m->G + K + 3;
   if (m->chunk)
     {
-      size_t leave = 5 * BT + 2 * K + V + 4;
-      if (6 * BT + V + 3 > leave)
-        leave = 6 * BT + V + 3;
-      md->forward_depth = in + 4 * BT + 2 * K + 6 + (NT - 1) * (K + BT + 2)
+      md->forward_depth = in + 5 * BT + 2 * K + 6 + (NT - 1) * (K + BT + 2)
                           + 2;
-      md->backward_depth = md->forward_depth + (NT - 1) * (K + BT + 2) + leave
-                           + chain;
+      md->backward_depth = md->forward_depth + (NT - 1) * (K + BT + 2)
+                           + 4 * BT + 2 * K + V + 4 + chain;
     }
   else
     {
