@@ -764,9 +764,14 @@ gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n)
       const gc_block *bl = &blocks[b];
       if (bl->offset != next || bl->count == 0 || bl->ndim > GC_MAX_DIMS)
         return false;
+      /* the shape's product is the count (checked without overflow)  */
       size_t prod = 1;
       for (size_t k = 0; k < bl->ndim; k++)
-        prod *= bl->shape[k];
+        {
+          if (bl->shape[k] == 0 || prod > bl->count / bl->shape[k])
+            return false;
+          prod *= bl->shape[k];
+        }
       if (bl->ndim && prod != bl->count)
         return false;
       next += bl->count;

@@ -56,11 +56,14 @@ num (const gc__json *o, const char *key, double *v)
   return true;
 }
 
+/* A count or index: a whole number a double holds exactly (below 2^53,
+   so the JSON text's digits are the value) that a size_t holds.  */
 static bool
 size (const gc__json *o, const char *key, size_t *v)
 {
   double d;
-  if (!num (o, key, &d) || !(d >= 0) || d > 1e15 || d != floor (d))
+  if (!num (o, key, &d) || !(d >= 0) || d >= 0x1p53 || d > (double) SIZE_MAX
+      || d != floor (d))
     return false;
   *v = (size_t) d;
   return true;
@@ -255,7 +258,7 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
 
   /* constants and blocks  */
   const gc__json *cs = gc__json_get (j, "constants");
-  if (!cs || cs->type != GC__JSON_OBJECT || cs->n > 64)
+  if (!cs || cs->type != GC__JSON_OBJECT)
     return fail (r, j, GC_EFORMAT);
   if (cs->n)
     {
@@ -278,7 +281,7 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
         return fail (r, j, st);
     }
   const gc__json *bs = gc__json_get (j, "blocks");
-  if (!bs || bs->type != GC__JSON_ARRAY || bs->n > 4096)
+  if (!bs || bs->type != GC__JSON_ARRAY)
     return fail (r, j, GC_EFORMAT);
   if (bs->n)
     {
@@ -295,8 +298,12 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
                && sh->type == GC__JSON_ARRAY && sh->n <= GC_MAX_DIMS;
           for (size_t a = 0; ok && a < sh->n; a++)
             {
+              /* a whole dimension, at most the block's count (below
+                 2^53): gc__blocks_valid checks the product  */
               ok = sh->items[a]->type == GC__JSON_NUMBER
-                   && sh->items[a]->num >= 1 && sh->items[a]->num <= 1e12;
+                   && sh->items[a]->num >= 1
+                   && sh->items[a]->num <= (double) b[q].count
+                   && sh->items[a]->num == floor (sh->items[a]->num);
               if (ok)
                 b[q].shape[a] = (size_t) sh->items[a]->num;
             }
