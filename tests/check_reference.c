@@ -71,16 +71,6 @@ adj_stats (const gc_result *r, const double *exact, stats *s)
     }
 }
 
-static gc_result *
-run (gct_model *t, const gc_options *o)
-{
-  gc_result *r = NULL;
-  gc_status st = gc_check (&t->model, t->x, o, &r);
-  ck_assert_msg (st == GC_OK, "gc_check: %s (%s)", gc_strerror (st),
-                 r ? r->detail : "");
-  return r;
-}
-
 static gct_model *
 make (int which, uint64_t seed)
 {
@@ -103,7 +93,7 @@ START_TEST (test_default_regime)
       gct_model *t = make (_i, gct_seed () + s);
       double *exact = malloc (t->n * sizeof *exact);
       t->exact_grad (t, exact);
-      gc_result *r = run (t, NULL);
+      gc_result *r = gct_check_ok (&t->model, t->x, NULL);
       ck_assert_msg (r->verdict == GC_PASS, "%s: verdict %s, worst nu %g",
                      names[_i], gc_verdict_name (r->verdict), r->worst_nu);
       stats sr, sa;
@@ -138,15 +128,16 @@ START_TEST (test_truncation_regime)
       gct_model *t = make (_i, gct_seed () + s);
       double *exact = malloc (t->n * sizeof *exact);
       t->exact_grad (t, exact);
-      gc_result *r = run (t, &o);
+      gc_result *r = gct_check_ok (&t->model, t->x, &o);
       stats sr;
       ref_stats (r, exact, &sr);
       ck_assert_msg (sr.worst_cover <= 1, "%s: truncation error exceeds the "
                      "terms by %g", names[_i], sr.worst_cover);
       ck_assert_msg (sr.measurable > 0, "%s: no measurable truncation at "
                      "h = 2^-6", names[_i]);
-      ck_assert_msg (sr.worst_loose <= GCT_LOOSENESS_MAX, "%s: truncation term %g times "
-                     "the true error", names[_i], sr.worst_loose);
+      ck_assert_msg (sr.worst_loose <= GCT_LOOSENESS_MAX, "%s: truncation "
+                     "term %g times the true error", names[_i],
+                     sr.worst_loose);
       gc_result_free (r);
       free (exact);
       gct_free (t);
@@ -169,14 +160,14 @@ START_TEST (test_rounding_regime)
       gct_model *t = make (_i, gct_seed () + s);
       double *exact = malloc (t->n * sizeof *exact);
       t->exact_grad (t, exact);
-      gc_result *r = run (t, &o);
+      gc_result *r = gct_check_ok (&t->model, t->x, &o);
       stats sr;
       ref_stats (r, exact, &sr);
       ck_assert_msg (sr.worst_cover <= 1, "%s: MPFR rounding error exceeds "
                      "the terms by %g", names[_i], sr.worst_cover);
-      ck_assert_msg (sr.max_term <= GCT_LOOSENESS_MAX * sr.max_true, "%s: rounding term "
-                     "%g vs largest real error %g", names[_i], sr.max_term,
-                     sr.max_true);
+      ck_assert_msg (sr.max_term <= GCT_LOOSENESS_MAX * sr.max_true,
+                     "%s: rounding term %g vs largest real error %g",
+                     names[_i], sr.max_term, sr.max_true);
       gc_result_free (r);
       free (exact);
       gct_free (t);
@@ -194,15 +185,15 @@ START_TEST (test_random_directions)
   o.n_random = 8;
   o.seed = gct_seed ();
   gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
-  gc_result *r = run (t, &o);
+  gc_result *r = gct_check_ok (&t->model, t->x, &o);
   ck_assert_int_eq (r->verdict, GC_PASS);
   ck_assert_uint_eq (r->n_directions, 8);
   for (size_t k = 0; k < 8; k++)
     ck_assert (r->dirs[k].index == SIZE_MAX);
   gc_result_free (r);
   gct_free (t);
-  t = gct_tanh_gemm (4, 8, 4, gct_seed (), 2 /* dw-twice */);
-  r = run (t, &o);
+  t = gct_tanh_gemm (4, 8, 4, gct_seed (), gct_tanh_mutant ("dw-twice"));
+  r = gct_check_ok (&t->model, t->x, &o);
   ck_assert_int_eq (r->verdict, GC_FAIL);
   gc_result_free (r);
   gct_free (t);
@@ -214,11 +205,11 @@ END_TEST
 START_TEST (test_nonsmooth)
 {
   gct_model *t = gct_abs (6, gct_seed ());
-  gc_result *r = run (t, NULL);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
   ck_assert_int_eq (r->verdict, GC_PASS);
   gc_result_free (r);
   t->x[3] = 0;
-  r = run (t, NULL);
+  r = gct_check_ok (&t->model, t->x, NULL);
   ck_assert_int_eq (r->verdict, GC_NONSMOOTH);
   ck_assert_uint_eq (r->n_nonsmooth, 1);
   ck_assert_int_eq (r->dirs[3].verdict, GC_NONSMOOTH);
@@ -236,9 +227,9 @@ START_TEST (test_threads_identical)
   gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
   gc_options o;
   gc_options_init (&o);
-  gc_result *r1 = run (t, &o);
+  gc_result *r1 = gct_check_ok (&t->model, t->x, &o);
   o.threads = 3;
-  gc_result *r3 = run (t, &o);
+  gc_result *r3 = gct_check_ok (&t->model, t->x, &o);
   ck_assert_uint_eq (r1->n_directions, r3->n_directions);
   for (size_t k = 0; k < r1->n_directions; k++)
     {
@@ -280,7 +271,7 @@ START_TEST (test_two_checks_in_two_threads)
   job *jobs[2] = { &a, &b };
   for (int k = 0; k < 2; k++)
     {
-      gc_result *seq = run (jobs[k]->t, NULL);
+      gc_result *seq = gct_check_ok (&jobs[k]->t->model, jobs[k]->t->x, NULL);
       gc_result *par = jobs[k]->r;
       ck_assert_ptr_nonnull (par);
       ck_assert_int_eq (par->status, GC_OK);
@@ -302,7 +293,7 @@ END_TEST
 START_TEST (test_defaults_derived)
 {
   gct_model *t = gct_poly (8, gct_seed ());
-  gc_result *r = run (t, NULL);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
   ck_assert_int_eq (r->precision, 128);
   double sq = 0;
   for (size_t i = 0; i < t->n; i++)

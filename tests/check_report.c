@@ -8,15 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static gc_result *
-run_model (const gc_model *m, const float *x, const gc_options *o)
-{
-  gc_result *r = NULL;
-  gc_status st = gc_check (m, x, o, &r);
-  ck_assert_msg (st == GC_OK, "%s", gc_strerror (st));
-  return r;
-}
-
 static int
 count_lines (const char *s, const char *prefix)
 {
@@ -32,7 +23,7 @@ count_lines (const char *s, const char *prefix)
 START_TEST (test_text_report)
 {
   gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
-  gc_result *r = run_model (&t->model, t->x, NULL);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
   char *s = gc_report (r, GC_FMT_TEXT);
   ck_assert_ptr_nonnull (s);
   const char *needles[] = { "verdict: PASS", "worst direction:", "analytic",
@@ -54,8 +45,9 @@ END_TEST
 
 START_TEST (test_json_report)
 {
-  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 2);
-  gc_result *r = run_model (&t->model, t->x, NULL);
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (),
+                                 gct_tanh_mutant ("dw-twice"));
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
   char *s = gc_report (r, GC_FMT_JSON);
   ck_assert_ptr_nonnull (s);
   ck_assert_msg (gct_json_valid (s), "invalid JSON: %.200s", s);
@@ -83,7 +75,7 @@ END_TEST
 START_TEST (test_markdown_derivation)
 {
   gct_model *t = gct_poly (5, gct_seed ());
-  gc_result *r = run_model (&t->model, t->x, NULL);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
   char *s = gc_derivation (r, 2, GC_FMT_MARKDOWN);
   ck_assert_ptr_nonnull (s);
   ck_assert_ptr_nonnull (strstr (s, "# Derivation of the pass bar: x[2]"));
@@ -98,8 +90,9 @@ END_TEST
 
 START_TEST (test_tap_report)
 {
-  gct_model *t = gct_tanh_gemm (2, 3, 2, gct_seed (), 3 /* dx-zero */);
-  gc_result *r = run_model (&t->model, t->x, NULL);
+  gct_model *t = gct_tanh_gemm (2, 3, 2, gct_seed (),
+                                 gct_tanh_mutant ("dx-zero"));
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
   char *s = gc_report (r, GC_FMT_TAP);
   ck_assert (strncmp (s, "1..12\n", 6) == 0);
   ck_assert_int_eq (count_lines (s, "ok "), 6);
@@ -113,7 +106,7 @@ END_TEST
 START_TEST (test_param_names)
 {
   gct_model *t = gct_tanh_gemm (3, 4, 5, 1, 0);
-  gc_result *r = run_model (&t->model, t->x, NULL);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
   char b[64];
   ck_assert_str_eq (gc_param_name (r, 0, b, sizeof b), "W[0,0]");
   ck_assert_str_eq (gc_param_name (r, 7, b, sizeof b), "W[1,3]");
@@ -130,17 +123,22 @@ END_TEST
 /* The diagnosis names what is wrong.  */
 START_TEST (test_diagnosis_kinds)
 {
-  static const struct { int mutant; gc_diagnosis_kind kind; const char *form; }
-  cases[] = {
-    { 2, GC_DIAG_CONSTANT_FACTOR, "2" },     /* dw-twice */
-    { 4, GC_DIAG_SIGN_FLIP, "-1" },          /* dw-sign */
-    { 3, GC_DIAG_ZERO_REGION, "" },          /* dx-zero */
-    { 1, GC_DIAG_LOGIC, "" },                /* no-tanh-derivative */
+  static const struct
+  {
+    const char *mutant;
+    gc_diagnosis_kind kind;
+    const char *form;
+  } cases[] = {
+    { "dw-twice", GC_DIAG_CONSTANT_FACTOR, "2" },
+    { "dw-sign", GC_DIAG_SIGN_FLIP, "-1" },
+    { "dx-zero", GC_DIAG_ZERO_REGION, "" },
+    { "no-tanh-derivative", GC_DIAG_LOGIC, "" },
   };
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
     {
-      gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), cases[k].mutant);
-      gc_result *r = run_model (&t->model, t->x, NULL);
+      gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (),
+                                     gct_tanh_mutant (cases[k].mutant));
+      gc_result *r = gct_check_ok (&t->model, t->x, NULL);
       ck_assert_int_eq (r->verdict, GC_FAIL);
       ck_assert_msg (r->diagnosis.kind == cases[k].kind,
                      "mutant %d: diagnosis '%s'", cases[k].mutant,
@@ -162,13 +160,13 @@ START_TEST (test_diagnosis_sqrt_k)
   w.lo = 0;
   w.hi = 32;                 /* all of W */
   w.factor = sqrt (8.0);
-  gc_result *r = run_model (&w.model, t->x, NULL);
+  gc_result *r = gct_check_ok (&w.model, t->x, NULL);
   ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_CONSTANT_FACTOR);
   ck_assert_str_eq (r->diagnosis.closed_form, "K^0.5");
   ck_assert_ptr_nonnull (strstr (r->diagnosis.text, "2.8284"));
   gc_result_free (r);
   w.factor = 1 / sqrt (8.0);
-  r = run_model (&w.model, t->x, NULL);
+  r = gct_check_ok (&w.model, t->x, NULL);
   ck_assert_str_eq (r->diagnosis.closed_form, "K^-0.5");
   gc_result_free (r);
   gct_free (t);
@@ -188,7 +186,7 @@ START_TEST (test_diagnosis_shift)
       w.lo = 0;
       w.hi = 32;
       w.shift = shifts[k];
-      gc_result *r = run_model (&w.model, t->x, NULL);
+      gc_result *r = gct_check_ok (&w.model, t->x, NULL);
       ck_assert_int_eq (r->verdict, GC_FAIL);
       ck_assert_msg (r->diagnosis.kind == GC_DIAG_SHIFTED,
                      "shift %ld: %s", shifts[k], r->diagnosis.text);
@@ -206,7 +204,7 @@ START_TEST (test_check_helper)
   gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
   gc_ck_assert_gradient (&t->model, t->x, NULL);
   gct_free (t);
-  t = gct_tanh_gemm (4, 8, 4, gct_seed (), 2);
+  t = gct_tanh_gemm (4, 8, 4, gct_seed (), gct_tanh_mutant ("dw-twice"));
   gc_ck_assert_gradient_fails (&t->model, t->x, NULL);
   gct_free (t);
 }
@@ -216,7 +214,8 @@ END_TEST
    assertion must fail this test, which is what we check).  */
 START_TEST (test_check_helper_message)
 {
-  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 2);
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (),
+                                 gct_tanh_mutant ("dw-twice"));
   gc_ck_assert_gradient (&t->model, t->x, NULL);
 }
 END_TEST
@@ -250,7 +249,7 @@ parse (const char *s, gc_result **r)
 START_TEST (test_untrusted_reports)
 {
   gct_model *t = gct_tanh_gemm (2, 2, 2, gct_seed (), 0);
-  gc_result *r = run_model (&t->model, t->x, NULL);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
   char *s = gc_report (r, GC_FMT_JSON);
   ck_assert_ptr_nonnull (s);
   gc_result *back;
@@ -291,9 +290,8 @@ START_TEST (test_untrusted_reports)
      diagnosis reads lambda from the result: a report carries the terms'
      inputs of its worst direction only).  */
   t = gct_tanh_gemm (4, 8, 4, gct_seed (),
-                     gcm_mutant_index (gcm_find ("tanh-gemm"),
-                                       "no-tanh-derivative"));
-  r = run_model (&t->model, t->x, NULL);
+                     gct_tanh_mutant ("no-tanh-derivative"));
+  r = gct_check_ok (&t->model, t->x, NULL);
   ck_assert_int_eq (r->verdict, GC_FAIL);
   s = gc_report (r, GC_FMT_JSON);
   ck_assert_ptr_nonnull (s);

@@ -719,3 +719,21 @@ gct_factor_tolerance (const gc_result *r, double c)
   free (res);
   return tol;
 }
+
+gc_result *
+gct_check_ok (const gc_model *m, const float *x, const gc_options *o)
+{
+  gc_result *r = NULL;
+  gc_status st = gc_check (m, x, o, &r);
+  ck_assert_msg (st == GC_OK, "gc_check: %s (%s)", gc_strerror (st),
+                 r ? r->detail : "");
+  return r;
+}
+
+int
+gct_tanh_mutant (const char *name)
+{
+  int k = gcm_mutant_index (gcm_find ("tanh-gemm"), name);
+  ck_assert_msg (k > 0, "tanh-gemm has no mutant %s", name);
+  return k;
+}

@@ -32,6 +32,8 @@ gct_model *gct_poly (size_t n, uint64_t seed);
 gct_model *gct_lse (size_t n, uint64_t seed);
 /* The catalogue's tanh-gemm example, with an exact MPFR backward.  */
 gct_model *gct_tanh_gemm (long m, long k, long n, uint64_t seed, int mutant);
+/* The index of tanh-gemm's mutant NAME (the test fails when it has none).  */
+int gct_tanh_mutant (const char *name);
 /* f(x) = sum_i |x_i| + x_i^2 / 2: a kink wherever x_i = 0.  */
 gct_model *gct_abs (size_t n, uint64_t seed);
 void gct_free (gct_model *t);
@@ -63,6 +65,11 @@ uint64_t gct_seeds (uint64_t full);
 
 /* Whether TEXT is one well-formed JSON value (RFC 8259 syntax).  */
 bool gct_json_valid (const char *text);
+
+/* gc_check (M, X, O) that must succeed: its result, or the test fails
+   with the status and the result's detail.  */
+gc_result *gct_check_ok (const gc_model *m, const float *x,
+                         const gc_options *o);
 
 /* Run SUITE under Check and return the process exit status.  */
 int gct_run (Suite *suite);
