@@ -1,6 +1,7 @@
 /* fuzz_args.c -- libFuzzer target: the command's option strings.  The
    input, cut at its first NUL, is given to every parser the command runs
-   on user strings: --directions, --shard, --format, integers, and every
+   on user strings: --directions, --shard, --format, integers, numbers
+   in an interval (--step, --false-alarm), and every
    built-in model's --shape.  */
 
 #include "cli.h"
@@ -29,6 +30,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   cli_parse_format (s, &f);
   uint64_t u;
   cli_parse_u64 (s, &u);
+  double d;
+  cli_parse_open (s, 0, 1, &d);
   for (size_t k = 0; k < gcm_count (); k++)
     {
       long values[GCM_MAX_KEYS];

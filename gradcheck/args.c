@@ -4,9 +4,24 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+bool
+cli_parse_open (const char *s, double lo, double hi, double *out)
+{
+  char *end;
+  errno = 0;
+  if (!s)
+    return false;
+  double v = strtod (s, &end);
+  if (errno || *end || end == s || !isfinite (v) || !(v > lo && v < hi))
+    return false;
+  *out = v;
+  return true;
+}
 
 bool
 cli_parse_u64 (const char *s, uint64_t *out)

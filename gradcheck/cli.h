@@ -45,6 +45,8 @@ typedef struct cli_model
 
 /* Option strings (args.c): each returns false for a malformed string.  */
 bool cli_parse_u64 (const char *s, uint64_t *out);
+/* A finite number in the open interval (LO, HI).  */
+bool cli_parse_open (const char *s, double lo, double hi, double *out);
 bool cli_parse_format (const char *s, gc_format *f);
 /* all, random:K, or I,J,...: sets O's direction fields; a list goes to a
    new *INDICES (the old one freed), which O then points at.  */

@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,7 +196,6 @@ parse_args (int argc, char **argv, cli_args *a)
   while ((c = getopt_long (argc, argv, ":hV", longopts, NULL)) != -1)
     {
       uint64_t u;
-      char *end;
       switch (c)
         {
         case 'h':
@@ -225,12 +225,9 @@ parse_args (int argc, char **argv, cli_args *a)
           a->opts.precision = (mpfr_prec_t) u;
           break;
         case O_STEP:
-          errno = 0;
-          a->opts.step = strtod (optarg, &end);
-          if (errno || *end || end == optarg || !(a->opts.step > 0)
-              || a->opts.step > 1e30)
+          if (!cli_parse_open (optarg, 0, INFINITY, &a->opts.step))
             {
-              usage_error ("bad --step '%s': accepted: a positive number",
+              usage_error ("bad --step '%s': accepted: a positive finite number",
                            optarg);
               return EXIT_USAGE;
             }
@@ -277,10 +274,7 @@ parse_args (int argc, char **argv, cli_args *a)
           a->opts.threads = (unsigned) u;
           break;
         case O_ALPHA:
-          errno = 0;
-          a->opts.false_alarm = strtod (optarg, &end);
-          if (errno || *end || end == optarg || !(a->opts.false_alarm > 0)
-              || !(a->opts.false_alarm < 1))
+          if (!cli_parse_open (optarg, 0, 1, &a->opts.false_alarm))
             {
               usage_error ("bad --false-alarm '%s': accepted: a probability "
                            "in (0, 1)", optarg);
