@@ -227,8 +227,8 @@ parse_args (int argc, char **argv, cli_args *a)
         case O_STEP:
           if (!cli_parse_open (optarg, 0, INFINITY, &a->opts.step))
             {
-              usage_error ("bad --step '%s': accepted: a positive finite number",
-                           optarg);
+              usage_error ("bad --step '%s': accepted: a positive finite "
+                           "number", optarg);
               return EXIT_USAGE;
             }
           break;
