@@ -19,7 +19,7 @@ struct gct_model
   size_t n;
   /* The exact gradient at x (computed at 256 bits, rounded to double).  */
   void (*exact_grad) (gct_model *t, double *g);
-  /* Magnitude of the loss's terms (sum |terms|), for error bounds.  */
+  /* The model's own data for exact_grad (freed by gct_free), or NULL.  */
   void *priv;
   gcm_instance *inst;   /* when built on a catalogue model */
   float *coef;          /* model coefficients */
