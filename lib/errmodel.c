@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <string.h>
 
 /* Manual: "Notation".  ulp_p(y) = 2^(floor(log2|y|) - p + 1).  */
 double
@@ -71,6 +72,51 @@ gc__default_step_exponent (gc_reference ref, mpfr_prec_t p)
   return -(int) (p / 3);
 }
 
+/* The terms' names, formulas and manual sections, per check kind
+   (gradient, forward), and the names of their inputs: the strings a report
+   read back points at (gc__known_name).  */
+const char *const gc__term_texts[2][GC_N_TERMS][3] = {
+  { { "truncation", "|D(2h) - D(h)|", "Truncation" },
+    { "reference rounding",
+      "lambda * sqrt(d_f) * ulp_p(M_L) / h + u_53 |D(h)|",
+      "Reference rounding" },
+    { "adjoint rounding", "lambda * sqrt(d_b) * u * sum_i |w_i| m_i",
+      "Adjoint rounding" } },
+  { { "f32 output rounding", "lambda * sqrt(d_o) * u * m_k",
+      "The forward oracle" },
+    { "reference rounding", "lambda * sqrt(d_o) * 2^-p * m_k",
+      "The forward oracle" },
+    { "conversion to double", "u_53 * |r|", "The forward oracle" } } };
+
+static const char *const input_names[] = {
+  "lambda", "d_f", "d_b", "d_o", "p", "u", "h", "M_L", "ulp_p(M_L)", "D(h)",
+  "D(2h)", "|D(h)|", "sum |w_i| m_i", "sum |w_i|", "m_k", "|r|" };
+
+const char *
+gc__known_name (const char *s)
+{
+  for (int k = 0; k < 2; k++)
+    for (int t = 0; t < GC_N_TERMS; t++)
+      for (int f = 0; f < 3; f++)
+        if (strcmp (gc__term_texts[k][t][f], s) == 0)
+          return gc__term_texts[k][t][f];
+  for (size_t k = 0; k < sizeof input_names / sizeof *input_names; k++)
+    if (strcmp (input_names[k], s) == 0)
+      return input_names[k];
+  return NULL;
+}
+
+/* Term T of check kind KIND: its texts, no inputs yet.  */
+static void
+term_texts (gc_term *t, int kind, int term)
+{
+  t->name = gc__term_texts[kind][term][0];
+  t->formula = gc__term_texts[kind][term][1];
+  t->section = gc__term_texts[kind][term][2];
+  t->n_inputs = 0;
+}
+
+/* NAME is one of input_names.  */
 static void
 add_input (gc_term *t, const char *name, double v)
 {
@@ -90,10 +136,7 @@ add_input (gc_term *t, const char *name, double v)
 void
 gc__term_truncation (gc_term *t, double d1, double d2, double diff, double h)
 {
-  t->name = "truncation";
-  t->formula = "|D(2h) - D(h)|";
-  t->section = "Truncation";
-  t->n_inputs = 0;
+  term_texts (t, 0, GC_TERM_TRUNCATION);
   add_input (t, "D(h)", d1);
   add_input (t, "D(2h)", d2);
   add_input (t, "h", h);
@@ -131,10 +174,7 @@ gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
                     double lambda, size_t depth, double lmax, double h,
                     double d)
 {
-  t->name = "reference rounding";
-  t->formula = "lambda * sqrt(d_f) * ulp_p(M_L) / h + u_53 |D(h)|";
-  t->section = "Reference rounding";
-  t->n_inputs = 0;
+  term_texts (t, 0, GC_TERM_REFERENCE);
   add_input (t, "lambda", lambda);
   add_input (t, "d_f", (double) depth);
   add_input (t, "p", (double) format_bits (ref, p));
@@ -154,10 +194,7 @@ void
 gc__term_adjoint (gc_term *t, double lambda, size_t depth,
                   double weighted_magnitude, double norm1_w)
 {
-  t->name = "adjoint rounding";
-  t->formula = "lambda * sqrt(d_b) * u * sum_i |w_i| m_i";
-  t->section = "Adjoint rounding";
-  t->n_inputs = 0;
+  term_texts (t, 0, GC_TERM_ADJOINT);
   add_input (t, "lambda", lambda);
   add_input (t, "d_b", (double) depth);
   add_input (t, "u", GC_U32);
@@ -175,30 +212,21 @@ gc__terms_output (gc_term t[GC_N_TERMS], double lambda, size_t depth,
 {
   double sd = sqrt ((double) depth);
   gc_term *o = &t[GC_TERM_OUTPUT];
-  o->name = "f32 output rounding";
-  o->formula = "lambda * sqrt(d_o) * u * m_k";
-  o->section = "The forward oracle";
-  o->n_inputs = 0;
+  term_texts (o, 1, GC_TERM_OUTPUT);
   add_input (o, "lambda", lambda);
   add_input (o, "d_o", (double) depth);
   add_input (o, "u", GC_U32);
   add_input (o, "m_k", mk);
   o->value = lambda * sd * GC_U32 * mk;
   o = &t[GC_TERM_OUTPUT_REFERENCE];
-  o->name = "reference rounding";
-  o->formula = "lambda * sqrt(d_o) * 2^-p * m_k";
-  o->section = "The forward oracle";
-  o->n_inputs = 0;
+  term_texts (o, 1, GC_TERM_OUTPUT_REFERENCE);
   add_input (o, "lambda", lambda);
   add_input (o, "d_o", (double) depth);
   add_input (o, "p", (double) p);
   add_input (o, "m_k", mk);
   o->value = lambda * sd * ldexp (mk, -(int) p);
   o = &t[GC_TERM_CONVERSION];
-  o->name = "conversion to double";
-  o->formula = "u_53 * |r|";
-  o->section = "The forward oracle";
-  o->n_inputs = 0;
+  term_texts (o, 1, GC_TERM_CONVERSION);
   add_input (o, "|r|", fabs (r));
   o->value = GC_U64 * fabs (r);
 }

@@ -79,6 +79,11 @@ void gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
                          double d);
 void gc__term_adjoint (gc_term *t, double lambda, size_t depth,
                        double weighted_magnitude, double norm1_w);
+/* The terms' name, formula and manual section by check kind (0 gradient,
+   1 forward) and term; the static copy of a term text or input name S, or
+   NULL when S is none of them.  */
+extern const char *const gc__term_texts[2][GC_N_TERMS][3];
+const char *gc__known_name (const char *s);
 /* The forward oracle's three terms of an output k: magnitude MK, MPFR
    precision P, reference R (manual: "The forward oracle").  */
 void gc__terms_output (gc_term t[GC_N_TERMS], double lambda, size_t depth,

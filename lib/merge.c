@@ -7,37 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The fixed names of terms and inputs: a report read back points at these
-   static strings whenever it can, at kept copies otherwise.  */
+/* A term text or input name of a report read back: the library's static
+   string when it is one, a copy kept with R otherwise.  */
 static const char *
 known (gc_result *r, const char *s)
 {
-  static const char *const names[] = {
-    "truncation", "reference rounding", "adjoint rounding",
-    "f32 output rounding", "conversion to double",
-    "|D(2h) - D(h)|", "lambda * sqrt(d_f) * ulp_p(M_L) / h + u_53 |D(h)|",
-    "lambda * sqrt(d_b) * u * sum_i |w_i| m_i",
-    "lambda * sqrt(d_o) * u * m_k", "lambda * sqrt(d_o) * 2^-p * m_k",
-    "u_53 * |r|", "Truncation", "Reference rounding", "Adjoint rounding",
-    "The forward oracle" };
-  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
-    if (strcmp (names[k], s) == 0)
-      return names[k];
-  return gc__keep_string (r, s);
+  const char *k = gc__known_name (s);
+  return k ? k : gc__keep_string (r, s);
 }
-
-static const char *const term_names[2][GC_N_TERMS][3] = {
-  { { "truncation", "|D(2h) - D(h)|", "Truncation" },
-    { "reference rounding",
-      "lambda * sqrt(d_f) * ulp_p(M_L) / h + u_53 |D(h)|",
-      "Reference rounding" },
-    { "adjoint rounding", "lambda * sqrt(d_b) * u * sum_i |w_i| m_i",
-      "Adjoint rounding" } },
-  { { "f32 output rounding", "lambda * sqrt(d_o) * u * m_k",
-      "The forward oracle" },
-    { "reference rounding", "lambda * sqrt(d_o) * 2^-p * m_k",
-      "The forward oracle" },
-    { "conversion to double", "u_53 * |r|", "The forward oracle" } } };
 
 /* Typed access: each returns false when the member is absent or of another
    type; a null number reads as NAN.  */
@@ -125,9 +102,9 @@ direction (gc_result *r, const gc__json *o, gc_direction *d, bool full)
   int kind = r->kind == GC_CHECK_FORWARD;
   for (int t = 0; t < GC_N_TERMS; t++)
     {
-      d->terms[t].name = term_names[kind][t][0];
-      d->terms[t].formula = term_names[kind][t][1];
-      d->terms[t].section = term_names[kind][t][2];
+      d->terms[t].name = gc__term_texts[kind][t][0];
+      d->terms[t].formula = gc__term_texts[kind][t][1];
+      d->terms[t].section = gc__term_texts[kind][t][2];
     }
   const gc__json *tv = gc__json_get (o, full ? "terms" : "term_values");
   if (!tv || tv->type != GC__JSON_ARRAY || tv->n != GC_N_TERMS)
@@ -158,7 +135,7 @@ direction (gc_result *r, const gc__json *o, gc_direction *d, bool full)
         {
           if (in->items[k]->type != GC__JSON_NUMBER)
             return GC_EFORMAT;
-          tm->inputs[k].name = gc__keep_string (r, in->keys[k]);
+          tm->inputs[k].name = known (r, in->keys[k]);
           tm->inputs[k].value = in->items[k]->num;
           if (!tm->inputs[k].name)
             return GC_ENOMEM;

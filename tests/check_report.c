@@ -141,7 +141,7 @@ START_TEST (test_diagnosis_kinds)
       gc_result *r = gct_check_ok (&t->model, t->x, NULL);
       ck_assert_int_eq (r->verdict, GC_FAIL);
       ck_assert_msg (r->diagnosis.kind == cases[k].kind,
-                     "mutant %d: diagnosis '%s'", cases[k].mutant,
+                     "mutant %s: diagnosis '%s'", cases[k].mutant,
                      r->diagnosis.text);
       if (cases[k].form[0])
         ck_assert_str_eq (r->diagnosis.closed_form, cases[k].form);
