@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* bench.c -- the evidence behind the derived bar (make bench; see
    bench/run.sh, which runs this program once per OpenBLAS kernel and
    writes bench/results/).

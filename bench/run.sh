@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
+# Copyright (C) 2026 The gradcheck authors
 # run.sh -- make bench: the falsify matrix, resolution and speed, written to
 # bench/results/ as TSV/JSON data and a Markdown report (report.md).
 #

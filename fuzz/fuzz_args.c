@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* fuzz_args.c -- libFuzzer target: the command's option strings.  The
    input, cut at its first NUL, is given to every parser the command runs
    on user strings: --directions, --shard, --format, integers, numbers

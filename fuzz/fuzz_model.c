@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* fuzz_model.c -- libFuzzer target: model descriptions, as a plugin hands
    them over.  The input's bytes choose every field of a gc_plugin and its
    gc_model (ABI versions, n, missing callbacks, blocks, constants, output

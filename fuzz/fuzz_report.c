@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* fuzz_report.c -- libFuzzer target: shard reports read by gradcheck merge.
    Any byte string: parsed as a JSON report; when it parses, it is rendered
    in every format, merged with itself as a one-shard check (the merged

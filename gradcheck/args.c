@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* args.c -- parsers of the command's option strings, apart so that the
    fuzzer (fuzz/fuzz_args.c) exercises the very code the command runs.  */
 

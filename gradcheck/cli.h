@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* cli.h -- the parts of the gradcheck command, shared between its files.  */
 
 #ifndef GC_CLI_H

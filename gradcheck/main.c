@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* main.c -- the gradcheck command: check a model's backward against MPFR
    central differences and print the verdict with its derivation.
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* mpi.c -- mpirun -n R gradcheck run ...: rank r checks shard r of R and
    rank 0 gathers the shards' JSON reports and merges them into the report
    of the whole check, identical to a single process's.  Without MPI (or

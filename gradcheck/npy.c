@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* npy.c -- --dump DIR: the tensors of a check as NumPy .npy files (format
    version 1.0: magic, little-endian header dict padded to 64 bytes, raw
    little-endian float32 data), named after the model's tensors, so that a

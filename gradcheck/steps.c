@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* steps.c -- gradcheck steps: the error of the central difference against
    the step h, for the f32 and the MPFR reference, beside the derived
    reference terms (truncation + reference rounding).  The f32 curve is the

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* sweep.c -- gradcheck sweep: the same check under every OpenBLAS kernel
    this CPU runs, each in its own process (OPENBLAS_CORETYPE is read when
    the library loads).  A child that dies on a signal -- SIGILL on a CPU

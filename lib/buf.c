@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* buf.c -- a growable string for the report renderers.  */
 
 #include "internal.h"

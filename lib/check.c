@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* check.c -- gc_check: set up the directions, evaluate the stencils in
    parallel workers, judge each direction against its bar.
 

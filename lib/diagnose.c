@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* diagnose.c -- what kind of wrong a failing check is (manual:
    "Diagnosis").  The tests below use only the per-direction bars: a
    pattern "explains" a failure when the analytic value it predicts lies

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* errmodel.c -- the terms of the pass bar.  Each function computes one
    term and records its formula, inputs and the manual section that derives
    it (doc/gradcheck.texi, chapter "Deriving the pass bar").  No tolerance is

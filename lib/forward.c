@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* forward.c -- the forward oracle: the model's f32 outputs against its MPFR
    reference outputs, element by element (manual: "The forward oracle").  */
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* gradcheck-check.h -- run a gradient check inside a Check test.
 
    gc_ck_assert_gradient (model, x, opts) passes when the check's verdict is

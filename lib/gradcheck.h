@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* gradcheck.h -- check analytic gradients of f32 models against central
    finite differences, with a pass bar derived from an error model.
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* internal.h -- declarations shared by the files of libgradcheck; not
    installed.  Every symbol here has internal linkage at the library level:
    the export list (Makefile.am) keeps only the gc_ prefix public, and these

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* json.c -- a small JSON reader for the reports gradcheck writes (shard
    reports read back by merge).  The input is untrusted: every length and
    depth is bounded, every failure is GC_EFORMAT, nothing is read past the

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* json.h -- the small JSON reader of json.c (internal).  */
 
 #ifndef GC_JSON_H

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* merge.c -- read JSON reports back, and merge the shards of one check.  */
 
 #include "internal.h"

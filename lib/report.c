@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* report.c -- render a result as text, JSON, Markdown or TAP, and the
    derivation of one direction's bar.  The JSON field names are documented in
    the manual, section "JSON report"; keep the two in step.  */

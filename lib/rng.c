@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* rng.c -- xoshiro256** (Blackman & Vigna) seeded through splitmix64.
    Directions drawn from a seed are the same on every machine.  */
 

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* status.c -- names of status codes, verdicts and references.  */
 
 #include "internal.h"

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* delta.h -- what the gated-delta models (gdn.c, kda.c) share: the BLAS
    and activation helpers of their f32 paths, and one step of the delta rule
    in MPFR (§2.2, §2.3 of models-kda-gdn.md) for their references.  */

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* gdn.c -- the padded-scratch gated-delta op (Gated DeltaNet, scalar
    per-head decay), FLA's conventions; equations in
    shared/reference/models-kda-gdn.md: recurrence §2.3, chunked WY form §3.3,

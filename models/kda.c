@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* kda.c -- Kimi Delta Attention: per-channel decay, FLA's conventions;
    equations in shared/reference/models-kda-gdn.md: gate §1.2, recurrence
    §2.2, chunked WY form §3.2, recurrent adjoint §5.1, chain rules §5.4,

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* models.h -- the catalogue of built-in models: each with an f32 forward on
    OpenBLAS, an analytic backward, reference forwards, named shape keys and
    a catalogue of known backward bugs (mutants).  Used by the gradcheck

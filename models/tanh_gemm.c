@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* tanh_gemm.c -- the built-in example: L = sum_ij dO_ij tanh((W X)_ij),
    parameters W [M,K] and X [K,N], fixed cotangent dO [M,N].  Small, smooth,
    BLAS-heavy (sgemm forward, two sgemm in the backward): the example the

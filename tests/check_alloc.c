@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* check_alloc.c -- every allocation failure path: a small check is run
    with the Nth allocation failing, for every N until the check runs
    through; each run must end with a clear status (GC_ENOMEM, or

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* check_blas.c -- f32 mode on a BLAS-heavy loss (tanh of an sgemm product,
    K = 64): the derived bar covers the real f32 noise of the central
    difference, and an injected error larger than the bar fails, in every

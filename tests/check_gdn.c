@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* check_gdn.c -- the padded-scratch gated-delta op.
 
    The correct backward passes for T in {1, BT-1, BT, BT+1, 37, 69}, BT in

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* check_kda.c -- Kimi Delta Attention: the gradient check and the forward
    oracle on the correct model (both f32 paths, T not a multiple of BT,
    HV = H and 2H, mild and strong gates, softplus and lower-bound gates, 20

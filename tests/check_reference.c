@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* check_reference.c -- the reference side against closed-form derivatives.
 
    For functions whose exact gradient is known (a polynomial, log-sum-exp,

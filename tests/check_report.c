@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* check_report.c -- reports (text, JSON, Markdown, TAP), derivations,
    parameter names, the diagnosis, and the Check helper header.  */
 

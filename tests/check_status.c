@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* check_status.c -- every status code provoked, each with its own cause;
    never a crash.  Each test runs in its own process (Check's fork mode), so
    that the memory limit of the ENOMEM test stays there.  */

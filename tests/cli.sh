@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
+# Copyright (C) 2026 The gradcheck authors
 # cli.sh -- the gradcheck command: subcommands, formats, exit codes, bad
 # arguments (a one-line message naming what is accepted, exit 2).
 . "${srcdir:-.}/tests/tap.sh"

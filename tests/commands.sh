@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
+# Copyright (C) 2026 The gradcheck authors
 # commands.sh -- explain, sweep, steps, merge with shards, --dump, plugins
 # (the example round trip, and plugins that lie).
 . "${srcdir:-.}/tests/tap.sh"

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
+# Copyright (C) 2026 The gradcheck authors
 # exports.sh -- libgradcheck exports gc_ names only.
 . "${srcdir:-.}/tests/tap.sh"
 so=${LIBGRADCHECK_SO:-lib/.libs/libgradcheck.so}

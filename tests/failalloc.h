@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* failalloc.h -- a failing-allocation hook for the tests.
 
    The test helper library defines malloc, calloc and realloc, forwarding

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* gctest.h -- helpers shared by the Check suites: models with closed-form
    derivatives, their exact gradients in MPFR, a JSON syntax checker, and the
    seed every randomised test prints.  */

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
+# Copyright (C) 2026 The gradcheck authors
 # incident.sh -- the incident of 2026-10-02, reproduced on the gdn op: loss
 # near 77 (L = -77.70 at LOSS=25, seed 1), step h = 1e-2, f32 reference.
 # Under each OpenBLAS kernel: the constant bar "relative error <= 5e-2" on

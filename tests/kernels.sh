@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
+# Copyright (C) 2026 The gradcheck authors
 # kernels.sh -- checks under every OpenBLAS kernel this CPU runs, each in its
 # own process (OPENBLAS_CORETYPE is read when the library loads): the
 # tanh-gemm example in MPFR and f32 modes, and the gdn and kda suites.

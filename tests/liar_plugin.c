@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* liar_plugin.c -- a plugin that lies, as its ARGS says: "abi" (another
    plugin ABI), "model-abi", "n" (n larger than its point), "null" (NULL
    callbacks), "none" (no description), "nullx"; anything else: honest.

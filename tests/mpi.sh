@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
+# Copyright (C) 2026 The gradcheck authors
 # mpi.sh -- mpirun -n 2 gradcheck run: the directions spread over 2 ranks,
 # one report, identical to the single-process one.  Skipped when the command
 # was built without MPI or mpirun is missing.

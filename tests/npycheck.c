@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* npycheck.c -- print the shape of a float32 .npy file ("37,2,8") after
    checking its format: magic, version 1.0, a header dict naming '<f4',
    C order and a shape, and exactly the data the shape calls for.  */

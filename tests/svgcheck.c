@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
 /* svgcheck.c -- is FILE a well-formed XML document with an <svg> root?
    A small checker so that the tests need no XML tools: tags balance and
    nest, attributes are quoted, entities are known, one root element.  */

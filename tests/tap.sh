@@ -1,4 +1,6 @@
 # tap.sh -- a few lines of TAP for the shell tests (sourced, not run).
+# SPDX-License-Identifier: LGPL-3.0-or-later
+# Copyright (C) 2026 The gradcheck authors
 tap_n=0
 tap_failed=0
 ok () { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }
