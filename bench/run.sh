@@ -19,7 +19,6 @@ out=${BENCH_OUT:-bench/results}
 SEEDS=${BENCH_SEEDS:-100}
 MSEEDS=${BENCH_MUTANT_SEEDS:-20}
 mkdir -p "$out"
-KERNELS="Prescott Core2 Penryn Dunnington Nehalem Sandybridge Haswell Zen SkylakeX Cooperlake SapphireRapids Atom Barcelona Bulldozer Piledriver Steamroller Excavator Opteron"
 pinned=
 if [ -n "${OPENBLAS_CORETYPE+x}" ] || [ -n "${OPENBLAS_L2_SIZE+x}" ]; then
   pinned="OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE-} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE-}"
@@ -33,17 +32,25 @@ if [ -n "$pinned" ] && [ "${BENCH_ALL_KERNELS:-0}" != 1 ]; then
   run_kernels=pinned
   skipped="every kernel but the pinned one ($pinned)"
 else
-  seen=" "
-  for k in $KERNELS; do
-    name=$(OPENBLAS_CORETYPE=$k "$GRADCHECK" --version 2>/dev/null | sed -n 's/.*OpenBLAS kernel \(.*\))/\1/p')
-    if [ -z "$name" ] || ! OPENBLAS_CORETYPE=$k "$GRADCHECK" run tanh-gemm --directions 0 > /dev/null 2>&1; then
-      skipped="$skipped $k(dies)"
-      continue
-    fi
-    case "$seen" in *" $name "*) continue ;; esac
-    seen="$seen$name "
-    run_kernels="$run_kernels $k"
-  done
+  # Which kernels this CPU runs: gradcheck kernels decides (one probe
+  # process per kernel; gradcheck/kernels.c).  The bench groups the ones
+  # it runs by its own cells below (bench fingerprint), so every kernel
+  # that is not an alias or unsupported is a candidate here.
+  if [ -n "$pinned" ]; then
+    plan=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$GRADCHECK" kernels --format tsv)
+  else
+    plan=$("$GRADCHECK" kernels --format tsv)
+  fi
+  tab=$(printf '\t')
+  while IFS=$tab read -r k name state group fp reason; do
+    case $state in
+      run|grouped) run_kernels="$run_kernels $k" ;;
+      alias) ;;
+      *) skipped="$skipped $k($state: $reason)" ;;
+    esac
+  done <<EOT
+$plan
+EOT
 fi
 echo "bench: kernels:$run_kernels; skipped: ${skipped:-none}"
 

@@ -70,6 +70,59 @@ int cli_dump (const char *dir, const cli_model *cm, const gc_result *r);
 /* gradcheck sweep (sweep.c); ARGV are the subcommand's arguments.  */
 int cli_sweep (int argc, char **argv, const cli_args *a);
 
+/* OpenBLAS kernels (kernels.c): the one list of kernel names, the probe
+   that decides once which this CPU runs, and the rule that reads how a
+   process under a kernel ended.  */
+extern const char *const cli_kernel_names[];
+extern const size_t cli_n_kernel_names;
+/* The exit status of a process that saw SIGILL in a child of its own (a
+   Check suite whose forked test died of it): "unsupported", as SIGILL.  */
+enum { CLI_EXIT_UNSUPPORTED = 77 };
+typedef enum cli_outcome
+{
+  CLI_OUT_OK,            /* exited 0 */
+  CLI_OUT_EXIT,          /* exited with another status (the caller judges) */
+  CLI_OUT_UNSUPPORTED,   /* SIGILL, exit 77 or exit 128 + SIGILL */
+  CLI_OUT_CRASH          /* any other signal, or could not be started */
+} cli_outcome;
+/* Classify a wait STATUS (-1: the child did not start); WHY gets a
+   one-line account ("Illegal instruction (signal 4)", "exit 3").  */
+cli_outcome cli_outcome_of (int status, char *why, size_t size);
+/* Run ARGV as /proc/self/exe with OPENBLAS_CORETYPE=CORE (NULL: the
+   environment's), stdout into a new buffer *OUT (NULL when it could not be
+   read), stderr to /dev/null.  Returns the wait status, -1 if it could not
+   run.  */
+int cli_child_run (char *const *argv, const char *core, char **out);
+/* Whether the environment pins a kernel.  */
+bool cli_kernel_pinned (void);
+typedef enum cli_kernel_state
+{
+  CLI_K_RUN,           /* a kernel of its own */
+  CLI_K_GROUPED,       /* the same f32 results as plan[group] */
+  CLI_K_ALIAS,         /* OpenBLAS loads plan[group]'s kernel for it */
+  CLI_K_UNSUPPORTED,   /* the probe died of SIGILL */
+  CLI_K_CRASHED,       /* the probe died otherwise, or failed */
+  CLI_K_NOT_RUN        /* not probed: the environment pins a kernel */
+} cli_kernel_state;
+typedef struct cli_kernel
+{
+  const char *coretype;   /* NULL: the environment's (pinned) */
+  char name[64];          /* the kernel OpenBLAS loaded, "" if unknown */
+  unsigned long long fingerprint;
+  cli_kernel_state state;
+  size_t group;           /* index of the kernel that runs for this one */
+  char reason[160];
+} cli_kernel;
+const char *cli_kernel_state_name (cli_kernel_state s);
+/* Probe every kernel, one process each, into PLAN (room for
+   cli_n_kernel_names + 1 entries); returns the number of entries.  When
+   the environment pins a kernel, PLAN[0] is it (coretype NULL), the only
+   one probed, and every named kernel follows as CLI_K_NOT_RUN.  VERBOSE: a
+   progress line per probe on stderr.  */
+size_t cli_kernel_plan (cli_kernel *plan, bool verbose);
+/* gradcheck kernels; ARGV are the subcommand's arguments.  */
+int cli_kernels (int argc, char **argv);
+
 /* MPI (mpi.c): initialise when started by a launcher; the number of ranks
    and this one's; gather the ranks' results on rank 0 and merge them;
    finish with rank 0's exit code everywhere.  */

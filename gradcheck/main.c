@@ -64,6 +64,7 @@ print_help (FILE *f)
 "  oracle [MODEL]     MODEL's f32 outputs against its MPFR outputs\n"
 "  explain MODEL --index I   the full derivation of one direction's bar\n"
 "  sweep [MODEL]      the check under every OpenBLAS kernel this CPU runs\n"
+"  kernels            which OpenBLAS kernels this CPU runs (one probe each)\n"
 "  steps MODEL --index I     reference error against the step: SVG + table\n"
 "  merge REPORT...    combine shard reports (JSON) into one verdict\n"
 "\n"
@@ -796,11 +797,13 @@ dispatch (int argc, char **argv)
     return cmd_check (argc - 1, argv + 1);
   if (!strcmp (cmd, "sweep"))
     return cmd_sweep (argc - 1, argv + 1);
+  if (!strcmp (cmd, "kernels"))
+    return cli_kernels (argc - 1, argv + 1);
   if (!strcmp (cmd, "steps"))
     return cmd_steps (argc - 1, argv + 1);
   if (!strcmp (cmd, "merge"))
     return cmd_merge (argc - 1, argv + 1);
   usage_error ("unknown command '%s'; accepted: list, run, oracle, explain, "
-               "sweep, steps, merge", cmd);
+               "sweep, kernels, steps, merge", cmd);
   return EXIT_USAGE;
 }

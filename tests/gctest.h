@@ -73,7 +73,11 @@ bool gct_json_valid (const char *text);
 gc_result *gct_check_ok (const gc_model *m, const float *x,
                          const gc_options *o);
 
-/* Run SUITE under Check and return the process exit status.  */
+/* Run SUITE under Check and return the process exit status: 0 when every
+   test passed, GCT_EXIT_UNSUPPORTED when every failure is a forked test
+   killed by SIGILL (the CPU lacks an instruction: not a failure of the
+   code under test; the rule of gradcheck kernels), else 1.  */
+enum { GCT_EXIT_UNSUPPORTED = 77 };
 int gct_run (Suite *suite);
 
 /* "Not absurdly loose": a bound of the error model is at most this many
