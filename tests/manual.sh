@@ -4,8 +4,9 @@
 # manual.sh -- the manual renders for its readers: no raw TeX reaches the
 # Info manual, plain text or the HTML manual without MathJax; with MathJax
 # every formula is handed to it, in TeX it knows; and the indices list every
-# public function, type and status code of <gradcheck.h>.  doc/math.texi
-# says how one formula source gives the three renderings.
+# public function, type and status code of <gradcheck.h>.  Where TeX is
+# installed, the manual typesets without an error.  doc/math.texi says how
+# one formula source gives the three renderings.
 . "${srcdir:-.}/tests/tap.sh"
 top=${srcdir:-.}
 info=$top/doc/gradcheck.info
@@ -124,8 +125,8 @@ report "$TMPD/mj.raw"
 # TeX side, the @tex displays): a macro glued to the next letter (\Vertx)
 # would be an unknown word.
 {
-  sed -n '/^@ifset texmath$/,/^@end ifset$/p' "$top/doc/math.texi"
-  sed -n '/^@tex$/,/^@end tex$/p' "$top"/doc/*.texi
+  sed -n '/^@ifset mathjax$/,/^@end ifset$/p' "$top/doc/math.texi"
+  sed -n '/^@tex$/,/^@end tex$/p' "$top/doc/bar.texi" "$top/doc/gradcheck.texi"
 } | grep -oE '\\[A-Za-z]+' | sed 's/^\\\\*/\\/' | sort -u > "$TMPD/known"
 perl -0ne 'while (/tex2jax_process.>(.*?)<\/em>/gs) { my $m = $1; print "$1\n" while $m =~ /(\\[A-Za-z]+)/g }' \
   "$TMPD/mj.html" | sort -u > "$TMPD/used"
@@ -133,4 +134,20 @@ comm -23 "$TMPD/used" "$TMPD/known" > "$TMPD/unknown"
 check "every TeX control word given to MathJax is a known one ($(wc -l < "$TMPD/used") used, $(wc -l < "$TMPD/unknown") unknown)" \
   test ! -s "$TMPD/unknown" -a -s "$TMPD/used"
 report "$TMPD/unknown"
+
+# TeX (where it is installed: the build machines have none): the manual
+# typesets without an error, the TeX side of math.texi included.
+if command -v texi2dvi > /dev/null && command -v tex > /dev/null; then
+  abs_top=$(cd "$top" && pwd)
+  mkdir "$TMPD/tex"
+  (cd "$TMPD/tex" && TEXINPUTS="$abs_top/build-aux:" texi2dvi --batch -q \
+     -I "$abs_top/doc" -o m.dvi "$abs_top/doc/gradcheck.texi" > tex.out 2>&1)
+  tex_rc=$?
+  grep -E '^!|:[0-9]+: ' "$TMPD/tex/gradcheck.log" > "$TMPD/tex.err" 2>/dev/null
+  check "TeX typesets the manual without an error (texi2dvi exit $tex_rc)" \
+    test "$tex_rc" -eq 0 -a ! -s "$TMPD/tex.err" -a -s "$TMPD/tex/m.dvi"
+  report "$TMPD/tex.err"
+else
+  skip "TeX typesets the manual" "texi2dvi or tex not found"
+fi
 done_testing
