@@ -64,7 +64,7 @@ check "--threads 2 gives the same report as --threads 1" cmp -s "$TMPD/t1" "$TMP
 bad () {
   d=$1; shift
   $G "$@" >/dev/null 2>"$TMPD/err"; rc=$?
-  if [ "$rc" -eq 2 ] && grep -q 'accepted\|needs a value\|unknown option\|unexpected' "$TMPD/err"; then
+  if [ "$rc" -eq 2 ] && grep -q 'accepted\|requires an argument\|unrecognized option\|unexpected\|does not apply\|ambiguous\|allow an argument' "$TMPD/err"; then
     ok "$d (exit 2)"
   else
     not_ok "$d (exit $rc: $(head -1 "$TMPD/err"))"
