@@ -104,7 +104,7 @@ gc__escape (char *buf, size_t size, const char *s, gc__escape_kind kind)
         }
       if (!rep && kind == GC__ESC_XML)
         rep = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;"
-              : c == '"' ? "&quot;" : c == '\'' ? "&#39;" : NULL;
+              : c == '"' ? "&quot;" : c == '\'' ? "&apos;" : NULL;
       if (rep)
         put (&o, rep, strlen (rep));
       else if (c < 0x20 || c == 0x7f)
