@@ -22,6 +22,9 @@ void usage_error (const char *fmt, ...)
    "gradcheck: write error: REASON" and return EXIT_INTERNAL, else CODE
    (closeout.c).  Called once, when the command ends.  */
 int cli_close_stdout (int code);
+/* Note the errno of a write to stdout whose RESULT (of printf, fputs) is
+   negative, for cli_close_stdout's message.  */
+void cli_note_write (int result);
 
 /* The options of every subcommand that checks a model.  */
 typedef struct cli_args

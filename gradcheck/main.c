@@ -631,9 +631,10 @@ emit (gc_status st, gc_result *r, gc_format fmt, const char *kernel)
     }
   const char *nl = strchr (text, '\n');
   if (fmt == GC_FMT_TEXT && kernel && nl)
-    printf ("%.*s, OpenBLAS kernel %s%s", (int) (nl - text), text, kernel, nl);
+    cli_note_write (printf ("%.*s, OpenBLAS kernel %s%s", (int) (nl - text),
+                            text, kernel, nl));
   else
-    fputs (text, stdout);
+    cli_note_write (fputs (text, stdout));
   free (text);
   if (st != GC_OK)
     {
@@ -747,7 +748,7 @@ cmd_check (int argc, char **argv)
         }
       else
         {
-          fputs (text, stdout);
+          cli_note_write (fputs (text, stdout));
           free (text);
           rc = exit_code (st, r);
         }
