@@ -131,6 +131,16 @@ check "run with no model checks gdn and passes (exit 0)" test "$rc" -eq 0
 check "run prints the verdict" grep -q '^verdict: PASS' "$TMPD/out"
 check "run prints the derivation" grep -q 'adjoint rounding' "$TMPD/out"
 check "run names the default model" grep -q 'model gdn, 2052 parameters' "$TMPD/out"
+check "run names the OpenBLAS kernel in the report's first line, and on no line of its own" \
+  sh -c "head -1 '$TMPD/out' | grep -q '^gradcheck .*, OpenBLAS kernel [A-Za-z0-9]*\$' && ! grep -q '^OpenBLAS kernel' '$TMPD/out'"
+# README.md's sample is this output, under the kernel it names.
+sed -n '/^\$ \.\/gradcheck\/gradcheck run$/,/^\$ /p' "${srcdir:-.}/README.md" | sed '1d;$d' > "$TMPD/readme"
+readme_kernel=$(head -1 "$TMPD/readme" | sed -n 's/.*OpenBLAS kernel //p')
+if [ -n "$readme_kernel" ] && head -1 "$TMPD/out" | grep -q "OpenBLAS kernel $readme_kernel\$"; then
+  check "README.md's sample output is what gradcheck run prints (kernel $readme_kernel)" cmp -s "$TMPD/readme" "$TMPD/out"
+else
+  skip "README.md's sample output" "it shows kernel '$readme_kernel'; this run: $(head -1 "$TMPD/out" | sed 's/.*, //')"
+fi
 
 for m in scratch-zeros scratch-shift-chunk scratch-shift-row pad-leak no-read-scale no-dg-cumsum dbeta-sign a-transposed; do
   $G run gdn --mutant "$m" --threads 2 > "$TMPD/m" 2>&1; rc=$?
