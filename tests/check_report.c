@@ -395,6 +395,17 @@ START_TEST (test_hostile_names)
   ck_assert_int_eq (count_lines (s, "ok 99"), 0);
   ck_assert_ptr_null (strchr (s, '\033'));
   free (s);
+  /* Well-formed UTF-8 passes as it is; a surrogate, an overlong form and
+     a truncated sequence are not UTF-8 (RFC 3629) and are shown byte by
+     byte.  */
+  snprintf (r->model_name, sizeof r->model_name,
+            "mod\303\250le \342\237\250x\342\237\251 \355\240\200 \300\257 \342\237");
+  s = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (s);
+  ck_assert_msg (strstr (s, "model mod\303\250le \342\237\250x\342\237\251 "
+                         "\\xED\\xA0\\x80 \\xC0\\xAF \\xE2\\x9F, "),
+                 "text report: %.80s", s);
+  free (s);
   gc_result_free (r);
   gct_free (t);
 }
