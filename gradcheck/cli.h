@@ -18,6 +18,14 @@ extern const char *progname;
 void usage_error (const char *fmt, ...)
   __attribute__ ((format (printf, 1, 2)));
 
+/* Flush and close standard output; on a write error print
+   "gradcheck: write error: REASON" and return EXIT_INTERNAL, else CODE
+   (closeout.c).  Called once, when the command ends.  */
+int cli_close_stdout (int code);
+/* Note the errno of a write to stdout whose RESULT (of printf, fputs) is
+   negative, for cli_close_stdout's message.  */
+void cli_note_write (int result);
+
 /* The options of every subcommand that checks a model.  */
 typedef struct cli_args
 {
@@ -34,6 +42,8 @@ typedef struct cli_args
   size_t *indices;
   uint64_t seed;
   long index;               /* --index (explain, steps); -1 when unset */
+  char **operands;          /* what follows the options: MODEL, REPORT... */
+  int n_operands;
 } cli_args;
 
 /* A model to check: a built-in instance or a plugin's description.  */

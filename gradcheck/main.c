@@ -9,16 +9,19 @@
 #include "config.h"
 
 #include "cli.h"
+#include "escape.h"
 
 #include <cblas.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *progname = "gradcheck";
@@ -34,20 +37,97 @@ usage_error (const char *fmt, ...)
   fprintf (stderr, "\nTry '%s --help' for more information.\n", progname);
 }
 
-static const char options_help[] =
-"  --shape K=V,...         model shape (gradcheck list names the keys)\n"
-"  --seed N                seed of the model's inputs and random directions\n"
-"  --mutant NAME           a known-buggy backward from the model's catalogue\n"
-"  --plugin FILE.so        check the model a plugin exports (see the manual)\n"
-"  --ref mpfr|f32|f64      reference forward (default mpfr)\n"
-"  --prec BITS             MPFR precision (default: derived, 128)\n"
-"  --step H                absolute step (default: derived per parameter)\n"
-"  --directions all|random:K|I,J,...   which directions to check\n"
-"  --format text|json|md|tap   report format (default text)\n"
-"  --threads N             directions in parallel (results identical)\n"
-"  --shard I/N             check only shard I of N (for gradcheck merge)\n"
-"  --dump DIR              write every tensor of the check as .npy files\n"
-"  --false-alarm P         accepted false-alarm probability (default 1e-6)\n";
+/* The largest report merge reads: a shard of a check of about a million
+   parameters (a direction takes some 400 bytes of JSON).  */
+#define CLI_REPORT_MAX ((off_t) 1 << 30)
+#define CLI_REPORT_MAX_TEXT "1 GiB"
+
+/* The subcommands, as bits of the set of subcommands an option applies
+   to.  An option given to a subcommand it does not apply to is refused
+   (exit 2), never ignored.  */
+enum { C_LIST = 1 << 0, C_RUN = 1 << 1, C_ORACLE = 1 << 2,
+       C_EXPLAIN = 1 << 3, C_SWEEP = 1 << 4, C_STEPS = 1 << 5,
+       C_MERGE = 1 << 6 };
+#define C_MODEL (C_RUN | C_ORACLE | C_EXPLAIN | C_SWEEP | C_STEPS)
+
+static const struct { const char *name; unsigned bit; } commands[] = {
+  { "list", C_LIST }, { "run", C_RUN }, { "oracle", C_ORACLE },
+  { "explain", C_EXPLAIN }, { "sweep", C_SWEEP }, { "steps", C_STEPS },
+  { "merge", C_MERGE } };
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+enum { O_REF = 256, O_PREC, O_STEP, O_SHAPE, O_SEED, O_DIRS, O_MUTANT,
+       O_FORMAT, O_THREADS, O_ALPHA, O_SHARD, O_DUMP, O_PLUGIN, O_INDEX,
+       O_OUTPUT };
+
+/* Every long option with a value: its name, value, the subcommands it
+   applies to, and its line of --help.  */
+static const struct cli_option
+{
+  const char *name;
+  int val;
+  unsigned applies;
+  const char *arg, *help;
+} cli_options[] = {
+  { "shape", O_SHAPE, C_MODEL, "K=V,...",
+    "model shape (gradcheck list names the keys)" },
+  { "seed", O_SEED, C_MODEL, "N",
+    "seed of the model's inputs and random directions" },
+  { "mutant", O_MUTANT, C_MODEL, "NAME",
+    "a known-buggy backward from the model's catalogue" },
+  { "plugin", O_PLUGIN, C_MODEL, "FILE.so",
+    "check the model a plugin exports (see the manual)" },
+  { "ref", O_REF, C_RUN | C_EXPLAIN | C_SWEEP, "mpfr|f32|f64",
+    "reference forward (default mpfr)" },
+  { "prec", O_PREC, C_MODEL, "BITS", "MPFR precision (default: derived, 128)" },
+  { "step", O_STEP, C_RUN | C_EXPLAIN | C_SWEEP, "H",
+    "absolute step (default: derived per parameter)" },
+  { "directions", O_DIRS, C_RUN | C_SWEEP, "all|random:K|I,J,...",
+    "which directions to check" },
+  { "format", O_FORMAT, C_RUN | C_ORACLE | C_EXPLAIN | C_SWEEP | C_MERGE,
+    "text|json|md|tap", "report format (default text; explain: md)" },
+  { "threads", O_THREADS, C_RUN | C_SWEEP, "N",
+    "directions in parallel (results identical)" },
+  { "shard", O_SHARD, C_RUN | C_SWEEP, "I/N",
+    "check only shard I of N (for gradcheck merge)" },
+  { "dump", O_DUMP, C_RUN | C_ORACLE | C_EXPLAIN, "DIR",
+    "write every tensor of the check as .npy files" },
+  { "false-alarm", O_ALPHA, C_RUN | C_ORACLE | C_EXPLAIN | C_SWEEP, "P",
+    "accepted false-alarm probability (default 1e-6)" },
+  { "index", O_INDEX, C_EXPLAIN | C_STEPS, "I", "the coordinate" },
+  { "output", O_OUTPUT, C_STEPS, "FILE.svg",
+    "where the plot goes (default steps-MODEL-I.svg)" },
+};
+#define N_OPTIONS (sizeof cli_options / sizeof cli_options[0])
+
+/* The options that apply to the subcommands in MASK, one a line.  */
+static void
+print_options (FILE *f, unsigned mask)
+{
+  for (size_t k = 0; k < N_OPTIONS; k++)
+    if (cli_options[k].applies & mask)
+      {
+        int w = fprintf (f, "  --%s %s", cli_options[k].name,
+                         cli_options[k].arg);
+        fprintf (f, "%*s%s\n", w < 24 ? 26 - w : 2, "", cli_options[k].help);
+      }
+  fprintf (f, "  -h, --help              this help\n"
+              "  -V, --version           version, licence and OpenBLAS "
+              "kernel\n");
+}
+
+static void
+print_trailer (FILE *f)
+{
+  fprintf (f,
+"\n"
+"Exit status: 0 pass, 1 the check failed (or hit a non-smooth point),\n"
+"2 usage or input error, 3 internal error (out of memory) or write error.\n"
+"The manual (info gradcheck) derives every term of the bar.\n"
+"\n"
+"Report bugs to: %s\n"
+"%s home page: <%s>\n", PACKAGE_BUGREPORT, PACKAGE_NAME, PACKAGE_URL);
+}
 
 static void
 print_help (FILE *f)
@@ -68,14 +148,10 @@ print_help (FILE *f)
 "  steps MODEL --index I     reference error against the step: SVG + table\n"
 "  merge REPORT...    combine shard reports (JSON) into one verdict\n"
 "\n"
-"Options:\n%s"
-"  -h, --help              this help (also: gradcheck COMMAND --help)\n"
-"  -V, --version           version and OpenBLAS kernel\n"
-"\n"
-"Exit status: 0 pass, 1 the check failed (or hit a non-smooth point),\n"
-"2 usage or input error, 3 internal error.\n"
-"The manual (info gradcheck) derives every term of the bar.\n",
-           gcm_default_name (), options_help);
+"Options (gradcheck COMMAND --help lists those COMMAND takes; another is\n"
+"refused):\n", gcm_default_name ());
+  print_options (f, ~0u);
+  print_trailer (f);
 }
 
 static const struct { const char *cmd, *usage, *what; } cmd_help[] = {
@@ -103,8 +179,18 @@ static const struct { const char *cmd, *usage, *what; } cmd_help[] = {
     "output and an SVG plot (default steps-MODEL-I.svg)." },
   { "merge", "gradcheck merge [--format F] REPORT...",
     "Combine the JSON reports of the shards of one check (--shard I/N\n"
-    "--format json) into the report of the whole check." },
+    "--format json) into the report of the whole check.  Each REPORT is a\n"
+    "regular file of at most " CLI_REPORT_MAX_TEXT "." },
 };
+
+static unsigned
+command_bit (const char *cmd)
+{
+  for (size_t k = 0; k < N_COMMANDS; k++)
+    if (strcmp (commands[k].name, cmd) == 0)
+      return commands[k].bit;
+  return 0;
+}
 
 static int
 print_cmd_help (const char *cmd)
@@ -112,30 +198,42 @@ print_cmd_help (const char *cmd)
   for (size_t k = 0; k < sizeof cmd_help / sizeof cmd_help[0]; k++)
     if (strcmp (cmd_help[k].cmd, cmd) == 0)
       {
-        printf ("Usage: %s\n%s\n", cmd_help[k].usage, cmd_help[k].what);
-        if (strcmp (cmd, "list") && strcmp (cmd, "merge"))
-          printf ("\nOptions:\n%s", options_help);
-        if (!strcmp (cmd, "explain") || !strcmp (cmd, "steps"))
-          printf ("  --index I               the coordinate\n");
-        if (!strcmp (cmd, "steps"))
-          printf ("  --output FILE.svg       where the plot goes\n");
-        printf ("\nExit status: 0 pass, 1 failed, 2 usage or input error, 3 "
-                "internal error.\n");
+        printf ("Usage: %s\n%s\n\nOptions:\n", cmd_help[k].usage,
+                cmd_help[k].what);
+        print_options (stdout, command_bit (cmd));
+        print_trailer (stdout);
         return EXIT_PASS;
       }
   return EXIT_USAGE;
 }
 
+/* GNU Coding Standards, "--version": the name and version on the first
+   line, then copyright, licence and warranty; then what the check runs on.
+   The OpenBLAS kernel keeps the form "(OpenBLAS kernel NAME)" that
+   gradcheck sweep and the kernel sweeps of the scripts read.  */
 static int
 print_version (void)
 {
-  printf ("gradcheck %s (OpenBLAS kernel %s)\n", PACKAGE_VERSION,
-          openblas_get_corename ());
+  const char *config = openblas_get_config ();
+  char blas[32] = "";
+  if (!config || sscanf (config, "OpenBLAS %31s", blas) != 1)
+    blas[0] = 0;
+  printf ("%s (%s) %s\n"
+          "Copyright (C) 2026 The gradcheck authors\n"
+          "License LGPL-3.0-or-later: GNU LGPL version 3 or later "
+          "<https://gnu.org/licenses/lgpl.html>.\n"
+          "This is free software: you are free to change and redistribute "
+          "it.\n"
+          "There is NO WARRANTY, to the extent permitted by law.\n"
+          "\n"
+          "Linked with GNU MPFR %s and OpenBLAS%s%s (OpenBLAS kernel %s)\n",
+          PACKAGE_TARNAME, PACKAGE_NAME, PACKAGE_VERSION, mpfr_get_version (),
+          blas[0] ? " " : "", blas, openblas_get_corename ());
   return EXIT_PASS;
 }
 
 static int
-cmd_list (void)
+list_models (void)
 {
   for (size_t i = 0; i < gcm_count (); i++)
     {
@@ -161,50 +259,90 @@ cmd_list (void)
 /* ---------------------------------------------------------------------- */
 /* Option parsing.  */
 
-/* Parse the options of a model subcommand; returns -1 to go on, or an exit
-   code.  ARGV[0] is the subcommand.  */
+/* After a message of getopt's own ("option '--s' is ambiguous; ...").  */
+static void
+usage_hint (void)
+{
+  fprintf (stderr, "Try '%s --help' for more information.\n", progname);
+}
+
+/* The subcommands an option applies to, for the message that refuses it.  */
+static void
+refuse_option (const char *cmd, const struct cli_option *o)
+{
+  char where[128] = "";
+  size_t len = 0;
+  for (size_t k = 0; k < N_COMMANDS; k++)
+    if ((o->applies & commands[k].bit) && len < sizeof where)
+      len += (size_t) snprintf (where + len, sizeof where - len, "%s%s",
+                                len ? ", " : "", commands[k].name);
+  usage_error ("option '--%s' does not apply to %s; it applies to: %s",
+               o->name, cmd, where);
+}
+
+/* A value that must not be empty (--mutant '', --plugin '').  */
+static bool
+nonempty (const char *opt, const char *what)
+{
+  if (*optarg)
+    return true;
+  usage_error ("bad --%s '': accepted: %s", opt, what);
+  return false;
+}
+
+/* Parse the options of subcommand ARGV[0] with getopt_long; what follows
+   them (in any order: GNU getopt permutes, and "--" ends the options)
+   goes to A->operands.  Returns -1 to go on, or an exit code.  */
 static int
 parse_args (int argc, char **argv, cli_args *a)
 {
-  enum { O_REF = 256, O_PREC, O_STEP, O_SHAPE, O_SEED, O_DIRS, O_MUTANT,
-         O_FORMAT, O_THREADS, O_ALPHA, O_SHARD, O_DUMP, O_PLUGIN, O_INDEX,
-         O_OUTPUT };
-  static const struct option longopts[] = {
-    { "ref", required_argument, NULL, O_REF },
-    { "prec", required_argument, NULL, O_PREC },
-    { "step", required_argument, NULL, O_STEP },
-    { "shape", required_argument, NULL, O_SHAPE },
-    { "seed", required_argument, NULL, O_SEED },
-    { "directions", required_argument, NULL, O_DIRS },
-    { "mutant", required_argument, NULL, O_MUTANT },
-    { "format", required_argument, NULL, O_FORMAT },
-    { "threads", required_argument, NULL, O_THREADS },
-    { "false-alarm", required_argument, NULL, O_ALPHA },
-    { "shard", required_argument, NULL, O_SHARD },
-    { "dump", required_argument, NULL, O_DUMP },
-    { "plugin", required_argument, NULL, O_PLUGIN },
-    { "index", required_argument, NULL, O_INDEX },
-    { "output", required_argument, NULL, O_OUTPUT },
-    { "help", no_argument, NULL, 'h' },
-    { "version", no_argument, NULL, 'V' },
-    { NULL, 0, NULL, 0 } };
+  static struct option longopts[N_OPTIONS + 3];
+  for (size_t k = 0; k < N_OPTIONS; k++)
+    longopts[k] = (struct option) { cli_options[k].name, required_argument,
+                                    NULL, cli_options[k].val };
+  longopts[N_OPTIONS] = (struct option) { "help", no_argument, NULL, 'h' };
+  longopts[N_OPTIONS + 1] = (struct option) { "version", no_argument, NULL,
+                                              'V' };
+  longopts[N_OPTIONS + 2] = (struct option) { NULL, 0, NULL, 0 };
   gc_options_init (&a->opts);
   a->cmd = argv[0];
   a->seed = 1;
   a->format = GC_FMT_TEXT;
   a->index = -1;
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long (argc, argv, ":hV", longopts, NULL)) != -1)
+  unsigned cmd = command_bit (a->cmd);
+  /* getopt names argv[0] in its messages: the program, not "run".  */
+  char *argv0 = argv[0];
+  argv[0] = (char *) progname;
+  optind = 0;   /* glibc: start afresh (the command line was scanned) */
+  opterr = 1;
+  int c, rc = -1;
+  while (rc < 0 && (c = getopt_long (argc, argv, "hV", longopts, NULL)) != -1)
     {
       uint64_t u;
+      if (c == '?')
+        {
+          usage_hint ();
+          rc = EXIT_USAGE;
+          break;
+        }
+      const struct cli_option *o = NULL;
+      for (size_t k = 0; k < N_OPTIONS; k++)
+        if (cli_options[k].val == c)
+          o = &cli_options[k];
+      if (o && !(o->applies & cmd))
+        {
+          refuse_option (argv0, o);
+          rc = EXIT_USAGE;
+          break;
+        }
       switch (c)
         {
         case 'h':
-          return print_cmd_help (a->cmd);
+          rc = print_cmd_help (argv0);
+          break;
         case 'V':
-          return print_version ();
+          rc = print_version ();
+          break;
         case O_REF:
           if (strcmp (optarg, "mpfr") == 0)
             a->opts.reference = GC_REF_MPFR;
@@ -215,7 +353,7 @@ parse_args (int argc, char **argv, cli_args *a)
           else
             {
               usage_error ("bad --ref '%s': accepted: mpfr, f32, f64", optarg);
-              return EXIT_USAGE;
+              rc = EXIT_USAGE;
             }
           break;
         case O_PREC:
@@ -223,19 +361,23 @@ parse_args (int argc, char **argv, cli_args *a)
             {
               usage_error ("bad --prec '%s': accepted: an integer number of "
                            "bits from 25 to 1000000", optarg);
-              return EXIT_USAGE;
+              rc = EXIT_USAGE;
             }
-          a->opts.precision = (mpfr_prec_t) u;
+          else
+            a->opts.precision = (mpfr_prec_t) u;
           break;
         case O_STEP:
           if (!cli_parse_open (optarg, 0, INFINITY, &a->opts.step))
             {
               usage_error ("bad --step '%s': accepted: a positive finite "
                            "number", optarg);
-              return EXIT_USAGE;
+              rc = EXIT_USAGE;
             }
           break;
         case O_SHAPE:
+          if (!nonempty ("shape", "KEY=VALUE,... (gradcheck list names the "
+                         "keys) or a plugin's argument"))
+            rc = EXIT_USAGE;
           a->shape = optarg;
           break;
         case O_SEED:
@@ -243,20 +385,23 @@ parse_args (int argc, char **argv, cli_args *a)
             {
               usage_error ("bad --seed '%s': accepted: a non-negative "
                            "integer", optarg);
-              return EXIT_USAGE;
+              rc = EXIT_USAGE;
             }
-          a->seed = u;
-          a->opts.seed = u;
+          else
+            a->seed = a->opts.seed = u;
           break;
         case O_DIRS:
           if (!cli_parse_directions (optarg, &a->opts, &a->indices))
             {
               usage_error ("bad --directions '%s': accepted: all, random:K, "
                            "or a list of indices I,J,...", optarg);
-              return EXIT_USAGE;
+              rc = EXIT_USAGE;
             }
           break;
         case O_MUTANT:
+          if (!nonempty ("mutant", "a mutant's name (gradcheck list names "
+                         "them) or none"))
+            rc = EXIT_USAGE;
           a->mutant = optarg;
           break;
         case O_FORMAT:
@@ -264,7 +409,7 @@ parse_args (int argc, char **argv, cli_args *a)
             {
               usage_error ("bad --format '%s': accepted: text, json, md, tap",
                            optarg);
-              return EXIT_USAGE;
+              rc = EXIT_USAGE;
             }
           a->format_set = true;
           break;
@@ -272,16 +417,17 @@ parse_args (int argc, char **argv, cli_args *a)
           if (!cli_parse_u64 (optarg, &u) || u == 0 || u > 1024)
             {
               usage_error ("bad --threads '%s': accepted: 1 to 1024", optarg);
-              return EXIT_USAGE;
+              rc = EXIT_USAGE;
             }
-          a->opts.threads = (unsigned) u;
+          else
+            a->opts.threads = (unsigned) u;
           break;
         case O_ALPHA:
           if (!cli_parse_open (optarg, 0, 1, &a->opts.false_alarm))
             {
               usage_error ("bad --false-alarm '%s': accepted: a probability "
                            "in (0, 1)", optarg);
-              return EXIT_USAGE;
+              rc = EXIT_USAGE;
             }
           break;
         case O_SHARD:
@@ -289,13 +435,17 @@ parse_args (int argc, char **argv, cli_args *a)
             {
               usage_error ("bad --shard '%s': accepted: I/N with 0 <= I < N",
                            optarg);
-              return EXIT_USAGE;
+              rc = EXIT_USAGE;
             }
           break;
         case O_DUMP:
+          if (!nonempty ("dump", "a directory"))
+            rc = EXIT_USAGE;
           a->dump = optarg;
           break;
         case O_PLUGIN:
+          if (!nonempty ("plugin", "a shared object FILE.so"))
+            rc = EXIT_USAGE;
           a->plugin = optarg;
           break;
         case O_INDEX:
@@ -303,31 +453,45 @@ parse_args (int argc, char **argv, cli_args *a)
             {
               usage_error ("bad --index '%s': accepted: a parameter index",
                            optarg);
-              return EXIT_USAGE;
+              rc = EXIT_USAGE;
             }
-          a->index = (long) u;
+          else
+            a->index = (long) u;
           break;
         case O_OUTPUT:
+          if (!nonempty ("output", "a file name"))
+            rc = EXIT_USAGE;
           a->output = optarg;
           break;
-        case ':':
-          usage_error ("option '%s' needs a value", argv[optind - 1]);
-          return EXIT_USAGE;
         default:
-          usage_error ("unknown option '%s'", argv[optind - 1]);
+          usage_hint ();
+          rc = EXIT_USAGE;
+          break;
+        }
+    }
+  a->operands = argv + optind;
+  a->n_operands = argc - optind;
+  argv[0] = argv0;
+  if (rc >= 0)
+    return rc;
+  if (cmd & C_MODEL)
+    {
+      if (a->n_operands > 0)
+        a->model = a->operands[0];
+      if (a->n_operands > 1)
+        {
+          usage_error ("unexpected argument '%s'", a->operands[1]);
+          return EXIT_USAGE;
+        }
+      if (a->plugin && a->model)
+        {
+          usage_error ("give a MODEL or --plugin, not both ('%s')", a->model);
           return EXIT_USAGE;
         }
     }
-  if (optind < argc)
-    a->model = argv[optind++];
-  if (optind < argc)
+  else if (cmd == C_LIST && a->n_operands > 0)
     {
-      usage_error ("unexpected argument '%s'", argv[optind]);
-      return EXIT_USAGE;
-    }
-  if (a->plugin && a->model)
-    {
-      usage_error ("give a MODEL or --plugin, not both ('%s')", a->model);
+      usage_error ("unexpected argument '%s' to list", a->operands[0]);
       return EXIT_USAGE;
     }
   return -1;
@@ -454,8 +618,11 @@ progress (void *ctx, size_t done, size_t total)
              done == total ? "\r\033[K" : "");
 }
 
+/* Print R's report.  KERNEL (NULL: none) is the OpenBLAS kernel the check
+   ran under: the library does not know it, the command adds it to the
+   first line of the text report, its header.  */
 static int
-emit (gc_status st, gc_result *r, gc_format fmt, const char *text_prefix)
+emit (gc_status st, gc_result *r, gc_format fmt, const char *kernel)
 {
   char *text = gc_report (r, fmt);
   if (!text)
@@ -463,14 +630,20 @@ emit (gc_status st, gc_result *r, gc_format fmt, const char *text_prefix)
       fprintf (stderr, "%s: out of memory\n", progname);
       return EXIT_INTERNAL;
     }
-  if (fmt == GC_FMT_TEXT && text_prefix)
-    fputs (text_prefix, stdout);
-  fputs (text, stdout);
+  const char *nl = strchr (text, '\n');
+  if (fmt == GC_FMT_TEXT && kernel && nl)
+    cli_note_write (printf ("%.*s, OpenBLAS kernel %s%s", (int) (nl - text),
+                            text, kernel, nl));
+  else
+    cli_note_write (fputs (text, stdout));
   free (text);
   if (st != GC_OK)
     {
+      /* the detail may carry a model's names: escaped, as in reports */
+      char detail[4 * sizeof r->detail];
+      gc__escape (detail, sizeof detail, r->detail, GC__ESC_TEXT);
       if (strcmp (r->detail, gc_strerror (st)) != 0)
-        fprintf (stderr, "%s: %s: %s\n", progname, gc_strerror (st), r->detail);
+        fprintf (stderr, "%s: %s: %s\n", progname, gc_strerror (st), detail);
       else
         fprintf (stderr, "%s: %s\n", progname, gc_strerror (st));
     }
@@ -576,18 +749,13 @@ cmd_check (int argc, char **argv)
         }
       else
         {
-          fputs (text, stdout);
+          cli_note_write (fputs (text, stdout));
           free (text);
           rc = exit_code (st, r);
         }
     }
   else
-    {
-      char prefix[128];
-      snprintf (prefix, sizeof prefix, "OpenBLAS kernel: %s\n",
-                openblas_get_corename ());
-      rc = emit (st, r, a.format, prefix);
-    }
+    rc = emit (st, r, a.format, openblas_get_corename ());
   if (r && a.dump && st == GC_OK)
     {
       int drc = cli_dump (a.dump, &cm, r);
@@ -598,8 +766,6 @@ cmd_check (int argc, char **argv)
   cli_model_close (&cm);
 out:
   free (a.indices);
-  if (fflush (stdout) != 0)
-    rc = EXIT_INTERNAL;
   return rc;
 }
 
@@ -640,38 +806,67 @@ cmd_sweep (int argc, char **argv)
   return rc;
 }
 
+/* Read the report at PATH into a new buffer: regular files only (a FIFO
+   would block, /dev/zero never ends), of at most CLI_REPORT_MAX bytes.
+   On failure print why and return NULL with *RC the exit code.  */
 static char *
-read_file (const char *path, size_t *len)
+read_report (const char *path, size_t *len, int *rc)
 {
-  FILE *f = fopen (path, "rb");
-  if (!f)
-    return NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc (cap);
-  while (buf)
+  *rc = EXIT_USAGE;
+  /* O_NONBLOCK: opening a FIFO returns at once, and fstat refuses it.  */
+  int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat sb;
+  const char *why = NULL;
+  int err = 0;
+  if (fd < 0 || fstat (fd, &sb) != 0)
+    err = errno;
+  else if (S_ISDIR (sb.st_mode))
+    err = EISDIR;
+  else if (!S_ISREG (sb.st_mode))
+    why = "not a regular file (a report is read from a regular file only)";
+  else if (sb.st_size > CLI_REPORT_MAX)
+    why = "larger than " CLI_REPORT_MAX_TEXT ", the limit of a report";
+  if (err || why)
     {
-      size_t got = fread (buf + n, 1, cap - n, f);
-      n += got;
-      if (n < cap)
+      fprintf (stderr, "%s: cannot read %s: %s\n", progname, path,
+               why ? why : strerror (err));
+      if (fd >= 0)
+        close (fd);
+      return NULL;
+    }
+  /* The size fstat gave, and one byte more to see the end (a file that
+     grows meanwhile is refused too).  */
+  size_t cap = (size_t) sb.st_size + 1, n = 0;
+  char *buf = malloc (cap);
+  if (!buf)
+    {
+      fprintf (stderr, "%s: cannot read %s: %s\n", progname, path,
+               strerror (ENOMEM));
+      close (fd);
+      *rc = EXIT_INTERNAL;
+      return NULL;
+    }
+  for (;;)
+    {
+      ssize_t got = read (fd, buf + n, cap - n);
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got < 0)
+        err = errno;
+      if (got <= 0)
         break;
-      if (cap > ((size_t) 1 << 30))
+      n += (size_t) got;
+      if (n == cap)
         {
-          free (buf);
-          buf = NULL;
+          why = "it grew while it was read";
           break;
         }
-      char *t = realloc (buf, cap *= 2);
-      if (!t)
-        {
-          free (buf);
-          buf = NULL;
-        }
-      buf = t;
     }
-  bool err = ferror (f);
-  fclose (f);
-  if (err)
+  close (fd);
+  if (err || why)
     {
+      fprintf (stderr, "%s: cannot read %s: %s\n", progname, path,
+               why ? why : strerror (err));
       free (buf);
       return NULL;
     }
@@ -682,26 +877,13 @@ read_file (const char *path, size_t *len)
 static int
 cmd_merge (int argc, char **argv)
 {
-  gc_format fmt = GC_FMT_TEXT;
-  int first = 1;
-  for (; first < argc && argv[first][0] == '-'; first++)
-    {
-      if (!strcmp (argv[first], "--help") || !strcmp (argv[first], "-h"))
-        return print_cmd_help ("merge");
-      if (!strcmp (argv[first], "--format") && first + 1 < argc)
-        {
-          if (!cli_parse_format (argv[++first], &fmt))
-            {
-              usage_error ("bad --format '%s': accepted: text, json, md, tap",
-                           argv[first]);
-              return EXIT_USAGE;
-            }
-          continue;
-        }
-      usage_error ("unknown option '%s' to merge", argv[first]);
-      return EXIT_USAGE;
-    }
-  size_t n = (size_t) (argc - first);
+  cli_args a;
+  memset (&a, 0, sizeof a);
+  int rc = parse_args (argc, argv, &a);
+  free (a.indices);
+  if (rc >= 0)
+    return rc;
+  size_t n = (size_t) a.n_operands;
   if (n == 0)
     {
       usage_error ("merge needs at least one REPORT");
@@ -710,16 +892,15 @@ cmd_merge (int argc, char **argv)
   gc_result **shards = calloc (n, sizeof *shards);
   if (!shards)
     return EXIT_INTERNAL;
-  int rc = -1;
   for (size_t k = 0; k < n && rc < 0; k++)
     {
+      const char *path = a.operands[k];
       size_t len;
-      char *text = read_file (argv[first + k], &len);
+      int read_rc;
+      char *text = read_report (path, &len, &read_rc);
       if (!text)
         {
-          fprintf (stderr, "%s: cannot read %s: %s\n", progname,
-                   argv[first + k], strerror (errno));
-          rc = EXIT_USAGE;
+          rc = read_rc;
           break;
         }
       gc_status st = gc_result_parse_json (text, len, &shards[k]);
@@ -727,7 +908,7 @@ cmd_merge (int argc, char **argv)
       if (st != GC_OK)
         {
           fprintf (stderr, "%s: %s is not a gradcheck JSON report: %s\n",
-                   progname, argv[first + k], gc_strerror (st));
+                   progname, path, gc_strerror (st));
           rc = st == GC_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
         }
     }
@@ -744,16 +925,24 @@ cmd_merge (int argc, char **argv)
         }
       else
         {
-          rc = emit (st, m, fmt, NULL);
+          rc = emit (st, m, a.format, NULL);
           gc_result_free (m);
         }
     }
   for (size_t k = 0; k < n; k++)
     gc_result_free (shards[k]);
   free (shards);
-  if (fflush (stdout) != 0)
-    rc = EXIT_INTERNAL;
   return rc;
+}
+
+static int
+cmd_list (int argc, char **argv)
+{
+  cli_args a;
+  memset (&a, 0, sizeof a);
+  int rc = parse_args (argc, argv, &a);
+  free (a.indices);
+  return rc >= 0 ? rc : list_models ();
 }
 
 static int dispatch (int argc, char **argv);
@@ -762,47 +951,64 @@ int
 main (int argc, char **argv)
 {
   cli_mpi_init (&argc, &argv);
-  return cli_mpi_finish (dispatch (argc, argv));
+  return cli_mpi_finish (cli_close_stdout (dispatch (argc, argv)));
 }
 
+/* The command's own options (--help, --version) come before COMMAND;
+   getopt_long stops at COMMAND ("+"), whose options are its own.  */
 static int
 dispatch (int argc, char **argv)
 {
+  static const struct option longopts[] = {
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 } };
   if (argc < 2)
     {
       print_help (stderr);
       return EXIT_USAGE;
     }
-  const char *cmd = argv[1];
-  if (!strcmp (cmd, "-h") || !strcmp (cmd, "--help") || !strcmp (cmd, "help"))
+  argv[0] = (char *) progname;
+  opterr = 1;
+  int c = getopt_long (argc, argv, "+hV", longopts, NULL);
+  if (c == 'h')
     {
       print_help (stdout);
       return EXIT_PASS;
     }
-  if (!strcmp (cmd, "-V") || !strcmp (cmd, "--version"))
+  if (c == 'V')
     return print_version ();
-  if (!strcmp (cmd, "list"))
+  if (c != -1)
     {
-      if (argc > 2)
-        {
-          if (!strcmp (argv[2], "--help") || !strcmp (argv[2], "-h"))
-            return print_cmd_help ("list");
-          usage_error ("unexpected argument '%s' to list", argv[2]);
-          return EXIT_USAGE;
-        }
-      return cmd_list ();
+      usage_hint ();
+      return EXIT_USAGE;
     }
+  if (optind >= argc)
+    {
+      usage_error ("no COMMAND after the options");
+      return EXIT_USAGE;
+    }
+  const char *cmd = argv[optind];
+  int sub_argc = argc - optind;
+  char **sub_argv = argv + optind;
+  if (!strcmp (cmd, "help"))
+    {
+      print_help (stdout);
+      return EXIT_PASS;
+    }
+  if (!strcmp (cmd, "list"))
+    return cmd_list (sub_argc, sub_argv);
   if (!strcmp (cmd, "run") || !strcmp (cmd, "oracle")
       || !strcmp (cmd, "explain"))
-    return cmd_check (argc - 1, argv + 1);
+    return cmd_check (sub_argc, sub_argv);
   if (!strcmp (cmd, "sweep"))
-    return cmd_sweep (argc - 1, argv + 1);
+    return cmd_sweep (sub_argc, sub_argv);
   if (!strcmp (cmd, "kernels"))
-    return cli_kernels (argc - 1, argv + 1);
+    return cli_kernels (sub_argc, sub_argv);
   if (!strcmp (cmd, "steps"))
-    return cmd_steps (argc - 1, argv + 1);
+    return cmd_steps (sub_argc, sub_argv);
   if (!strcmp (cmd, "merge"))
-    return cmd_merge (argc - 1, argv + 1);
+    return cmd_merge (sub_argc, sub_argv);
   usage_error ("unknown command '%s'; accepted: list, run, oracle, explain, "
                "sweep, kernels, steps, merge", cmd);
   return EXIT_USAGE;

@@ -8,7 +8,9 @@
    can resolve.  A table on standard output, an SVG plot in a file.  */
 
 #include "cli.h"
+#include "escape.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,9 +130,13 @@ svg (const char *path, const char *model, size_t index, const char *name,
            "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" "
            "font-size=\"12\">\n", f.w, f.h, f.w, f.h);
   fprintf (o, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+  /* The names come from the model (a plugin's): XML-escaped.  */
+  char xmodel[1024], xname[1024];
+  gc__escape (xmodel, sizeof xmodel, model, GC__ESC_XML);
+  gc__escape (xname, sizeof xname, name, GC__ESC_XML);
   fprintf (o, "<text x=\"%d\" y=\"24\" font-size=\"15\">gradcheck steps: "
            "%s, %s (parameter %zu); exact derivative %.9g</text>\n", f.l,
-           model, name, index, exact);
+           xmodel, xname, index, exact);
   /* decades */
   for (double y = f.y0; y <= f.y1; y += 1)
     {
@@ -180,7 +186,8 @@ svg (const char *path, const char *model, size_t index, const char *name,
                legend[k].label);
     }
   fprintf (o, "</svg>\n");
-  return fclose (o) == 0;
+  bool failed = ferror (o) != 0;
+  return fclose (o) == 0 && !failed;
 }
 
 int
@@ -241,8 +248,11 @@ cli_steps (const cli_args *a, const cli_model *cm)
             }
         }
     }
-  printf ("# gradcheck steps: %s, %s (parameter %zu)\n",
-          cm->model->name ? cm->model->name : "model", name, idx);
+  const char *model = cm->model->name ? cm->model->name : "model";
+  char tmodel[1024], tname[1024];
+  gc__escape (tmodel, sizeof tmodel, model, GC__ESC_TEXT);
+  gc__escape (tname, sizeof tname, name, GC__ESC_TEXT);
+  printf ("# gradcheck steps: %s, %s (parameter %zu)\n", tmodel, tname, idx);
   printf ("# exact derivative %.17g (MPFR, 256 bits); adjoint term %.3e\n",
           exact, adjoint);
   printf ("# h\tf32_error\tf32_bar\tmpfr_error\tmpfr_bar\n");
@@ -253,16 +263,24 @@ cli_steps (const cli_args *a, const cli_model *cm)
   const char *path = a->output;
   if (!path)
     {
-      snprintf (def, sizeof def, "steps-%s-%zu.svg",
-                cm->model->name ? cm->model->name : "model", idx);
+      /* A file name in the current directory, whatever the model's name
+         holds ("../x", "a/b", control characters): other bytes become _.  */
+      char safe[64];
+      size_t k = 0;
+      for (const char *p = model; *p && k + 1 < sizeof safe; p++)
+        safe[k++] = (isalnum ((unsigned char) *p) || strchr ("+-_", *p))
+                    && (unsigned char) *p < 0x80 ? *p : '_';
+      safe[k] = 0;
+      snprintf (def, sizeof def, "steps-%s-%zu.svg", safe, idx);
       path = def;
     }
-  if (!svg (path, cm->model->name ? cm->model->name : "model", idx, name, pt,
-            NSTEPS, adjoint, exact))
+  if (!svg (path, model, idx, name, pt, NSTEPS, adjoint, exact))
     {
       fprintf (stderr, "%s: cannot write %s\n", progname, path);
       return EXIT_USAGE;
     }
-  printf ("# plot: %s\n", path);
-  return fflush (stdout) == 0 ? EXIT_PASS : EXIT_INTERNAL;
+  char tpath[4 * 256];
+  gc__escape (tpath, sizeof tpath, path, GC__ESC_TEXT);
+  printf ("# plot: %s\n", tpath);
+  return EXIT_PASS;   /* a write error on stdout: cli_close_stdout */
 }

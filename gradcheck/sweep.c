@@ -37,6 +37,8 @@ cli_sweep (int argc, char **argv, const cli_args *a)
   int c = 0;
   cargv[c++] = "gradcheck";
   cargv[c++] = "run";
+  cargv[c++] = "--format";   /* before any "--" of the user's */
+  cargv[c++] = "json";
   for (int k = 1; k < argc; k++)
     {
       if (!strcmp (argv[k], "--format") && k + 1 < argc)
@@ -48,8 +50,6 @@ cli_sweep (int argc, char **argv, const cli_args *a)
         continue;
       cargv[c++] = argv[k];
     }
-  cargv[c++] = "--format";
-  cargv[c++] = "json";
   cargv[c] = NULL;
 
   bool pinned = cli_kernel_pinned ();
@@ -149,8 +149,7 @@ cli_sweep (int argc, char **argv, const cli_args *a)
     }
   free (cargv);
   free (plan);
-  if (fflush (stdout) != 0)
-    return EXIT_INTERNAL;
+  /* stdout is checked at exit (closeout.c), with the error's reason.  */
   if (crashed || failed)
     return EXIT_FAILED;
   return ran == 0 ? EXIT_USAGE : EXIT_PASS;

@@ -3,12 +3,21 @@
 /* gradcheck-check.h -- run a gradient check inside a Check test.
 
    gc_ck_assert_gradient (model, x, opts) passes when the check's verdict is
-   pass, and otherwise fails the current Check test with the check's text
-   report (verdict, worst element, bar terms) as the message, at the
-   caller's file and line.  gc_ck_assert_gradient_fails asserts the
-   opposite: that the check runs and fails (a known bug must be seen).
-   OPTS may be NULL for the defaults.  Header-only: include it after
-   <check.h> in a test linked with -lgradcheck and Check.  */
+   pass, and otherwise fails the current Check test at the caller's file and
+   line with the check's text report (verdict, worst element, bar terms) as
+   the message.  gc_ck_assert_gradient_fails asserts the opposite: that the
+   check runs and fails (a known bug must be seen).
+   gc_ck_assert_gradient_fails_as (model, x, opts, kind) asserts how it
+   fails: verdict fail and a diagnosis of KIND (a gc_diagnosis_kind, such as
+   GC_DIAG_CONSTANT_FACTOR); a failure diagnosed otherwise -- a false alarm
+   of the rounding class, say -- does not satisfy it.  OPTS may be NULL for
+   the defaults.
+
+   The message is valid TAP when the suite prints TAP
+   (CK_TAP_LOG_FILE_NAME): every line after the first starts with "# ".
+   Only Check's public API is used (ck_abort_msg).  Header-only: include it
+   after <check.h> in a test linked with -lgradcheck and Check.  Each
+   assertion keeps GC_CK_MESSAGE_SIZE bytes on the stack.  */
 
 #ifndef GRADCHECK_CHECK_H
 #define GRADCHECK_CHECK_H
@@ -16,34 +25,95 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gradcheck.h"
 
-#define gc_ck_assert_gradient(model, x, opts) \
-  gc_ck__assert ((model), (x), (opts), GC_PASS, __FILE__, __LINE__)
-#define gc_ck_assert_gradient_fails(model, x, opts) \
-  gc_ck__assert ((model), (x), (opts), GC_FAIL, __FILE__, __LINE__)
+#define GC_CK_MESSAGE_SIZE 8192
 
-static inline void
-gc_ck__assert (const gc_model *m, const float *x, const gc_options *o,
-               gc_verdict want, const char *file, int line)
+#define gc_ck__assert(model, x, opts, want, check_kind, kind)             \
+  do                                                                      \
+    {                                                                     \
+      char gc_ck__msg[GC_CK_MESSAGE_SIZE];                                \
+      if (!gc_ck__check ((model), (x), (opts), (want), (check_kind),      \
+                         (kind), gc_ck__msg, sizeof gc_ck__msg))          \
+        ck_abort_msg ("%s", gc_ck__msg);                                  \
+    }                                                                     \
+  while (0)
+
+#define gc_ck_assert_gradient(model, x, opts) \
+  gc_ck__assert (model, x, opts, GC_PASS, 0, GC_DIAG_NONE)
+#define gc_ck_assert_gradient_fails(model, x, opts) \
+  gc_ck__assert (model, x, opts, GC_FAIL, 0, GC_DIAG_NONE)
+#define gc_ck_assert_gradient_fails_as(model, x, opts, kind) \
+  gc_ck__assert (model, x, opts, GC_FAIL, 1, kind)
+
+/* The diagnosis kinds as the JSON report names them.  */
+static inline const char *
+gc_ck__diagnosis_name (gc_diagnosis_kind k)
+{
+  static const char *const names[] = {
+    "none", "constant-factor", "sign-flip", "zero-region", "shifted-window",
+    "non-smooth", "rounding", "logic" };
+  return (unsigned) k < sizeof names / sizeof names[0] ? names[k]
+                                                       : "unknown";
+}
+
+/* Append S to MSG (LEN bytes used of SIZE), each new line followed by
+   "# " so that the message stays one TAP test point and its comments.  */
+static inline size_t
+gc_ck__append (char *msg, size_t len, size_t size, const char *s)
+{
+  for (; *s && len + 3 < size; s++)
+    {
+      if (len > 0 && msg[len - 1] == '\n')
+        {
+          msg[len++] = '#';
+          msg[len++] = ' ';
+        }
+      msg[len++] = *s;
+    }
+  msg[len] = 0;
+  return len;
+}
+
+/* Run the check; 1 when its verdict is WANT (and, when CHECK_KIND, its
+   diagnosis is KIND), else 0 with why and the report in MSG.  Everything
+   is freed before returning: Check leaves a failing test by exiting or
+   jumping.  */
+static inline int
+gc_ck__check (const gc_model *m, const float *x, const gc_options *o,
+              gc_verdict want, int check_kind, gc_diagnosis_kind kind,
+              char *msg, size_t size)
 {
   gc_result *r = NULL;
   gc_status st = gc_check (m, x, o, &r);
-  if (st == GC_OK && r && r->verdict == want)
+  if (st == GC_OK && r && r->verdict == want
+      && (!check_kind || r->diagnosis.kind == kind))
     {
       gc_result_free (r);
-      return;
+      return 1;
     }
-  /* Check leaves the test by exiting or jumping: copy the report to a
-     buffer of ours and free everything first.  */
-  char msg[8192];
+  char head[256];
+  if (st != GC_OK || !r)
+    snprintf (head, sizeof head, "expected verdict %s; the check stopped: "
+              "%s\n", gc_verdict_name (want), gc_strerror (st));
+  else if (check_kind)
+    snprintf (head, sizeof head, "expected verdict %s with diagnosis %s; "
+              "got %s with diagnosis %s\n", gc_verdict_name (want),
+              gc_ck__diagnosis_name (kind), gc_verdict_name (r->verdict),
+              gc_ck__diagnosis_name (r->diagnosis.kind));
+  else
+    snprintf (head, sizeof head, "expected verdict %s; got %s\n",
+              gc_verdict_name (want), gc_verdict_name (r->verdict));
   char *text = r ? gc_report (r, GC_FMT_TEXT) : NULL;
-  snprintf (msg, sizeof msg, "expected verdict %s; %s", gc_verdict_name (want),
-            text ? text : gc_strerror (st));
+  size_t len = gc_ck__append (msg, 0, size, head);
+  len = gc_ck__append (msg, len, size, text ? text : "");
+  while (len > 0 && msg[len - 1] == '\n')
+    msg[--len] = 0;
   free (text);
   gc_result_free (r);
-  _ck_assert_failed (file, line, "gradient check", "%s", msg);
+  return 0;
 }
 
 #endif

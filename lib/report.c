@@ -5,6 +5,7 @@
    the manual, section "JSON report"; keep the two in step.  */
 
 #include "internal.h"
+#include "escape.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -53,19 +54,99 @@ describe_reference (gc__buf *b, const gc_result *r)
                     gc_reference_name (r->truncation_source));
 }
 
+/* Names in the text, Markdown and TAP renderings come from plugins and
+   shard files: each goes through gc__escape (escape.h), so that a name
+   cannot start a line, a TAP directive or a terminal escape sequence.  The
+   JSON writer escapes its own way.  */
+
+/* Append S escaped for KIND, padded with spaces to WIDTH bytes.  */
 static void
-direction_label (const gc_result *r, const gc_direction *d, char *buf,
-                 size_t size)
+put_esc_pad (gc__buf *b, const char *s, gc__escape_kind kind, size_t width)
+{
+  char small[256];
+  size_t n = gc__escape (small, sizeof small, s, kind);
+  if (n < sizeof small)
+    gc__buf_puts (b, small);
+  else
+    {
+      char *t = malloc (n + 1);
+      if (!t)
+        {
+          b->failed = true;
+          return;
+        }
+      gc__escape (t, n + 1, s, kind);
+      gc__buf_puts (b, t);
+      free (t);
+    }
+  for (; n < width; n++)
+    gc__buf_puts (b, " ");
+}
+
+static void
+put_esc (gc__buf *b, const char *s, gc__escape_kind kind)
+{
+  put_esc_pad (b, s, kind, 0);
+}
+
+/* S as a Markdown code span: escaped as text, between backtick fences
+   longer than any run of backticks inside (CommonMark, "Code spans").  In
+   a table cell (IN_TABLE) a '|' ends the cell even inside a code span
+   unless written \| (GitHub Flavored Markdown, "Tables").  */
+static void
+put_md_code (gc__buf *b, const char *s, bool in_table)
+{
+  size_t run = 0, longest = 0;
+  for (const char *p = s; *p; p++)
+    {
+      run = *p == '`' ? run + 1 : 0;
+      if (run > longest)
+        longest = run;
+    }
+  bool pad = longest > 0;
+  for (size_t k = 0; k <= longest; k++)
+    gc__buf_puts (b, "`");
+  if (pad)
+    gc__buf_puts (b, " ");
+  if (!in_table)
+    put_esc (b, s, GC__ESC_TEXT);
+  else
+    {
+      gc__buf t = { 0 };
+      put_esc (&t, s, GC__ESC_TEXT);
+      char *e = gc__buf_take (&t);
+      if (!e)
+        {
+          b->failed = true;
+          return;
+        }
+      for (const char *p = e; *p; p++)
+        {
+          char c[2] = { *p, 0 };
+          gc__buf_puts (b, *p == '|' ? "\\|" : c);
+        }
+      free (e);
+    }
+  if (pad)
+    gc__buf_puts (b, " ");
+  for (size_t k = 0; k <= longest; k++)
+    gc__buf_puts (b, "`");
+}
+
+static void
+put_label (gc__buf *b, const gc_result *r, const gc_direction *d,
+           gc__escape_kind kind)
 {
   if (d->index == SIZE_MAX)
-    snprintf (buf, size, "random direction %zu", d->id);
+    gc__buf_printf (b, "random direction %zu", d->id);
   else
     {
       char nm[96];
       gc_param_name (r, d->index, nm, sizeof nm);
-      snprintf (buf, size, "%s (%s %zu)", nm,
-                r->kind == GC_CHECK_FORWARD ? "output" : "parameter",
-                d->index);
+      put_esc (b, nm, kind);
+      gc__buf_printf (b, " (%s %zu)",
+                      r->kind == GC_CHECK_FORWARD ? "output" : "parameter",
+                      d->index);
     }
 }
 
@@ -75,18 +156,29 @@ direction_label (const gc_result *r, const gc_direction *d, char *buf,
 static void
 derivation_text (gc__buf *b, const gc_direction *d, const char *indent)
 {
-  gc__buf_printf (b, "%sbar = %s + %s + %s = %.3e\n", indent,
-                  d->terms[0].name, d->terms[1].name, d->terms[2].name,
-                  d->bar);
+  gc__buf_printf (b, "%sbar = ", indent);
+  for (int t = 0; t < GC_N_TERMS; t++)
+    {
+      gc__buf_puts (b, t ? " + " : "");
+      put_esc (b, d->terms[t].name, GC__ESC_TEXT);
+    }
+  gc__buf_printf (b, " = %.3e\n", d->bar);
   for (int t = 0; t < GC_N_TERMS; t++)
     {
       const gc_term *tm = &d->terms[t];
-      gc__buf_printf (b, "%s  %-19s = %-42s = %.3e   [manual: %s]\n", indent,
-                      tm->name, tm->formula, tm->value, tm->section);
-      gc__buf_printf (b, "%s  %-19s   ", indent, "");
+      gc__buf_printf (b, "%s  ", indent);
+      put_esc_pad (b, tm->name, GC__ESC_TEXT, 19);
+      gc__buf_puts (b, " = ");
+      put_esc_pad (b, tm->formula, GC__ESC_TEXT, 42);
+      gc__buf_printf (b, " = %.3e   [manual: ", tm->value);
+      put_esc (b, tm->section, GC__ESC_TEXT);
+      gc__buf_printf (b, "]\n%s  %-19s   ", indent, "");
       for (size_t k = 0; k < tm->n_inputs; k++)
-        gc__buf_printf (b, "%s%s = %.6g", k ? ", " : "", tm->inputs[k].name,
-                        tm->inputs[k].value);
+        {
+          gc__buf_puts (b, k ? ", " : "");
+          put_esc (b, tm->inputs[k].name, GC__ESC_TEXT);
+          gc__buf_printf (b, " = %.6g", tm->inputs[k].value);
+        }
       gc__buf_puts (b, "\n");
     }
 }
@@ -94,11 +186,11 @@ derivation_text (gc__buf *b, const gc_direction *d, const char *indent)
 static void
 derivation_markdown (gc__buf *b, const gc_result *r, const gc_direction *d)
 {
-  char label[160];
-  direction_label (r, d, label, sizeof label);
-  gc__buf_printf (b, "# Derivation of the pass bar: %s\n\n", label);
-  gc__buf_printf (b, "Model `%s`, %zu parameters; reference: ", r->model_name,
-                  r->n);
+  gc__buf_puts (b, "# Derivation of the pass bar: ");
+  put_label (b, r, d, GC__ESC_MARKDOWN);
+  gc__buf_puts (b, "\n\nModel ");
+  put_md_code (b, r->model_name, false);
+  gc__buf_printf (b, ", %zu parameters; reference: ", r->n);
   describe_reference (b, r);
   gc__buf_printf (b, ".  Confidence: false-alarm probability %g for the "
                   "whole check of %zu directions.\n\n", r->false_alarm,
@@ -126,13 +218,20 @@ derivation_markdown (gc__buf *b, const gc_result *r, const gc_direction *d)
   for (int t = 0; t < GC_N_TERMS; t++)
     {
       const gc_term *tm = &d->terms[t];
-      gc__buf_printf (b, "## %s = %.3e\n\n", tm->name, tm->value);
-      gc__buf_printf (b, "Formula: `%s`.  Manual: *%s*.\n\n", tm->formula,
-                      tm->section);
-      gc__buf_puts (b, "| input | value |\n|---|---|\n");
+      gc__buf_puts (b, "## ");
+      put_esc (b, tm->name, GC__ESC_MARKDOWN);
+      gc__buf_printf (b, " = %.3e\n\nFormula: ", tm->value);
+      put_md_code (b, tm->formula, false);
+      gc__buf_puts (b, ".  Manual: *");
+      put_esc (b, tm->section, GC__ESC_MARKDOWN);
+      gc__buf_puts (b, "*.\n\n| input | value |\n|---|---|\n");
       for (size_t k = 0; k < tm->n_inputs; k++)
-        gc__buf_printf (b, "| `%s` | %.9g |\n", tm->inputs[k].name,
-                        tm->inputs[k].value);
+        {
+          /* A '|' ends a table cell even inside a code span (GFM).  */
+          gc__buf_puts (b, "| ");
+          put_md_code (b, tm->inputs[k].name, true);
+          gc__buf_printf (b, " | %.9g |\n", tm->inputs[k].value);
+        }
       gc__buf_puts (b, "\n");
     }
 }
@@ -244,15 +343,16 @@ static void
 report_text (gc__buf *b, const gc_result *r)
 {
   bool fwd = r->kind == GC_CHECK_FORWARD;
+  gc__buf_printf (b, "gradcheck %s: %smodel ", GC_VERSION_STRING,
+                  fwd ? "forward oracle, " : "");
+  put_esc (b, r->model_name, GC__ESC_TEXT);
   if (fwd)
-    gc__buf_printf (b, "gradcheck %s: forward oracle, model %s, %zu outputs\n"
+    gc__buf_printf (b, ", %zu outputs\n"
                     "reference: the MPFR forward at %ld bits, element by "
-                    "element\n", GC_VERSION_STRING, r->model_name, r->n,
-                    (long) r->precision);
+                    "element\n", r->n, (long) r->precision);
   else
     {
-      gc__buf_printf (b, "gradcheck %s: model %s, %zu parameters\n",
-                      GC_VERSION_STRING, r->model_name, r->n);
+      gc__buf_printf (b, ", %zu parameters\n", r->n);
       gc__buf_puts (b, "reference: ");
       describe_reference (b, r);
       gc__buf_printf (b, "\ndirections: %s",
@@ -269,7 +369,11 @@ report_text (gc__buf *b, const gc_result *r)
     {
       gc__buf_printf (b, "verdict: ERROR: %s\n", gc_strerror (r->status));
       if (strcmp (r->detail, gc_strerror (r->status)) != 0)
-        gc__buf_printf (b, "  %s\n", r->detail);
+        {
+          gc__buf_puts (b, "  ");
+          put_esc (b, r->detail, GC__ESC_TEXT);
+          gc__buf_puts (b, "\n");
+        }
       return;
     }
   if (!fwd)
@@ -294,13 +398,17 @@ report_text (gc__buf *b, const gc_result *r)
                     "worst nu = %.3g\n", vname, r->n_failed, r->n_nonsmooth,
                     r->n_directions, r->worst_nu);
   if (r->diagnosis.kind != GC_DIAG_NONE)
-    gc__buf_printf (b, "diagnosis: %s\n", r->diagnosis.text);
+    {
+      gc__buf_puts (b, "diagnosis: ");
+      put_esc (b, r->diagnosis.text, GC__ESC_TEXT);
+      gc__buf_puts (b, "\n");
+    }
   if (r->worst == SIZE_MAX)
     return;
   const gc_direction *d = &r->dirs[r->worst];
-  char label[160];
-  direction_label (r, d, label, sizeof label);
-  gc__buf_printf (b, "\nworst %s: %s\n", fwd ? "output" : "direction", label);
+  gc__buf_printf (b, "\nworst %s: ", fwd ? "output" : "direction");
+  put_label (b, r, d, GC__ESC_TEXT);
+  gc__buf_puts (b, "\n");
   gc__buf_printf (b, "  %-11s %+.9e\n", fwd ? "f32" : "analytic", d->analytic);
   gc__buf_printf (b, "  reference   %+.9e", d->reference);
   if (d->reference != 0)
@@ -425,21 +533,29 @@ report_tap (gc__buf *b, const gc_result *r)
 {
   if (r->status != GC_OK)
     {
-      gc__buf_printf (b, "1..0 # SKIP no directions\nBail out! %s: %s\n",
-                      gc_strerror (r->status), r->detail);
+      /* A check that could not run is an error of the test run, not a
+         skip: one "Bail out!" line and no plan (TAP 13, "Bail out!"), the
+         detail only when it says more than the status.  */
+      gc__buf_printf (b, "Bail out! %s", gc_strerror (r->status));
+      if (strcmp (r->detail, gc_strerror (r->status)) != 0)
+        {
+          gc__buf_puts (b, ": ");
+          put_esc (b, r->detail, GC__ESC_TAP);
+        }
+      gc__buf_puts (b, "\n");
       return;
     }
   gc__buf_printf (b, "1..%zu\n", r->n_directions);
-  gc__buf_printf (b, "# gradcheck %s: model %s, reference %s\n",
-                  GC_VERSION_STRING, r->model_name,
-                  gc_reference_name (r->reference));
+  gc__buf_printf (b, "# gradcheck %s: model ", GC_VERSION_STRING);
+  put_esc (b, r->model_name, GC__ESC_TAP);
+  gc__buf_printf (b, ", reference %s\n", gc_reference_name (r->reference));
   for (size_t k = 0; k < r->n_directions; k++)
     {
       const gc_direction *d = &r->dirs[k];
-      char label[160];
-      direction_label (r, d, label, sizeof label);
       const char *ok = d->verdict == GC_FAIL ? "not ok" : "ok";
-      gc__buf_printf (b, "%s %zu - %s nu=%.3g", ok, k + 1, label, d->nu);
+      gc__buf_printf (b, "%s %zu - ", ok, k + 1);
+      put_label (b, r, d, GC__ESC_TAP);
+      gc__buf_printf (b, " nu=%.3g", d->nu);
       if (d->verdict == GC_NONSMOOTH)
         gc__buf_puts (b, " # SKIP non-smooth point");
       gc__buf_puts (b, "\n");
@@ -448,7 +564,11 @@ report_tap (gc__buf *b, const gc_result *r)
                         d->analytic, d->reference, d->bar);
     }
   if (r->diagnosis.kind != GC_DIAG_NONE)
-    gc__buf_printf (b, "# diagnosis: %s\n", r->diagnosis.text);
+    {
+      gc__buf_puts (b, "# diagnosis: ");
+      put_esc (b, r->diagnosis.text, GC__ESC_TAP);
+      gc__buf_puts (b, "\n");
+    }
 }
 
 char *
@@ -470,9 +590,12 @@ gc_report (const gc_result *r, gc_format fmt)
         derivation_markdown (&b, r, &r->dirs[r->worst]);
       else
         {
-          gc__buf_printf (&b, "# gradcheck: %s\n\n", r->model_name);
-          gc__buf_printf (&b, "Verdict: **%s** (%s)\n",
-                          gc_verdict_name (r->verdict), r->detail);
+          gc__buf_puts (&b, "# gradcheck: ");
+          put_esc (&b, r->model_name, GC__ESC_MARKDOWN);
+          gc__buf_printf (&b, "\n\nVerdict: **%s** (",
+                          gc_verdict_name (r->verdict));
+          put_esc (&b, r->detail, GC__ESC_MARKDOWN);
+          gc__buf_puts (&b, ")\n");
         }
       break;
     case GC_FMT_TAP:

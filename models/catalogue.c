@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ gcm_parse_shape (const gcm_spec *spec, const char *text, long *values,
   if (!text || !*text)
     return GC_OK;
   const char *p = text;
+  bool seen[GCM_MAX_KEYS] = { false };
   while (*p)
     {
       const char *eq = strchr (p, '=');
@@ -85,6 +87,13 @@ gcm_parse_shape (const gcm_spec *spec, const char *text, long *values,
                              spec->keys[j].name);
           return GC_EFORMAT;
         }
+      if (seen[k])
+        {
+          snprintf (err, errsize, "shape key %s given twice: accepted: each "
+                    "key once", spec->keys[k].name);
+          return GC_EFORMAT;
+        }
+      seen[k] = true;
       char num[32];
       size_t nl = (size_t) (end - eq - 1);
       if (nl == 0 || nl >= sizeof num)

@@ -7,6 +7,8 @@
 #include "gradcheck-check.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -208,6 +210,11 @@ START_TEST (test_check_helper)
   gct_free (t);
   t = gct_tanh_gemm (4, 8, 4, gct_seed (), gct_tanh_mutant ("dw-twice"));
   gc_ck_assert_gradient_fails (&t->model, t->x, NULL);
+  gc_ck_assert_gradient_fails_as (&t->model, t->x, NULL,
+                                  GC_DIAG_CONSTANT_FACTOR);
+  gct_free (t);
+  t = gct_tanh_gemm (4, 8, 4, gct_seed (), gct_tanh_mutant ("dx-zero"));
+  gc_ck_assert_gradient_fails_as (&t->model, t->x, NULL, GC_DIAG_ZERO_REGION);
   gct_free (t);
 }
 END_TEST
@@ -221,6 +228,44 @@ START_TEST (test_check_helper_message)
   gc_ck_assert_gradient (&t->model, t->x, NULL);
 }
 END_TEST
+
+/* gc_ck_assert_gradient_fails_as is not satisfied by a failure of another
+   diagnosis (a factor asserted as a sign flip; a zero region asserted as a
+   factor), nor by a pass.  Each of these must fail.  */
+START_TEST (test_fails_as_other_kind)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (),
+                                 gct_tanh_mutant ("dw-twice"));
+  gc_ck_assert_gradient_fails_as (&t->model, t->x, NULL, GC_DIAG_SIGN_FLIP);
+}
+END_TEST
+
+START_TEST (test_fails_as_zero_region)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (),
+                                 gct_tanh_mutant ("dx-zero"));
+  gc_ck_assert_gradient_fails_as (&t->model, t->x, NULL,
+                                  GC_DIAG_CONSTANT_FACTOR);
+}
+END_TEST
+
+START_TEST (test_fails_as_on_a_pass)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gc_ck_assert_gradient_fails_as (&t->model, t->x, NULL,
+                                  GC_DIAG_CONSTANT_FACTOR);
+}
+END_TEST
+
+/* Whether every line of S after the first starts with "# ".  */
+static bool
+tap_continued (const char *s)
+{
+  for (const char *p = strchr (s, '\n'); p; p = strchr (p + 1, '\n'))
+    if (strncmp (p + 1, "# ", 2) != 0)
+      return false;
+  return true;
+}
 
 /* A copy of S with the first occurrence of FROM replaced by TO.  */
 static char *
@@ -307,6 +352,96 @@ START_TEST (test_untrusted_reports)
 }
 END_TEST
 
+/* Names come from plugins and shard files: a result whose model, block,
+   diagnosis and detail strings carry new lines, TAP test points, a TAP
+   directive and terminal escapes renders without any of them.  */
+START_TEST (test_hostile_names)
+{
+  gct_model *t = gct_tanh_gemm (2, 3, 2, gct_seed (),
+                                 gct_tanh_mutant ("dw-twice"));
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  static const char forged[] = "x\nok 99 - forged # TODO\033[2J\r\302\233";
+  snprintf (r->model_name, sizeof r->model_name, "%s", forged);
+  snprintf (r->diagnosis.text, sizeof r->diagnosis.text, "%s", forged);
+  r->blocks[0].name = forged;
+  r->dirs[r->worst].terms[0].name = forged;
+  for (int f = 0; f < 3; f++)
+    {
+      gc_format fmt = f == 0 ? GC_FMT_TEXT : f == 1 ? GC_FMT_TAP
+                      : GC_FMT_MARKDOWN;
+      char *s = gc_report (r, fmt);
+      ck_assert_ptr_nonnull (s);
+      ck_assert_msg (!strchr (s, '\033') && !strchr (s, '\r')
+                     && !strstr (s, "\302\233"),
+                     "format %d: a control character got through", f);
+      ck_assert_int_eq (count_lines (s, "ok 99"), 0);
+      if (fmt == GC_FMT_TAP)
+        {
+          ck_assert_msg (!strstr (s, " # TODO"), "a directive: %s", s);
+          /* the plan, 12 test points and comments, nothing else */
+          int lines = count_lines (s, "");
+          ck_assert_int_eq (count_lines (s, "1..12\n"), 1);
+          ck_assert_int_eq (count_lines (s, "ok ") + count_lines (s, "not ok "),
+                            12);
+          ck_assert_int_eq (lines, 1 + 12 + count_lines (s, "#"));
+        }
+      if (fmt == GC_FMT_MARKDOWN)
+        ck_assert_int_eq (count_lines (s, "#"), 4);
+      free (s);
+    }
+  char *s = gc_derivation (r, r->worst, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (s);
+  ck_assert_int_eq (count_lines (s, "ok 99"), 0);
+  ck_assert_ptr_null (strchr (s, '\033'));
+  free (s);
+  /* Well-formed UTF-8 passes as it is; a surrogate, an overlong form and
+     a truncated sequence are not UTF-8 (RFC 3629) and are shown byte by
+     byte.  */
+  snprintf (r->model_name, sizeof r->model_name,
+            "mod\303\250le \342\237\250x\342\237\251 \355\240\200 \300\257 \342\237");
+  s = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (s);
+  ck_assert_msg (strstr (s, "model mod\303\250le \342\237\250x\342\237\251 "
+                         "\\xED\\xA0\\x80 \\xC0\\xAF \\xE2\\x9F, "),
+                 "text report: %.80s", s);
+  free (s);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+static int
+failing_loss (void *ctx, const float *x, float *loss)
+{
+  (void) ctx;
+  (void) x;
+  (void) loss;
+  return 7;
+}
+
+/* A check that could not run renders in TAP as one "Bail out!" line, with
+   no plan and no skip before it.  */
+START_TEST (test_tap_error)
+{
+  gct_model *t = gct_poly (3, gct_seed ());
+  gc_model m = t->model;
+  m.loss_f32 = failing_loss;
+  gc_result *r = NULL;
+  ck_assert_int_eq (gc_check (&m, t->x, NULL, &r), GC_ECALLBACK);
+  ck_assert_ptr_nonnull (r);
+  char *s = gc_report (r, GC_FMT_TAP);
+  ck_assert_ptr_nonnull (s);
+  ck_assert_msg (strncmp (s, "Bail out! ", 10) == 0, "TAP error: %s", s);
+  ck_assert_int_eq (count_lines (s, ""), 1);
+  ck_assert_ptr_null (strstr (s, "1.."));
+  ck_assert_ptr_nonnull (strstr (s, gc_strerror (GC_ECALLBACK)));
+  free (s);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
 static Suite *
 report_suite (void)
 {
@@ -322,6 +457,8 @@ report_suite (void)
   tcase_add_test (tc, test_diagnosis_shift);
   tcase_add_test (tc, test_check_helper);
   tcase_add_test (tc, test_untrusted_reports);
+  tcase_add_test (tc, test_hostile_names);
+  tcase_add_test (tc, test_tap_error);
   suite_add_tcase (s, tc);
   return s;
 }
@@ -339,14 +476,35 @@ helper_failure_path (void)
   Suite *s = suite_create ("helper");
   TCase *tc = tcase_create ("fails");
   tcase_add_test (tc, test_check_helper_message);
+  tcase_add_test (tc, test_fails_as_other_kind);
+  tcase_add_test (tc, test_fails_as_zero_region);
+  tcase_add_test (tc, test_fails_as_on_a_pass);
   suite_add_tcase (s, tc);
   SRunner *sr = srunner_create (s);
   srunner_set_fork_status (sr, CK_FORK);
   srunner_run_all (sr, CK_SILENT);
-  int ok = srunner_ntests_failed (sr) == 1;
+  int ok = srunner_ntests_failed (sr) == 4;
   TestResult **tr = srunner_failures (sr);
-  ok = ok && tr && strstr (tr_msg (tr[0]), "constant factor")
-       && strstr (tr_msg (tr[0]), "adjoint rounding");
+  static const char *const want[4][2] = {
+    { "expected verdict pass; got fail", "constant factor" },
+    { "expected verdict fail with diagnosis sign-flip; got fail with "
+      "diagnosis constant-factor", "adjoint rounding" },
+    { "expected verdict fail with diagnosis constant-factor; got fail with "
+      "diagnosis zero-region", "zero" },
+    { "expected verdict fail with diagnosis constant-factor; got pass with "
+      "diagnosis none", "verdict: PASS" } };
+  for (int k = 0; ok && tr && k < 4; k++)
+    {
+      const char *m = tr_msg (tr[k]);
+      /* at the caller's line (Check's public ck_abort_msg expands there),
+         with the report, in valid TAP  */
+      ok = strstr (m, want[k][0]) == m && strstr (m, want[k][1])
+           && strstr (tr_lfile (tr[k]), "check_report.c")
+           && tap_continued (m);
+      if (!ok)
+        fprintf (stderr, "helper failure %d: %s:%d: %.300s\n", k,
+                 tr_lfile (tr[k]), tr_lno (tr[k]), m);
+    }
   free (tr);
   srunner_free (sr);
   if (saved)

@@ -313,6 +313,12 @@ START_TEST (test_eformat)
   ck_assert_int_eq (gcm_parse_shape (s, "M", v, err, sizeof err), GC_EFORMAT);
   ck_assert_int_eq (gcm_parse_shape (s, "M=99999999999999999999", v, err,
                                      sizeof err), GC_EFORMAT);
+  /* a key given twice is refused, not last-wins */
+  ck_assert_int_eq (gcm_parse_shape (s, "K=8,K=9", v, err, sizeof err),
+                    GC_EFORMAT);
+  ck_assert_ptr_nonnull (strstr (err, "K given twice"));
+  ck_assert_int_eq (gcm_parse_shape (s, "K=8,M=2,K=8", v, err, sizeof err),
+                    GC_EFORMAT);
 }
 END_TEST
 

@@ -5,9 +5,124 @@
 # arguments (a one-line message naming what is accepted, exit 2).
 . "${srcdir:-.}/tests/tap.sh"
 G=$GRADCHECK
+# bad arguments: exit 2 and one line on stderr that says what is accepted
+bad () {
+  d=$1; shift
+  $G "$@" >/dev/null 2>"$TMPD/err"; rc=$?
+  if [ "$rc" -eq 2 ] && grep -q 'accepted\|requires an argument\|unrecognized option\|unexpected\|does not apply\|ambiguous\|allow an argument' "$TMPD/err"; then
+    ok "$d (exit 2)"
+  else
+    not_ok "$d (exit $rc: $(head -1 "$TMPD/err"))"
+  fi
+}
 
 check "--help mentions the exit codes" sh -c "$G --help | grep -q 'Exit status'"
 check "--version names the OpenBLAS kernel" sh -c "$G --version | grep -q 'OpenBLAS kernel'"
+
+# GNU conventions: --version, --help's last lines (GNU Coding Standards,
+# "--version" and "--help").
+$G --version > "$TMPD/v"
+check "--version: first line 'gradcheck (gradcheck) VERSION'" sh -c "head -1 '$TMPD/v' | grep -qx 'gradcheck (gradcheck) [0-9][0-9.]*'"
+check "--version: copyright line" grep -qx 'Copyright (C) 2026 The gradcheck authors' "$TMPD/v"
+check "--version: licence line with its URL" grep -q '^License LGPL-3.0-or-later: .*<https://gnu.org/licenses/lgpl.html>' "$TMPD/v"
+check "--version: free software, no warranty" sh -c "grep -qx 'This is free software: you are free to change and redistribute it.' '$TMPD/v' && grep -qx 'There is NO WARRANTY, to the extent permitted by law.' '$TMPD/v'"
+check "--version: the kernel on a line of its own, after the licence" sh -c "tail -1 '$TMPD/v' | grep -q '(OpenBLAS kernel [A-Za-z0-9]*)\$'"
+for c in "" list run merge steps; do
+  $G $c --help > "$TMPD/h"
+  check "gradcheck $c --help ends with the bug-report address and home page" \
+    sh -c "tail -2 '$TMPD/h' | head -1 | grep -qx 'Report bugs to: https://github.com/gradcheck/gradcheck/issues' && tail -1 '$TMPD/h' | grep -qx 'gradcheck home page: <https://github.com/gradcheck/gradcheck>'"
+done
+check "run --help lists --ref but not --index" sh -c "$G run --help | grep -q -- '--ref ' && ! $G run --help | grep -q -- '--index'"
+check "merge --help lists --format and nothing that checks a model" sh -c "$G merge --help | grep -q -- '--format ' && ! $G merge --help | grep -q -- '--shape'"
+
+# Write errors: every subcommand checks standard output when it ends.
+full () {   # full DESCRIPTION ARGS...: stdout on /dev/full
+  d=$1; shift
+  $G "$@" > /dev/full 2> "$TMPD/err"; rc=$?
+  if [ "$rc" -eq 3 ] && grep -qx 'gradcheck: write error: No space left on device' "$TMPD/err"; then
+    ok "$d > /dev/full: write error reported, exit 3"
+  else
+    not_ok "$d > /dev/full: exit $rc: $(head -1 "$TMPD/err")"
+  fi
+}
+if [ -w /dev/full ]; then
+  full "--help" --help
+  full "--version" --version
+  full "list" list
+  full "list --help" list --help
+  full "run" run tanh-gemm
+  full "run (a large JSON report)" run tanh-gemm --format json
+  full "run of a failing check" run tanh-gemm --mutant dw-twice
+  full "run --format tap" run tanh-gemm --format tap
+  full "oracle" oracle kda
+  full "explain" explain tanh-gemm --index 3
+  full "steps" steps tanh-gemm --index 3 --output "$TMPD/full.svg"
+  $G run tanh-gemm --format json > "$TMPD/whole.json"
+  full "merge" merge "$TMPD/whole.json"
+  $G sweep tanh-gemm --directions random:2 > /dev/full 2> "$TMPD/err"; rc=$?
+  check "sweep > /dev/full: a write error, exit 3 (exit $rc)" sh -c "test $rc -eq 3 && grep -q '^gradcheck: write error' '$TMPD/err'"
+else
+  skip "write errors" "no /dev/full"
+fi
+$G run --frob >&- 2> "$TMPD/err"; rc=$?
+check "a closed stdout with nothing written is no write error (exit $rc)" sh -c "test $rc -eq 2 && ! grep -q 'write error' '$TMPD/err'"
+$G list >&- 2> "$TMPD/err"; rc=$?
+check "list to a closed stdout: a write error, exit 3 (exit $rc)" sh -c "test $rc -eq 3 && grep -q '^gradcheck: write error: Bad file descriptor' '$TMPD/err'"
+
+# getopt_long's own messages reach the user, with the hint to --help.
+msg () {   # msg DESCRIPTION EXPECTED-MESSAGE ARGS...
+  d=$1; want=$2; shift 2
+  $G "$@" > /dev/null 2> "$TMPD/err"; rc=$?
+  if [ "$rc" -eq 2 ] && head -1 "$TMPD/err" | grep -qF -- "$want" \
+     && grep -qx "Try 'gradcheck --help' for more information." "$TMPD/err"; then
+    ok "$d (exit 2)"
+  else
+    not_ok "$d (exit $rc: $(head -1 "$TMPD/err"))"
+  fi
+}
+msg "an ambiguous abbreviation" "gradcheck: option '--s' is ambiguous; possibilities: '--shape' '--seed' '--step' '--shard'" run --s 3
+msg "an argument to --help" "gradcheck: option '--help' doesn't allow an argument" --help=x
+msg "an argument to run --help" "gradcheck: option '--help' doesn't allow an argument" run --help=x
+msg "an unknown option" "gradcheck: unrecognized option '--frob'" run --frob
+msg "an unknown short option" "gradcheck: invalid option -- 'x'" run -x
+msg "a missing value" "gradcheck: option '--ref' requires an argument" run --ref
+msg "an unknown top-level option" "gradcheck: unrecognized option '--frob'" --frob
+expect_rc 0 "an unambiguous abbreviation (--mut)" $G run tanh-gemm --mut none --directions 1
+expect_rc 0 "options after the model" $G run tanh-gemm --directions 1,2
+expect_rc 0 "-- ends the options" $G run --directions 1 -- tanh-gemm
+
+# Options that do not apply to a subcommand are refused, not ignored.
+refused () {   # refused ARGS...
+  $G "$@" > /dev/null 2> "$TMPD/err"; rc=$?
+  if [ "$rc" -eq 2 ] && grep -q "does not apply to $1; it applies to: " "$TMPD/err"; then
+    ok "$* is refused (exit 2)"
+  else
+    not_ok "$* is refused (exit $rc: $(head -1 "$TMPD/err"))"
+  fi
+}
+refused run --index 3
+refused run tanh-gemm --output x.svg
+refused explain tanh-gemm --index 3 --directions 5
+refused explain tanh-gemm --index 3 --threads 2
+refused explain tanh-gemm --index 3 --shard 0/2
+refused oracle kda --ref f32
+refused oracle kda --step 0.1
+refused oracle kda --directions 3
+refused steps tanh-gemm --index 3 --format json
+refused steps tanh-gemm --index 3 --false-alarm 0.1
+refused steps tanh-gemm --index 3 --ref f32
+refused sweep tanh-gemm --dump "$TMPD/d"
+refused merge --shape M=2 "$TMPD/whole.json"
+refused merge --index 3 "$TMPD/whole.json"
+refused list --format json
+bad "empty --mutant" run tanh-gemm --mutant ''
+bad "empty --shape" run tanh-gemm --shape ''
+bad "empty --plugin" run --plugin ''
+bad "empty --output" steps tanh-gemm --index 1 --output ''
+bad "empty --dump" run tanh-gemm --dump ''
+bad "a shape key given twice" run tanh-gemm --shape K=8,K=9
+bad "a shape key given twice (gdn)" run gdn --shape T=5,BT=4,T=6
+bad "list with an argument" list gdn
 check "run --help works" sh -c "$G run --help | grep -q -- '--ref'"
 check "list names the default model and its mutants" sh -c "$G list | grep -q 'default' && $G list | grep -q 'dw-twice'"
 
@@ -16,6 +131,16 @@ check "run with no model checks gdn and passes (exit 0)" test "$rc" -eq 0
 check "run prints the verdict" grep -q '^verdict: PASS' "$TMPD/out"
 check "run prints the derivation" grep -q 'adjoint rounding' "$TMPD/out"
 check "run names the default model" grep -q 'model gdn, 2052 parameters' "$TMPD/out"
+check "run names the OpenBLAS kernel in the report's first line, and on no line of its own" \
+  sh -c "head -1 '$TMPD/out' | grep -q '^gradcheck .*, OpenBLAS kernel [A-Za-z0-9]*\$' && ! grep -q '^OpenBLAS kernel' '$TMPD/out'"
+# README.md's sample is this output, under the kernel it names.
+sed -n '/^\$ \.\/gradcheck\/gradcheck run$/,/^\$ /p' "${srcdir:-.}/README.md" | sed '1d;$d' > "$TMPD/readme"
+readme_kernel=$(head -1 "$TMPD/readme" | sed -n 's/.*OpenBLAS kernel //p')
+if [ -n "$readme_kernel" ] && head -1 "$TMPD/out" | grep -q "OpenBLAS kernel $readme_kernel\$"; then
+  check "README.md's sample output is what gradcheck run prints (kernel $readme_kernel)" cmp -s "$TMPD/readme" "$TMPD/out"
+else
+  skip "README.md's sample output" "it shows kernel '$readme_kernel'; this run: $(head -1 "$TMPD/out" | sed 's/.*, //')"
+fi
 
 for m in scratch-zeros scratch-shift-chunk scratch-shift-row pad-leak no-read-scale no-dg-cumsum dbeta-sign a-transposed; do
   $G run gdn --mutant "$m" --threads 2 > "$TMPD/m" 2>&1; rc=$?
@@ -60,16 +185,7 @@ $G run tanh-gemm --threads 1 --format json > "$TMPD/t1"
 $G run tanh-gemm --threads 2 --format json > "$TMPD/t2"
 check "--threads 2 gives the same report as --threads 1" cmp -s "$TMPD/t1" "$TMPD/t2"
 
-# bad arguments: exit 2 and one line on stderr that says what is accepted
-bad () {
-  d=$1; shift
-  $G "$@" >/dev/null 2>"$TMPD/err"; rc=$?
-  if [ "$rc" -eq 2 ] && grep -q 'accepted\|needs a value\|unknown option\|unexpected' "$TMPD/err"; then
-    ok "$d (exit 2)"
-  else
-    not_ok "$d (exit $rc: $(head -1 "$TMPD/err"))"
-  fi
-}
+# bad arguments: exit 2 and one line on stderr that says what is accepted (bad, above)
 bad "unknown command" frobnicate
 bad "bad --ref" run --ref f16
 bad "bad --format" run --format xml

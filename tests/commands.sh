@@ -40,6 +40,39 @@ printf '{"kind":"gradient","model":' > "$TMPD/bad.json"
 expect_rc 2 "merge of a truncated report" $G merge "$TMPD/bad.json"
 expect_rc 2 "merge of a missing file" $G merge "$TMPD/nonexistent.json"
 expect_rc 2 "merge with no report" $G merge
+# merge parses its options with getopt_long: anywhere, abbreviated, --
+$G merge "$TMPD/s2.json" "$TMPD/s0.json" "$TMPD/s1.json" --format=json > "$TMPD/m2.json"; rc=$?
+check "merge REPORT... --format=json (exit $rc)" cmp -s "$TMPD/whole.json" "$TMPD/m2.json"
+$G merge --form json -- "$TMPD/s0.json" "$TMPD/s1.json" "$TMPD/s2.json" > "$TMPD/m3.json"; rc=$?
+check "merge --form json -- REPORT... (exit $rc)" cmp -s "$TMPD/whole.json" "$TMPD/m3.json"
+# merge reads regular files only, of at most 1 GiB, and says why not
+unreadable () {   # unreadable DESCRIPTION MESSAGE FILE
+  timeout 20 $G merge "$3" > /dev/null 2> "$TMPD/err"; rc=$?
+  if [ "$rc" -eq 2 ] && grep -qF -- "gradcheck: cannot read $3: $2" "$TMPD/err"; then
+    ok "merge of $1: exit 2, '$2'"
+  else
+    not_ok "merge of $1: exit $rc: $(head -1 "$TMPD/err")"
+  fi
+}
+unreadable "a missing file" "No such file or directory" "$TMPD/nonexistent.json"
+unreadable "a directory" "Is a directory" "$TMPD"
+unreadable "/dev/zero" "not a regular file" /dev/zero
+if mkfifo "$TMPD/fifo" 2>/dev/null; then
+  unreadable "a FIFO nobody writes (it must not block)" "not a regular file" "$TMPD/fifo"
+else
+  skip "merge of a FIFO" "mkfifo failed"
+fi
+if truncate -s 1073741825 "$TMPD/big.json" 2>/dev/null; then
+  unreadable "a file of 1 GiB + 1 byte (sparse)" "larger than 1 GiB" "$TMPD/big.json"
+else
+  skip "merge of a file above the limit" "truncate failed"
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  cp "$TMPD/s0.json" "$TMPD/locked.json" && chmod 000 "$TMPD/locked.json"
+  unreadable "a file without read permission" "Permission denied" "$TMPD/locked.json"
+else
+  skip "merge of an unreadable file" "root reads every file"
+fi
 expect_rc 2 "bad --shard" $G run tanh-gemm --shard 3/3
 expect_rc 2 "bad --shard syntax" $G run tanh-gemm --shard 1-3
 
