@@ -296,7 +296,7 @@ json_out (gc__buf *b, json_t *j)
 char *
 gc_derivation (const gc_result *r, size_t dir, gc_format fmt)
 {
-  if (!r || dir >= r->n_directions)
+  if (!r || !r->dirs || dir >= r->n_directions)
     return NULL;
   const gc_direction *d = &r->dirs[dir];
   gc__buf b = { 0 };

@@ -662,6 +662,27 @@ START_TEST (test_json_nonfinite)
 }
 END_TEST
 
+/* A result whose directions could not be allocated (dirs NULL beside a
+   count) renders without reading them.  */
+START_TEST (test_json_no_dirs)
+{
+  gct_model *t = gct_tanh_gemm (2, 2, 2, gct_seed (), 0);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+  gc_direction *dirs = r->dirs;
+  r->dirs = NULL;
+  r->worst = 0;
+  char *s = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (s);
+  ck_assert_ptr_nonnull (strstr (s, "\"results\":[]"));
+  ck_assert_ptr_nonnull (strstr (s, "\"worst\":null"));
+  free (s);
+  ck_assert_ptr_null (gc_derivation (r, 0, GC_FMT_JSON));
+  r->dirs = dirs;
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
 /* The JSON reports of shard I of COUNT of model M at X with options O.  */
 static char *
 shard_json (const gc_model *m, const float *x, const gc_options *base,
@@ -935,6 +956,7 @@ report_suite (void)
   tcase_add_test (tc, test_json_utf8);
   tcase_add_test (tc, test_json_strict);
   tcase_add_test (tc, test_json_nonfinite);
+  tcase_add_test (tc, test_json_no_dirs);
   tcase_add_test (tc, test_merge_ids);
   tcase_add_test (tc, test_merge_verdict_lie);
   tcase_add_test (tc, test_merge_identity);
