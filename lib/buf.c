@@ -57,34 +57,90 @@ gc__buf_puts (gc__buf *b, const char *s)
   b->len += n;
 }
 
-void
-gc__buf_json_string (gc__buf *b, const char *s)
+/* RFC 3629: the length of the valid UTF-8 sequence at P (1 to 4), or 0
+   when P starts none (a stray continuation byte, an overlong form, a
+   surrogate, a code point beyond U+10FFFF, a cut sequence, NUL).  */
+size_t
+gc__utf8_len (const unsigned char *p)
 {
-  gc__buf_puts (b, "\"");
-  for (const unsigned char *p = (const unsigned char *) (s ? s : ""); *p; p++)
+  unsigned c = p[0];
+  if (c == 0)
+    return 0;
+  if (c < 0x80)
+    return 1;
+  size_t n;
+  unsigned lo = 0x80, hi = 0xbf;
+  if (c >= 0xc2 && c <= 0xdf)
+    n = 2;
+  else if (c >= 0xe0 && c <= 0xef)
     {
-      if (*p == '"' || *p == '\\')
-        gc__buf_printf (b, "\\%c", *p);
-      else if (*p < 0x20)
-        gc__buf_printf (b, "\\u%04x", *p);
-      else
-        {
-          char c[2] = { (char) *p, 0 };
-          gc__buf_puts (b, c);
-        }
+      n = 3;
+      if (c == 0xe0)
+        lo = 0xa0;
+      else if (c == 0xed)
+        hi = 0x9f;
     }
-  gc__buf_puts (b, "\"");
+  else if (c >= 0xf0 && c <= 0xf4)
+    {
+      n = 4;
+      if (c == 0xf0)
+        lo = 0x90;
+      else if (c == 0xf4)
+        hi = 0x8f;
+    }
+  else
+    return 0;
+  if (p[1] < lo || p[1] > hi)
+    return 0;
+  for (size_t k = 2; k < n; k++)
+    if (p[k] < 0x80 || p[k] > 0xbf)
+      return 0;
+  return n;
 }
 
-/* JSON has no NaN or Inf: they are written as null.  17 significant digits
-   make every double round-trip.  */
+/* Append S to B as valid UTF-8: each byte that starts no valid sequence
+   becomes U+FFFD.  */
 void
-gc__buf_json_number (gc__buf *b, double v)
+gc__buf_utf8 (gc__buf *b, const char *s)
 {
-  if (isfinite (v))
-    gc__buf_printf (b, "%.17g", v);
-  else
-    gc__buf_puts (b, "null");
+  const unsigned char *p = (const unsigned char *) (s ? s : "");
+  while (*p)
+    {
+      size_t l = gc__utf8_len (p);
+      if (!l)
+        {
+          gc__buf_puts (b, "\xef\xbf\xbd");
+          p++;
+          continue;
+        }
+      if (!reserve (b, l))
+        return;
+      memcpy (b->s + b->len, p, l);
+      b->len += l;
+      b->s[b->len] = 0;
+      p += l;
+    }
+}
+
+/* SRC as valid UTF-8 into DST of SIZE bytes (SIZE > 0), cut at a
+   character boundary when it does not fit.  */
+void
+gc__utf8_copy (char *dst, size_t size, const char *src)
+{
+  const unsigned char *p = (const unsigned char *) (src ? src : "");
+  size_t used = 0;
+  while (*p)
+    {
+      size_t l = gc__utf8_len (p);
+      const void *c = l ? (const void *) p : "\xef\xbf\xbd";
+      size_t cl = l ? l : 3;
+      if (used + cl + 1 > size)
+        break;
+      memmove (dst + used, c, cl);
+      used += cl;
+      p += l ? l : 1;
+    }
+  dst[used] = 0;
 }
 
 char *

@@ -1084,6 +1084,7 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   r->lambda_forward = gc__lambda (o->false_alarm, 2 * total, r->forward_depth);
   r->lambda_backward = gc__lambda (o->false_alarm, 2 * total,
                                    r->backward_depth);
+  gc__identity_set (r, x, m->n, o);   /* manual: "Merging shards" */
 
   r->dirs = calloc (mine ? mine : 1, sizeof *r->dirs);
   sh.g = malloc (m->n * sizeof *sh.g);

@@ -80,6 +80,7 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
   /* Two bounds per element: the f32 output's and the reference's.  */
   r->lambda_forward = r->lambda_backward
     = gc__lambda (o->false_alarm, 2 * no, r->forward_depth);
+  gc__identity_set (r, x, n, o);   /* manual: "Merging shards" */
   if ((st = gc__copy_blocks (r, m->output_blocks, m->n_output_blocks))
       != GC_OK
       || (st = gc__copy_constants (r, m->constants, m->n_constants)) != GC_OK)

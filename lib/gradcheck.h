@@ -313,6 +313,22 @@ typedef enum gc_check_kind
   GC_CHECK_FORWARD         /* gc_forward_check: elements of the outputs */
 } gc_check_kind;
 
+/* What makes two results parts of one check (manual: "Merging shards"):
+   gc_check fills it; gc_result_merge refuses shards whose identities
+   differ, or whose digest does not match their own fields.  */
+typedef struct gc_identity
+{
+  /* FNV-1a (64-bit) over the library version, the kind, model name, n,
+     reference, precision, truncation source, step option, false-alarm
+     rate, direction kind, n_total, seed, shard count, depths and the two
+     digests below.  */
+  uint64_t digest;
+  uint64_t x_digest;           /* FNV-1a of x's n floats, little-endian */
+  uint64_t directions_digest;  /* FNV-1a of the listed indices (GC_DIR_LIST) */
+  double step;                 /* the step option: 0 for the derived steps */
+  char version[16];            /* the library version that ran the check */
+} gc_identity;
+
 typedef struct gc_result
 {
   gc_check_kind kind;
@@ -357,6 +373,7 @@ typedef struct gc_result
   size_t n_constants;
   gc_constant *constants;
   void *strings;           /* storage of strings read back (internal) */
+  gc_identity identity;    /* of the check this result is part of */
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).
@@ -392,16 +409,22 @@ char *gc_param_name (const gc_result *result, size_t index, char *buf,
 
 /* Read a JSON report written by gc_report (..., GC_FMT_JSON) back into a
    new result (free with gc_result_free): every direction with its values
-   and term values, the worst direction with its terms' inputs, blocks and
-   constants.  TEXT is untrusted: GC_EFORMAT for anything malformed.  */
+   and term values, the worst direction with its terms' inputs, blocks,
+   constants and the check's identity.  TEXT is untrusted: GC_EFORMAT for
+   anything malformed (invalid JSON or UTF-8, a duplicate key, a number
+   with leading zeros, a field of the wrong type or out of range).  */
 gc_status gc_result_parse_json (const char *text, size_t len,
                                 gc_result **result);
 
 /* Combine the N shard results of one check (options shard_index of
    shard_count) into the result the unsharded check gives: directions in
-   order, counts, verdict, worst direction and diagnosis recomputed.
-   GC_EMISMATCH when the shards are of different checks, or a shard is
-   missing or repeated.  The shards are not modified.  */
+   order, counts, verdict, worst direction and diagnosis recomputed, and
+   every direction judged again from its analytic value, reference and
+   term values (a stored verdict is not trusted).  GC_EMISMATCH when the
+   shards are of different checks (their identities differ, or an identity
+   does not match its own result's fields), a shard is missing or repeated,
+   a direction id does not belong to its shard, or an id of the check is
+   missing.  The shards are not modified.  */
 gc_status gc_result_merge (gc_result *const *shards, size_t n,
                            gc_result **merged);
 

@@ -29,8 +29,12 @@ typedef struct gc__buf
 void gc__buf_printf (gc__buf *b, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
 void gc__buf_puts (gc__buf *b, const char *s);
-void gc__buf_json_string (gc__buf *b, const char *s);
-void gc__buf_json_number (gc__buf *b, double v);
+/* UTF-8 (buf.c): the length of the valid sequence at P or 0; S appended
+   with each invalid byte as U+FFFD; SRC so cleaned into DST of SIZE bytes
+   (not in place), cut at a character boundary.  */
+size_t gc__utf8_len (const unsigned char *p);
+void gc__buf_utf8 (gc__buf *b, const char *s);
+void gc__utf8_copy (char *dst, size_t size, const char *src);
 /* Hand over the string (NULL after a failed allocation; the buffer is
    freed either way).  */
 char *gc__buf_take (gc__buf *b);
@@ -69,6 +73,14 @@ gc_status gc__copy_constants (gc_result *r, const gc_constant *c, size_t n);
 const char *gc__keep_string (gc_result *r, const char *s);
 bool gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n);
 void gc__summarise (gc_result *r);
+
+/* The identity of a check (identity.c, manual: "Merging shards"): set
+   from X (NX floats) and the options once R's other fields are; the
+   digest of R's fields and identity; the digest of a direction list.  */
+void gc__identity_set (gc_result *r, const float *x, size_t nx,
+                       const gc_options *o);
+uint64_t gc__identity_digest (const gc_result *r);
+uint64_t gc__indices_digest (const size_t *indices, size_t n);
 
 /* The diagnosis of a finished result (diagnose.c).  */
 void gc__diagnose (gc_result *r);

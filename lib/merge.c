@@ -3,7 +3,7 @@
 /* merge.c -- read JSON reports back, and merge the shards of one check.  */
 
 #include "internal.h"
-#include "json.h"
+#include <jansson.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,41 +18,97 @@ known (gc_result *r, const char *s)
   return k ? k : gc__keep_string (r, s);
 }
 
-/* Typed access: each returns false when the member is absent or of another
-   type; a null number reads as NAN.  */
+/* Typed access (manual: "JSON report").  A double is a JSON number or one
+   of the strings "nan", "inf", "-inf"; a count is a JSON integer >= 0, or
+   beyond 2^53 a string of decimal digits; a digest is a string of 16 hex
+   digits.  Each returns false when the value is absent or of another
+   form.  */
 static bool
-num (const gc__json *o, const char *key, double *v)
+num_value (const json_t *j, double *v)
 {
-  const gc__json *j = gc__json_get (o, key);
-  if (j && j->type == GC__JSON_NULL)
+  if (json_is_number (j))
     {
-      *v = NAN;
+      *v = json_number_value (j);
       return true;
     }
-  if (!j || j->type != GC__JSON_NUMBER)
+  const char *s = json_string_value (j);
+  if (!s)
     return false;
-  *v = j->num;
+  if (strcmp (s, "nan") == 0)
+    *v = NAN;
+  else if (strcmp (s, "inf") == 0)
+    *v = INFINITY;
+  else if (strcmp (s, "-inf") == 0)
+    *v = -INFINITY;
+  else
+    return false;
   return true;
 }
 
-/* A count or index: a whole number a double holds exactly (below 2^53,
-   so the JSON text's digits are the value) that a size_t holds.  */
 static bool
-size (const gc__json *o, const char *key, size_t *v)
+num (const json_t *o, const char *key, double *v)
 {
-  double d;
-  if (!num (o, key, &d) || !(d >= 0) || d >= 0x1p53 || d > (double) SIZE_MAX
-      || d != floor (d))
+  return num_value (json_object_get (o, key), v);
+}
+
+static bool
+u64_value (const json_t *j, uint64_t *v)
+{
+  if (json_is_integer (j))
+    {
+      json_int_t i = json_integer_value (j);
+      if (i < 0)
+        return false;
+      *v = (uint64_t) i;
+      return true;
+    }
+  const char *s = json_string_value (j);
+  if (!s || !*s || (s[0] == '0' && s[1]) || strlen (s) > 20)
     return false;
-  *v = (size_t) d;
+  uint64_t x = 0;
+  for (const char *p = s; *p; p++)
+    {
+      if (*p < '0' || *p > '9' || x > (UINT64_MAX - (uint64_t) (*p - '0')) / 10)
+        return false;
+      x = 10 * x + (uint64_t) (*p - '0');
+    }
+  *v = x;
+  return true;
+}
+
+static bool
+size (const json_t *o, const char *key, size_t *v)
+{
+  uint64_t x;
+  if (!u64_value (json_object_get (o, key), &x) || x > SIZE_MAX)
+    return false;
+  *v = (size_t) x;
+  return true;
+}
+
+static bool
+hex (const json_t *o, const char *key, uint64_t *v)
+{
+  const char *s = json_string_value (json_object_get (o, key));
+  if (!s || strlen (s) != 16)
+    return false;
+  uint64_t x = 0;
+  for (const char *p = s; *p; p++)
+    {
+      int d = *p >= '0' && *p <= '9' ? *p - '0'
+              : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+      if (d < 0)
+        return false;
+      x = x << 4 | (uint64_t) d;
+    }
+  *v = x;
   return true;
 }
 
 static const char *
-str (const gc__json *o, const char *key)
+str (const json_t *o, const char *key)
 {
-  const gc__json *j = gc__json_get (o, key);
-  return j && j->type == GC__JSON_STRING ? j->str : NULL;
+  return json_string_value (json_object_get (o, key));
 }
 
 static int
@@ -66,19 +122,18 @@ lookup (const char *s, const char *const *names, int n)
 
 /* Read one direction object: GC_OK, GC_EFORMAT or GC_ENOMEM.  */
 static gc_status
-direction (gc_result *r, const gc__json *o, gc_direction *d, bool full)
+direction (gc_result *r, const json_t *o, gc_direction *d, bool full)
 {
   static const char *const verdicts[] = { "pass", "fail", "non-smooth",
                                           "error" };
   double v;
   size_t id;
-  if (!o || o->type != GC__JSON_OBJECT || !size (o, "id", &id))
+  if (!json_is_object (o) || !size (o, "id", &id))
     return GC_EFORMAT;
   d->id = id;
-  const gc__json *ix = gc__json_get (o, "index");
-  if (ix && ix->type == GC__JSON_NULL)
+  if (json_is_null (json_object_get (o, "index")))
     d->index = SIZE_MAX;
-  else if (!size (o, "index", &d->index))
+  else if (!size (o, "index", &d->index) || d->index == SIZE_MAX)
     return GC_EFORMAT;
   int vd = lookup (str (o, "verdict"), verdicts, 4);
   if (vd < 0)
@@ -90,17 +145,8 @@ direction (gc_result *r, const gc__json *o, gc_direction *d, bool full)
     { "nu", &d->nu }, { "resolution", &d->resolution }, { "step", &d->step },
     { "jump", &d->jump }, { "forward_error_ulps", &d->forward_error_ulps } };
   for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
-    {
-      if (!num (o, f[k].key, &v))
-        return GC_EFORMAT;
-      *f[k].dst = v;
-    }
-  /* JSON writes the infinite nu and resolution of a zero bar or reference
-     as null.  */
-  if (isnan (d->nu))
-    d->nu = INFINITY;
-  if (isnan (d->resolution))
-    d->resolution = INFINITY;
+    if (!num (o, f[k].key, f[k].dst))
+      return GC_EFORMAT;
   int kind = r->kind == GC_CHECK_FORWARD;
   for (int t = 0; t < GC_N_TERMS; t++)
     {
@@ -108,38 +154,38 @@ direction (gc_result *r, const gc__json *o, gc_direction *d, bool full)
       d->terms[t].formula = gc__term_texts[kind][t][1];
       d->terms[t].section = gc__term_texts[kind][t][2];
     }
-  const gc__json *tv = gc__json_get (o, full ? "terms" : "term_values");
-  if (!tv || tv->type != GC__JSON_ARRAY || tv->n != GC_N_TERMS)
+  const json_t *tv = json_object_get (o, full ? "terms" : "term_values");
+  if (!json_is_array (tv) || json_array_size (tv) != GC_N_TERMS)
     return GC_EFORMAT;
   for (int t = 0; t < GC_N_TERMS; t++)
     {
-      const gc__json *e = tv->items[t];
+      const json_t *e = json_array_get (tv, (size_t) t);
       if (!full)
         {
-          if (e->type != GC__JSON_NUMBER && e->type != GC__JSON_NULL)
+          if (!num_value (e, &d->terms[t].value))
             return GC_EFORMAT;
-          d->terms[t].value = e->type == GC__JSON_NUMBER ? e->num : NAN;
           continue;
         }
       const char *nm = str (e, "name"), *fm = str (e, "formula");
       const char *sc = str (e, "section");
-      const gc__json *in = gc__json_get (e, "inputs");
-      if (!nm || !fm || !sc || !num (e, "value", &v) || !in
-          || in->type != GC__JSON_OBJECT || in->n > GC_TERM_MAX_INPUTS)
+      const json_t *in = json_object_get (e, "inputs");
+      if (!nm || !fm || !sc || !num (e, "value", &v) || !json_is_object (in)
+          || json_object_size (in) > GC_TERM_MAX_INPUTS)
         return GC_EFORMAT;
       gc_term *tm = &d->terms[t];
       tm->name = known (r, nm);
       tm->formula = known (r, fm);
       tm->section = known (r, sc);
       tm->value = v;
-      tm->n_inputs = in->n;
-      for (size_t k = 0; k < in->n; k++)
+      tm->n_inputs = 0;
+      const char *key;
+      const json_t *iv;
+      json_object_foreach ((json_t *) in, key, iv)
         {
-          if (in->items[k]->type != GC__JSON_NUMBER)
+          gc_input *ip = &tm->inputs[tm->n_inputs++];
+          if (!num_value (iv, &ip->value))
             return GC_EFORMAT;
-          tm->inputs[k].name = known (r, in->keys[k]);
-          tm->inputs[k].value = in->items[k]->num;
-          if (!tm->inputs[k].name)
+          if (!(ip->name = known (r, key)))
             return GC_ENOMEM;
         }
       if (!tm->name || !tm->formula || !tm->section)
@@ -149,11 +195,142 @@ direction (gc_result *r, const gc__json *o, gc_direction *d, bool full)
 }
 
 static gc_status
-fail (gc_result *r, gc__json *j, gc_status st)
+fail (gc_result *r, json_t *j, gc_status st)
 {
-  gc__json_free (j);
+  json_decref (j);
   gc_result_free (r);
   return st;
+}
+
+/* Reading through Jansson 2.14, whose lexer drops a character of a token
+   when growing its token buffer fails (the report then reads back with a
+   digit or letter missing, and no error; upstream issue akheron/jansson
+   #362): the text is given to Jansson as the second element of an array
+   whose first is a string PAD long enough for any token of the text, so
+   that the buffer grows while lexing PAD and never after.  A PAD read back
+   short says that a growth failed: the parse is then one more time, and
+   GC_ENOMEM when that fails too.  PAD's closing quote never falls where
+   the buffer grows (at 16 * 2^k - 1 characters), even with a character
+   dropped before it.  */
+typedef struct
+{
+  const char *text;
+  size_t len, pad, at;         /* at: bytes of the wrapped text given */
+} feed;
+
+static size_t
+feed_more (void *buffer, size_t size, void *data)
+{
+  feed *f = data;
+  size_t total = f->pad + 4 + f->len + 1;   /* [ " PAD " , TEXT ] */
+  char *o = buffer;
+  size_t n = 0;
+  while (n < size && f->at < total)
+    {
+      size_t at = f->at;
+      if (at == 0)
+        o[n++] = '[';
+      else if (at == 1 || at == f->pad + 2)
+        o[n++] = '"';
+      else if (at < f->pad + 2)
+        o[n++] = 'p';
+      else if (at == f->pad + 3)
+        o[n++] = ',';
+      else if (at < total - 1)
+        {
+          size_t from = at - (f->pad + 4);
+          size_t k = f->len - from < size - n ? f->len - from : size - n;
+          memcpy (o + n, f->text + from, k);
+          n += k;
+          f->at += k;
+          continue;
+        }
+      else
+        o[n++] = ']';
+      f->at++;
+    }
+  return n;
+}
+
+/* The longest token of TEXT, bounded from above: the longest string
+   (between quotes not escaped) or run of number and keyword
+   characters.  */
+static size_t
+longest_token (const char *text, size_t len)
+{
+  size_t best = 0, run = 0, last_quote = SIZE_MAX, slashes = 0;
+  for (size_t k = 0; k < len; k++)
+    {
+      char c = text[k];
+      if (c == '"' && slashes % 2 == 0)
+        {
+          if (last_quote != SIZE_MAX && k - last_quote + 1 > best)
+            best = k - last_quote + 1;
+          last_quote = k;
+        }
+      slashes = c == '\\' ? slashes + 1 : 0;
+      bool word = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z')
+                  || (c >= 'A' && c <= 'Z') || c == '.' || c == '+' || c == '-';
+      run = word ? run + 1 : 0;
+      if (run > best)
+        best = run;
+    }
+  if (last_quote != SIZE_MAX && len - last_quote + 1 > best)
+    best = len - last_quote + 1;
+  return best;
+}
+
+static gc_status
+load (const char *text, size_t len, json_t **out)
+{
+  /* PAD + 2 saved characters, 16 * 2^m + 4 of them, at least a token's  */
+  size_t need = longest_token (text, len) + 2, cap = 16;
+  while (cap + 4 < need)
+    {
+      if (cap > SIZE_MAX / 4)
+        return GC_ENOMEM;
+      cap *= 2;
+    }
+  size_t pad = cap + 4 - 2;
+  for (int attempt = 0; attempt < 2; attempt++)
+    {
+      feed f = { text, len, pad, 0 };
+      json_error_t e;
+      json_t *j = json_load_callback (feed_more, &f, JSON_REJECT_DUPLICATES,
+                                      &e);
+      if (!j)
+        {
+          /* a failed allocation that Jansson reported as a syntax error
+             does not repeat: only one that repeats is malformed input  */
+          if (json_error_code (&e) == json_error_out_of_memory)
+            return GC_ENOMEM;
+          feed g = { text, len, pad, 0 };
+          json_error_t e2;
+          json_t *again = json_load_callback (feed_more, &g,
+                                              JSON_REJECT_DUPLICATES, &e2);
+          if (!again)
+            return json_error_code (&e) == json_error_code (&e2)
+                   && e.position == e2.position && strcmp (e.text, e2.text) == 0
+                   && json_error_code (&e) != json_error_unknown
+                   ? GC_EFORMAT : GC_ENOMEM;
+          j = again;
+        }
+      const json_t *p = json_array_get (j, 0);
+      if (json_string_length (p) != pad)
+        {
+          json_decref (j);
+          continue;      /* the token buffer failed to grow */
+        }
+      if (json_array_size (j) != 2)
+        {
+          json_decref (j);
+          return GC_EFORMAT;
+        }
+      *out = json_incref (json_array_get (j, 1));
+      json_decref (j);
+      return *out ? GC_OK : GC_ENOMEM;
+    }
+  return GC_ENOMEM;
 }
 
 gc_status
@@ -167,25 +344,23 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
   if (!text || !out)
     return GC_EINVAL;
   *out = NULL;
-  gc__json *j;
-  gc_status st = gc__json_parse (text, len, &j);
+  json_t *j;
+  gc_status st = load (text, len, &j);
   if (st != GC_OK)
     return st;
   gc_result *r = calloc (1, sizeof *r);
   if (!r)
     return fail (NULL, j, GC_ENOMEM);
   int k;
-  double v;
-  if (j->type != GC__JSON_OBJECT
-      || (k = lookup (str (j, "kind"), kinds, 2)) < 0)
+  if (!json_is_object (j) || (k = lookup (str (j, "kind"), kinds, 2)) < 0)
     return fail (r, j, GC_EFORMAT);
   r->kind = (gc_check_kind) k;
   const char *model = str (j, "model");
   const char *detail = str (j, "detail");
   if (!model || !detail)
     return fail (r, j, GC_EFORMAT);
-  snprintf (r->model_name, sizeof r->model_name, "%s", model);
-  snprintf (r->detail, sizeof r->detail, "%s", detail);
+  gc__utf8_copy (r->model_name, sizeof r->model_name, model);
+  gc__utf8_copy (r->detail, sizeof r->detail, detail);
   if ((k = lookup (str (j, "reference"), refs, 3)) < 0)
     return fail (r, j, GC_EFORMAT);
   r->reference = (gc_reference) k;
@@ -202,9 +377,12 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
   if (!sname || (k = gc__status_from_name (sname)) < 0)
     return fail (r, j, GC_EFORMAT);
   r->status = (gc_status) k;
-  size_t prec, seed;
+  size_t prec;
+  uint64_t seed;
   if (!size (j, "n", &r->n) || !size (j, "precision", &prec)
-      || !size (j, "seed", &seed) || !size (j, "forward_depth", &r->forward_depth)
+      || prec > (size_t) MPFR_PREC_MAX
+      || !u64_value (json_object_get (j, "seed"), &seed)
+      || !size (j, "forward_depth", &r->forward_depth)
       || !size (j, "backward_depth", &r->backward_depth)
       || !size (j, "n_directions", &r->n_directions)
       || !size (j, "n_total", &r->n_total)
@@ -223,91 +401,109 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
     { "lambda_backward", &r->lambda_backward },
     { "loss_f32", &r->loss_f32 }, { "loss_reference", &r->loss_reference },
     { "loss_magnitude", &r->loss_magnitude },
-    { "forward_error_ulps", &r->forward_error_ulps },
     { "forward_budget_ulps", &r->forward_budget_ulps },
     { "worst_nu", &r->worst_nu } };
   for (size_t q = 0; q < sizeof f / sizeof f[0]; q++)
-    {
-      if (!num (j, f[q].key, &v))
-        return fail (r, j, GC_EFORMAT);
-      *f[q].dst = v;
-    }
-  if (isnan (r->forward_error_ulps))
+    if (!num (j, f[q].key, f[q].dst))
+      return fail (r, j, GC_EFORMAT);
+  /* null: not measured  */
+  if (json_is_null (json_object_get (j, "forward_error_ulps")))
     r->forward_error_ulps = -1;
+  else if (!num (j, "forward_error_ulps", &r->forward_error_ulps))
+    return fail (r, j, GC_EFORMAT);
+
+  /* the identity of the check (manual: "Merging shards")  */
+  const json_t *id = json_object_get (j, "identity");
+  const char *version = str (id, "version");
+  if (!json_is_object (id) || !version
+      || strlen (version) >= sizeof r->identity.version
+      || !num (id, "step", &r->identity.step)
+      || !hex (id, "x_digest", &r->identity.x_digest)
+      || !hex (id, "directions_digest", &r->identity.directions_digest)
+      || !hex (id, "digest", &r->identity.digest))
+    return fail (r, j, GC_EFORMAT);
+  snprintf (r->identity.version, sizeof r->identity.version, "%s", version);
 
   /* constants and blocks  */
-  const gc__json *cs = gc__json_get (j, "constants");
-  if (!cs || cs->type != GC__JSON_OBJECT)
+  const json_t *cs = json_object_get (j, "constants");
+  if (!json_is_object (cs))
     return fail (r, j, GC_EFORMAT);
-  if (cs->n)
+  size_t nc = json_object_size (cs);
+  if (nc)
     {
-      gc_constant *c = calloc (cs->n, sizeof *c);
+      gc_constant *c = calloc (nc, sizeof *c);
       if (!c)
         return fail (r, j, GC_ENOMEM);
-      for (size_t q = 0; q < cs->n; q++)
+      size_t q = 0;
+      const char *key;
+      json_t *cv;
+      json_object_foreach ((json_t *) cs, key, cv)
         {
-          if (cs->items[q]->type != GC__JSON_NUMBER)
+          c[q].name = key;
+          if (!num_value (cv, &c[q++].value))
             {
               free (c);
               return fail (r, j, GC_EFORMAT);
             }
-          c[q].name = cs->keys[q];
-          c[q].value = cs->items[q]->num;
         }
-      st = gc__copy_constants (r, c, cs->n);
+      st = gc__copy_constants (r, c, nc);
       free (c);
       if (st != GC_OK)
         return fail (r, j, st);
     }
-  const gc__json *bs = gc__json_get (j, "blocks");
-  if (!bs || bs->type != GC__JSON_ARRAY)
+  const json_t *bs = json_object_get (j, "blocks");
+  if (!json_is_array (bs))
     return fail (r, j, GC_EFORMAT);
-  if (bs->n)
+  size_t nb = json_array_size (bs);
+  if (nb)
     {
-      gc_block *b = calloc (bs->n, sizeof *b);
+      gc_block *b = calloc (nb, sizeof *b);
       if (!b)
         return fail (r, j, GC_ENOMEM);
       bool ok = true;
-      for (size_t q = 0; q < bs->n && ok; q++)
+      for (size_t q = 0; q < nb && ok; q++)
         {
-          const gc__json *o = bs->items[q], *sh = gc__json_get (o, "shape");
+          const json_t *o = json_array_get (bs, q);
+          const json_t *sh = json_object_get (o, "shape");
           b[q].name = str (o, "name");
           ok = b[q].name && size (o, "offset", &b[q].offset)
-               && size (o, "count", &b[q].count) && sh
-               && sh->type == GC__JSON_ARRAY && sh->n <= GC_MAX_DIMS;
-          for (size_t a = 0; ok && a < sh->n; a++)
+               && size (o, "count", &b[q].count) && json_is_array (sh)
+               && json_array_size (sh) <= GC_MAX_DIMS;
+          for (size_t a = 0; ok && a < json_array_size (sh); a++)
             {
-              /* a whole dimension, at most the block's count (below
-                 2^53): gc__blocks_valid checks the product  */
-              ok = sh->items[a]->type == GC__JSON_NUMBER
-                   && sh->items[a]->num >= 1
-                   && sh->items[a]->num <= (double) b[q].count
-                   && sh->items[a]->num == floor (sh->items[a]->num);
+              /* a whole dimension, at most the block's count:
+                 gc__blocks_valid checks the product  */
+              uint64_t dim;
+              ok = u64_value (json_array_get (sh, a), &dim) && dim >= 1
+                   && dim <= b[q].count;
               if (ok)
-                b[q].shape[a] = (size_t) sh->items[a]->num;
+                b[q].shape[a] = (size_t) dim;
             }
           if (ok)
-            b[q].ndim = sh->n;
+            b[q].ndim = json_array_size (sh);
         }
       /* the blocks partition [0, n): the diagnosis indexes by them  */
-      ok = ok && gc__blocks_valid (b, bs->n, r->n);
-      st = ok ? gc__copy_blocks (r, b, bs->n) : GC_EFORMAT;
+      ok = ok && gc__blocks_valid (b, nb, r->n);
+      st = ok ? gc__copy_blocks (r, b, nb) : GC_EFORMAT;
       free (b);
       if (st != GC_OK)
         return fail (r, j, st);
     }
 
-  /* directions  */
-  const gc__json *rs = gc__json_get (j, "results");
-  if (!rs || rs->type != GC__JSON_ARRAY || rs->n != r->n_directions)
+  /* directions: each object is released once read, so that the tree and
+     the directions do not both stay whole  */
+  json_t *rs = json_object_get (j, "results");
+  if (!json_is_array (rs) || json_array_size (rs) != r->n_directions)
     return fail (r, j, GC_EFORMAT);
-  r->dirs = calloc (rs->n ? rs->n : 1, sizeof *r->dirs);
+  r->dirs = calloc (r->n_directions ? r->n_directions : 1, sizeof *r->dirs);
   if (!r->dirs)
     return fail (r, j, GC_ENOMEM);
-  for (size_t q = 0; q < rs->n; q++)
+  for (size_t q = 0; q < r->n_directions; q++)
     {
-      if ((st = direction (r, rs->items[q], &r->dirs[q], false)) != GC_OK)
+      st = direction (r, json_array_get (rs, q), &r->dirs[q], false);
+      if (st != GC_OK)
         return fail (r, j, st);
+      json_array_set_new (rs, q, json_null ());
       if (r->dirs[q].id >= r->n_total
           || (r->dirs[q].index != SIZE_MAX && r->dirs[q].index >= r->n)
           || (q > 0 && r->dirs[q].id <= r->dirs[q - 1].id))
@@ -315,12 +511,13 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
     }
   /* the worst direction, with its terms' inputs  */
   r->worst = SIZE_MAX;
-  const gc__json *w = gc__json_get (j, "worst");
-  if (w && w->type == GC__JSON_OBJECT)
+  const json_t *w = json_object_get (j, "worst");
+  if (json_is_object (w))
     {
       gc_direction d;
       memset (&d, 0, sizeof d);
-      if ((st = direction (r, w, &d, true)) != GC_OK)
+      st = direction (r, w, &d, true);
+      if (st != GC_OK)
         return fail (r, j, st);
       for (size_t q = 0; q < r->n_directions; q++)
         if (r->dirs[q].id == d.id)
@@ -331,7 +528,9 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
       if (r->worst == SIZE_MAX)
         return fail (r, j, GC_EFORMAT);
     }
-  gc__json_free (j);
+  else if (!json_is_null (w))
+    return fail (r, j, GC_EFORMAT);
+  json_decref (j);
   gc__summarise (r);
   if (r->status == GC_OK)
     gc__diagnose (r);
@@ -350,7 +549,80 @@ same_check (const gc_result *a, const gc_result *b)
          && a->shard_count == b->shard_count && a->false_alarm == b->false_alarm
          && a->forward_depth == b->forward_depth
          && a->backward_depth == b->backward_depth
-         && a->loss_f32 == b->loss_f32 && a->n_blocks == b->n_blocks;
+         && a->loss_f32 == b->loss_f32 && a->n_blocks == b->n_blocks
+         && a->identity.digest == b->identity.digest;
+}
+
+static int
+format_bits (gc_reference ref, mpfr_prec_t p)
+{
+  return ref == GC_REF_F32 ? 24 : ref == GC_REF_F64 ? 53 : (int) p;
+}
+
+/* The noise of direction D's kink estimate J, recovered from its stored
+   reference-rounding term (manual: "Non-smooth points"): gc_check judges
+   J against 10 eps_b / h, eps_b the evaluation error of the forward behind
+   J (the truncation source), and its reference term is eps_r / h +
+   u_53 |D(h)|, eps_r the same bound in the reference's format: both are
+   lambda sqrt(d_f) ulp(M_L) at the same M_L, so eps_b = eps_r
+   2^(bits_r - bits_b).  The subtraction may differ from gc_check's value
+   by an ulp of the term.  */
+static double
+stored_jump_noise (const gc_result *r, const gc_direction *d)
+{
+  if (r->kind == GC_CHECK_FORWARD)
+    return 0;
+  double eps_h = d->terms[GC_TERM_REFERENCE].value
+                 - GC_U64 * fabs (d->reference);
+  if (!(eps_h > 0))
+    return 0;
+  return 10 * ldexp (eps_h, format_bits (r->reference, r->precision)
+                            - format_bits (r->truncation_source,
+                                           r->precision));
+}
+
+/* The directions of shard I of SC in a check of TOTAL: ids I, I + SC, ...  */
+static size_t
+shard_size (size_t total, size_t i, size_t sc)
+{
+  return total / sc + (i < total % sc ? 1 : 0);
+}
+
+/* Whether shard SH is sound on its own: its identity is the digest of its
+   own fields (an edited n_total, step or seed shows), and its directions
+   are exactly the ids of its shard index, in order.  */
+static bool
+shard_sound (const gc_result *sh)
+{
+  if (sh->status == GC_OK && sh->identity.digest != gc__identity_digest (sh))
+    return false;
+  if (sh->n_directions != shard_size (sh->n_total, sh->shard_index,
+                                      sh->shard_count))
+    return false;
+  for (size_t q = 0; q < sh->n_directions; q++)
+    {
+      const gc_direction *d = &sh->dirs[q];
+      if (d->id >= sh->n_total || d->id % sh->shard_count != sh->shard_index
+          || (q > 0 && d->id <= sh->dirs[q - 1].id))
+        return false;
+      /* the coordinate a direction of its kind must have  */
+      if (sh->status == GC_OK
+          && ((sh->direction_kind == GC_DIR_ALL && d->index != d->id)
+              || (sh->direction_kind == GC_DIR_RANDOM
+                  && d->index != SIZE_MAX)
+              || (sh->direction_kind == GC_DIR_LIST
+                  && d->index == SIZE_MAX)))
+        return false;
+    }
+  return true;
+}
+
+static gc_status
+merge_fail (gc_result *r, bool *filled, gc_status st)
+{
+  free (filled);
+  gc_result_free (r);
+  return st;
 }
 
 gc_status
@@ -360,7 +632,7 @@ gc_result_merge (gc_result *const *shards, size_t n, gc_result **out)
     return GC_EINVAL;
   *out = NULL;
   for (size_t s = 0; s < n; s++)
-    if (!shards[s])
+    if (!shards[s] || (shards[s]->n_directions && !shards[s]->dirs))
       return GC_EINVAL;
   const gc_result *first = shards[0];
   if (first->shard_count != n)
@@ -373,7 +645,7 @@ gc_result_merge (gc_result *const *shards, size_t n, gc_result **out)
     {
       const gc_result *sh = shards[s];
       if (!same_check (first, sh) || sh->shard_index >= n
-          || seen[sh->shard_index])
+          || seen[sh->shard_index] || !shard_sound (sh))
         {
           free (seen);
           return GC_EMISMATCH;
@@ -382,7 +654,8 @@ gc_result_merge (gc_result *const *shards, size_t n, gc_result **out)
       total += sh->n_directions;
     }
   free (seen);
-  if (first->status == GC_OK && total != first->n_total)
+  /* every shard holds exactly its ids, so together they hold all  */
+  if (total != first->n_total)
     return GC_EMISMATCH;
 
   gc_result *r = calloc (1, sizeof *r);
@@ -404,16 +677,11 @@ gc_result_merge (gc_result *const *shards, size_t n, gc_result **out)
   if ((st = gc__copy_blocks (r, first->blocks, first->n_blocks)) != GC_OK
       || (st = gc__copy_constants (r, first->constants, first->n_constants))
          != GC_OK)
-    {
-      gc_result_free (r);
-      return st;
-    }
+    return merge_fail (r, NULL, st);
   r->dirs = calloc (total ? total : 1, sizeof *r->dirs);
-  if (!r->dirs)
-    {
-      gc_result_free (r);
-      return GC_ENOMEM;
-    }
+  bool *filled = calloc (total ? total : 1, sizeof *filled);
+  if (!r->dirs || !filled)
+    return merge_fail (r, filled, GC_ENOMEM);
   /* Directions by id: shard s holds ids s, s + n, s + 2n, ...  */
   r->n_directions = total;
   for (size_t s = 0; s < n; s++)
@@ -430,11 +698,9 @@ gc_result_merge (gc_result *const *shards, size_t n, gc_result **out)
       for (size_t q = 0; q < sh->n_directions; q++)
         {
           size_t id = sh->dirs[q].id;
-          if (id >= total)
-            {
-              gc_result_free (r);
-              return GC_EMISMATCH;
-            }
+          if (id >= total || filled[id])
+            return merge_fail (r, filled, GC_EMISMATCH);
+          filled[id] = true;
           r->dirs[id] = sh->dirs[q];
           /* terms point at static or the shard's kept strings: keep copies
              of the latter with the merged result.  */
@@ -446,19 +712,43 @@ gc_result_merge (gc_result *const *shards, size_t n, gc_result **out)
               str_of[ns++] = &tm->name;
               str_of[ns++] = &tm->formula;
               str_of[ns++] = &tm->section;
-              for (size_t i = 0; i < tm->n_inputs; i++)
+              for (size_t i = 0; i < tm->n_inputs && i < GC_TERM_MAX_INPUTS;
+                   i++)
                 str_of[ns++] = &tm->inputs[i].name;
               for (size_t i = 0; i < ns; i++)
                 if (*str_of[i] && !(*str_of[i] = known (r, *str_of[i])))
-                  {
-                    gc_result_free (r);
-                    return GC_ENOMEM;
-                  }
+                  return merge_fail (r, filled, GC_ENOMEM);
             }
         }
     }
+  for (size_t id = 0; id < total; id++)
+    if (!filled[id])
+      return merge_fail (r, filled, GC_EMISMATCH);
+  free (filled);
   if (r->status == GC_OK)
-    r->detail[0] = 0;
+    {
+      /* The listed coordinates, in id order, are the list the identity
+         names.  */
+      if (r->direction_kind == GC_DIR_LIST)
+        {
+          size_t *ix = malloc ((total ? total : 1) * sizeof *ix);
+          if (!ix)
+            return merge_fail (r, NULL, GC_ENOMEM);
+          for (size_t q = 0; q < total; q++)
+            ix[q] = r->dirs[q].index;
+          uint64_t dd = gc__indices_digest (ix, total);
+          free (ix);
+          if (dd != r->identity.directions_digest)
+            return merge_fail (r, NULL, GC_EMISMATCH);
+        }
+      /* Every verdict from the direction's own numbers, by the judge of
+         gc_check: a stored verdict is not trusted.  */
+      for (size_t q = 0; q < total; q++)
+        gc__judge (&r->dirs[q], stored_jump_noise (r, &r->dirs[q]));
+      r->detail[0] = 0;
+    }
+  /* the merged result is the unsharded check  */
+  r->identity.digest = gc__identity_digest (r);
   gc__summarise (r);
   if (r->status == GC_OK)
     gc__diagnose (r);

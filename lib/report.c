@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "escape.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,86 +237,165 @@ derivation_markdown (gc__buf *b, const gc_result *r, const gc_direction *d)
     }
 }
 
-static void
-term_json (gc__buf *b, const gc_term *tm)
+/* ---------------------------------------------------------------------- */
+/* JSON (through Jansson).  Every value the writer emits reads back to the
+   same value (manual: "JSON report"): doubles with 17 significant digits
+   in the C locale's notation whatever the host's locale, the non-finite
+   ones as the strings "nan", "inf" and "-inf"; integers beyond 2^53 (which
+   other JSON readers round) as strings of decimal digits; text as valid
+   UTF-8, each invalid byte replaced by U+FFFD.  A constructor given NULL
+   (an allocation failed) makes the whole report NULL.  */
+
+static json_t *
+jnum (double v)
 {
-  gc__buf_puts (b, "{\"name\":");
-  gc__buf_json_string (b, tm->name);
-  gc__buf_puts (b, ",\"formula\":");
-  gc__buf_json_string (b, tm->formula);
-  gc__buf_puts (b, ",\"section\":");
-  gc__buf_json_string (b, tm->section);
-  gc__buf_puts (b, ",\"value\":");
-  gc__buf_json_number (b, tm->value);
-  gc__buf_puts (b, ",\"inputs\":{");
-  for (size_t k = 0; k < tm->n_inputs; k++)
-    {
-      if (k)
-        gc__buf_puts (b, ",");
-      gc__buf_json_string (b, tm->inputs[k].name);
-      gc__buf_puts (b, ":");
-      gc__buf_json_number (b, tm->inputs[k].value);
-    }
-  gc__buf_puts (b, "}}");
+  if (isfinite (v))
+    return json_real (v);
+  return json_string (isnan (v) ? "nan" : v > 0 ? "inf" : "-inf");
 }
 
-static void
-direction_json (gc__buf *b, const gc_result *r, const gc_direction *d,
-                bool terms)
+static json_t *
+juint (uint64_t v)
 {
-  gc__buf_printf (b, "{\"id\":%zu,\"index\":", d->id);
-  if (d->index == SIZE_MAX)
-    gc__buf_puts (b, "null");
-  else
-    gc__buf_printf (b, "%zu", d->index);
-  char nm[96];
-  if (d->index != SIZE_MAX)
+  if (v <= (uint64_t) 1 << 53)
+    return json_integer ((json_int_t) v);
+  char d[24];
+  snprintf (d, sizeof d, "%llu", (unsigned long long) v);
+  return json_string (d);
+}
+
+static json_t *
+jhex (uint64_t v)
+{
+  char d[24];
+  snprintf (d, sizeof d, "%016llx", (unsigned long long) v);
+  return json_string (d);
+}
+
+static json_t *
+jstr (const char *s)
+{
+  gc__buf b = { 0 };
+  gc__buf_utf8 (&b, s ? s : "");
+  char *t = gc__buf_take (&b);
+  json_t *j = t ? json_string (t) : NULL;
+  free (t);
+  return j;
+}
+
+/* Set KEY of O to V (taking V); false when either is NULL or memory ran
+   out.  */
+static bool
+put (json_t *o, const char *key, json_t *v)
+{
+  if (!o)
     {
-      gc__buf_puts (b, ",\"name\":");
-      gc__buf_json_string (b, gc_param_name (r, d->index, nm, sizeof nm));
+      json_decref (v);
+      return false;
     }
-  gc__buf_puts (b, ",\"verdict\":");
-  gc__buf_json_string (b, gc_verdict_name (d->verdict));
+  return json_object_set_new (o, key, v) == 0;
+}
+
+static bool
+push (json_t *a, json_t *v)
+{
+  if (!a)
+    {
+      json_decref (v);
+      return false;
+    }
+  return json_array_append_new (a, v) == 0;
+}
+
+static json_t *
+term_json (const gc_term *tm)
+{
+  json_t *o = json_object (), *in = json_object ();
+  bool ok = put (o, "name", jstr (tm->name))
+            && put (o, "formula", jstr (tm->formula))
+            && put (o, "section", jstr (tm->section))
+            && put (o, "value", jnum (tm->value));
+  for (size_t k = 0; ok && in && k < tm->n_inputs; k++)
+    {
+      json_t *name = jstr (tm->inputs[k].name);
+      ok = name && put (in, json_string_value (name),
+                        jnum (tm->inputs[k].value));
+      json_decref (name);
+    }
+  ok = ok && put (o, "inputs", json_incref (in));
+  json_decref (in);
+  if (!ok)
+    {
+      json_decref (o);
+      return NULL;
+    }
+  return o;
+}
+
+static json_t *
+direction_json (const gc_result *r, const gc_direction *d, bool terms)
+{
+  json_t *o = json_object ();
+  bool ok = put (o, "id", juint (d->id))
+            && put (o, "index", d->index == SIZE_MAX ? json_null ()
+                                : juint (d->index));
+  char nm[96];
+  if (ok && d->index != SIZE_MAX)
+    ok = put (o, "name", jstr (gc_param_name (r, d->index, nm, sizeof nm)));
+  ok = ok && put (o, "verdict", jstr (gc_verdict_name (d->verdict)));
   static const char *const keys[] = { "analytic", "reference", "d2h", "diff",
                                       "bar", "nu", "resolution", "step",
                                       "jump", "forward_error_ulps" };
   const double vals[] = { d->analytic, d->reference, d->d2h, d->diff, d->bar,
                           d->nu, d->resolution, d->step, d->jump,
                           d->forward_error_ulps };
-  for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++)
+  for (size_t k = 0; ok && k < sizeof vals / sizeof vals[0]; k++)
+    ok = put (o, keys[k], jnum (vals[k]));
+  json_t *a = json_array ();
+  for (int t = 0; ok && a && t < GC_N_TERMS; t++)
+    ok = push (a, terms ? term_json (&d->terms[t]) : jnum (d->terms[t].value));
+  ok = ok && put (o, terms ? "terms" : "term_values", json_incref (a));
+  json_decref (a);
+  if (!ok)
     {
-      gc__buf_printf (b, ",\"%s\":", keys[k]);
-      gc__buf_json_number (b, vals[k]);
+      json_decref (o);
+      return NULL;
     }
-  if (terms)
+  return o;
+}
+
+static int
+dump_to_buf (const char *s, size_t n, void *data)
+{
+  gc__buf *b = data;
+  char *t = malloc (n + 1);
+  if (!t)
     {
-      gc__buf_puts (b, ",\"terms\":[");
-      for (int t = 0; t < GC_N_TERMS; t++)
-        {
-          if (t)
-            gc__buf_puts (b, ",");
-          term_json (b, &d->terms[t]);
-        }
-      gc__buf_puts (b, "]");
+      b->failed = true;
+      return -1;
     }
-  else
-    {
-      gc__buf_puts (b, ",\"term_values\":[");
-      for (int t = 0; t < GC_N_TERMS; t++)
-        {
-          if (t)
-            gc__buf_puts (b, ",");
-          gc__buf_json_number (b, d->terms[t].value);
-        }
-      gc__buf_puts (b, "]");
-    }
-  gc__buf_puts (b, "}");
+  memcpy (t, s, n);
+  t[n] = 0;
+  gc__buf_puts (b, t);
+  free (t);
+  return b->failed ? -1 : 0;
+}
+
+/* Append J (taken) to B as compact JSON; fails B when J is NULL.  */
+static void
+json_out (gc__buf *b, json_t *j)
+{
+  if (!j || json_dump_callback (j, dump_to_buf, b,
+                                JSON_COMPACT | JSON_ENCODE_ANY
+                                | JSON_REAL_PRECISION (17)) != 0)
+    b->failed = true;
+  json_decref (j);
 }
 
 char *
 gc_derivation (const gc_result *r, size_t dir, gc_format fmt)
 {
-  if (!r || dir >= r->n_directions)
+  if (!r || !r->dirs || dir >= r->n_directions)
     return NULL;
   const gc_direction *d = &r->dirs[dir];
   gc__buf b = { 0 };
@@ -325,7 +405,7 @@ gc_derivation (const gc_result *r, size_t dir, gc_format fmt)
       derivation_markdown (&b, r, d);
       break;
     case GC_FMT_JSON:
-      direction_json (&b, r, d, true);
+      json_out (&b, direction_json (r, d, true));
       gc__buf_puts (&b, "\n");
       break;
     case GC_FMT_TEXT:
@@ -426,106 +506,112 @@ report_text (gc__buf *b, const gc_result *r)
   derivation_text (b, d, "  ");
 }
 
-static void
-report_json (gc__buf *b, const gc_result *r)
+static json_t *
+report_json (const gc_result *r)
 {
-  gc__buf_printf (b, "{\"gradcheck\":\"%s\",\"kind\":\"%s\",\"model\":",
-                  GC_VERSION_STRING,
-                  r->kind == GC_CHECK_FORWARD ? "forward" : "gradient");
-  gc__buf_json_string (b, r->model_name);
-  gc__buf_printf (b, ",\"n\":%zu,\"reference\":\"%s\",\"precision\":%ld",
-                  r->n, gc_reference_name (r->reference), (long) r->precision);
-  gc__buf_printf (b, ",\"truncation_source\":\"%s\"",
-                  gc_reference_name (r->truncation_source));
-  gc__buf_printf (b, ",\"directions\":\"%s\",\"seed\":%llu",
-                  direction_kind_name (r->direction_kind),
-                  (unsigned long long) r->seed);
-  gc__buf_puts (b, ",\"false_alarm\":");
-  gc__buf_json_number (b, r->false_alarm);
-  gc__buf_puts (b, ",\"lambda_forward\":");
-  gc__buf_json_number (b, r->lambda_forward);
-  gc__buf_puts (b, ",\"lambda_backward\":");
-  gc__buf_json_number (b, r->lambda_backward);
-  gc__buf_printf (b, ",\"forward_depth\":%zu,\"backward_depth\":%zu",
-                  r->forward_depth, r->backward_depth);
-  gc__buf_puts (b, ",\"loss_f32\":");
-  gc__buf_json_number (b, r->loss_f32);
-  gc__buf_puts (b, ",\"loss_reference\":");
-  gc__buf_json_number (b, r->loss_reference);
-  gc__buf_puts (b, ",\"loss_magnitude\":");
-  gc__buf_json_number (b, r->loss_magnitude);
-  gc__buf_puts (b, ",\"forward_error_ulps\":");
-  if (r->forward_error_ulps >= 0)
-    gc__buf_json_number (b, r->forward_error_ulps);
-  else
-    gc__buf_puts (b, "null");
-  gc__buf_puts (b, ",\"forward_budget_ulps\":");
-  gc__buf_json_number (b, r->forward_budget_ulps);
-  gc__buf_printf (b, ",\"status\":\"%s\",\"detail\":", gc__status_name (r->status));
-  gc__buf_json_string (b, r->detail);
-  gc__buf_printf (b, ",\"verdict\":\"%s\"", gc_verdict_name (r->verdict));
-  gc__buf_printf (b, ",\"n_directions\":%zu,\"n_total\":%zu,"
-                  "\"shard_index\":%zu,\"shard_count\":%zu,"
-                  "\"n_failed\":%zu,\"n_nonsmooth\":%zu",
-                  r->n_directions, r->n_total, r->shard_index, r->shard_count,
-                  r->n_failed, r->n_nonsmooth);
-  const gc_direction *w = r->worst != SIZE_MAX ? &r->dirs[r->worst] : NULL;
-  gc__buf_puts (b, ",\"worst_index\":");
-  if (w && w->index != SIZE_MAX)
-    gc__buf_printf (b, "%zu", w->index);
-  else
-    gc__buf_puts (b, "null");
-  gc__buf_puts (b, ",\"worst_id\":");
-  if (w)
-    gc__buf_printf (b, "%zu", w->id);
-  else
-    gc__buf_puts (b, "null");
-  gc__buf_puts (b, ",\"worst_nu\":");
-  gc__buf_json_number (b, r->worst_nu);
-  gc__buf_puts (b, ",\"worst\":");
-  if (w)
-    direction_json (b, r, w, true);
-  else
-    gc__buf_puts (b, "null");
+  json_t *o = json_object ();
+  bool ok = put (o, "gradcheck", jstr (GC_VERSION_STRING))
+    && put (o, "kind", jstr (r->kind == GC_CHECK_FORWARD ? "forward"
+                                                        : "gradient"))
+    && put (o, "model", jstr (r->model_name))
+    && put (o, "n", juint (r->n))
+    && put (o, "reference", jstr (gc_reference_name (r->reference)))
+    && put (o, "precision", juint (r->precision > 0
+                                   ? (uint64_t) r->precision : 0))
+    && put (o, "truncation_source",
+            jstr (gc_reference_name (r->truncation_source)))
+    && put (o, "directions", jstr (direction_kind_name (r->direction_kind)))
+    && put (o, "seed", juint (r->seed))
+    && put (o, "false_alarm", jnum (r->false_alarm))
+    && put (o, "lambda_forward", jnum (r->lambda_forward))
+    && put (o, "lambda_backward", jnum (r->lambda_backward))
+    && put (o, "forward_depth", juint (r->forward_depth))
+    && put (o, "backward_depth", juint (r->backward_depth))
+    && put (o, "loss_f32", jnum (r->loss_f32))
+    && put (o, "loss_reference", jnum (r->loss_reference))
+    && put (o, "loss_magnitude", jnum (r->loss_magnitude))
+    && put (o, "forward_error_ulps", r->forward_error_ulps >= 0
+            ? jnum (r->forward_error_ulps) : json_null ())
+    && put (o, "forward_budget_ulps", jnum (r->forward_budget_ulps))
+    && put (o, "status", jstr (gc__status_name (r->status)))
+    && put (o, "detail", jstr (r->detail))
+    && put (o, "verdict", jstr (gc_verdict_name (r->verdict)))
+    && put (o, "n_directions", juint (r->n_directions))
+    && put (o, "n_total", juint (r->n_total))
+    && put (o, "shard_index", juint (r->shard_index))
+    && put (o, "shard_count", juint (r->shard_count))
+    && put (o, "n_failed", juint (r->n_failed))
+    && put (o, "n_nonsmooth", juint (r->n_nonsmooth));
+  const gc_identity *id = &r->identity;
+  char version[sizeof id->version + 1];
+  memcpy (version, id->version, sizeof id->version);
+  version[sizeof id->version] = 0;
+  json_t *ident = json_object ();
+  ok = ok && put (ident, "version", jstr (version))
+       && put (ident, "step", jnum (id->step))
+       && put (ident, "x_digest", jhex (id->x_digest))
+       && put (ident, "directions_digest", jhex (id->directions_digest))
+       && put (ident, "digest", jhex (id->digest))
+       && put (o, "identity", json_incref (ident));
+  json_decref (ident);
+  const gc_direction *w = r->worst < r->n_directions && r->dirs
+                          ? &r->dirs[r->worst] : NULL;
+  ok = ok && put (o, "worst_index", w && w->index != SIZE_MAX
+                                    ? juint (w->index) : json_null ())
+       && put (o, "worst_id", w ? juint (w->id) : json_null ())
+       && put (o, "worst_nu", jnum (r->worst_nu))
+       && put (o, "worst", w ? direction_json (r, w, true) : json_null ());
   const gc_diagnosis *dg = &r->diagnosis;
-  gc__buf_printf (b, ",\"diagnosis\":{\"kind\":\"%s\",\"factor\":",
-                  diagnosis_name (dg->kind));
-  gc__buf_json_number (b, dg->factor);
-  gc__buf_puts (b, ",\"closed_form\":");
-  gc__buf_json_string (b, dg->closed_form);
-  gc__buf_printf (b, ",\"shift\":%ld,\"block\":", dg->shift);
-  gc__buf_json_string (b, dg->block);
-  gc__buf_puts (b, ",\"text\":");
-  gc__buf_json_string (b, dg->text);
-  gc__buf_puts (b, "},\"constants\":{");
-  for (size_t k = 0; k < r->n_constants; k++)
+  json_t *dj = json_object ();
+  ok = ok && put (dj, "kind", jstr (diagnosis_name (dg->kind)))
+       && put (dj, "factor", jnum (dg->factor))
+       && put (dj, "closed_form", jstr (dg->closed_form))
+       && put (dj, "shift", json_integer (dg->shift))
+       && put (dj, "block", jstr (dg->block))
+       && put (dj, "text", jstr (dg->text))
+       && put (o, "diagnosis", json_incref (dj));
+  json_decref (dj);
+  /* constants: an object by name; a repeated name keeps its first value  */
+  json_t *cs = json_object ();
+  for (size_t k = 0; ok && cs && k < r->n_constants; k++)
     {
-      if (k)
-        gc__buf_puts (b, ",");
-      gc__buf_json_string (b, r->constants[k].name);
-      gc__buf_puts (b, ":");
-      gc__buf_json_number (b, r->constants[k].value);
+      json_t *name = jstr (r->constants[k].name);
+      ok = name != NULL;
+      if (ok && !json_object_get (cs, json_string_value (name)))
+        ok = put (cs, json_string_value (name),
+                  jnum (r->constants[k].value));
+      json_decref (name);
     }
-  gc__buf_puts (b, "},\"blocks\":[");
-  for (size_t k = 0; k < r->n_blocks; k++)
+  ok = ok && put (o, "constants", json_incref (cs));
+  json_decref (cs);
+  json_t *bs = json_array ();
+  for (size_t k = 0; ok && bs && k < r->n_blocks; k++)
     {
       const gc_block *bl = &r->blocks[k];
-      gc__buf_printf (b, "%s{\"name\":", k ? "," : "");
-      gc__buf_json_string (b, bl->name);
-      gc__buf_printf (b, ",\"offset\":%zu,\"count\":%zu,\"shape\":[",
-                      bl->offset, bl->count);
-      for (size_t a = 0; a < bl->ndim; a++)
-        gc__buf_printf (b, "%s%zu", a ? "," : "", bl->shape[a]);
-      gc__buf_puts (b, "]}");
+      json_t *bo = json_object (), *sh = json_array ();
+      bool bok = put (bo, "name", jstr (bl->name))
+                 && put (bo, "offset", juint (bl->offset))
+                 && put (bo, "count", juint (bl->count));
+      for (size_t a = 0; bok && sh && a < bl->ndim; a++)
+        bok = push (sh, juint (bl->shape[a]));
+      bok = bok && put (bo, "shape", json_incref (sh));
+      json_decref (sh);
+      ok = bok && push (bs, json_incref (bo));
+      json_decref (bo);
     }
-  gc__buf_puts (b, "],\"results\":[");
-  for (size_t k = 0; k < r->n_directions; k++)
+  ok = ok && put (o, "blocks", json_incref (bs));
+  json_decref (bs);
+  json_t *rs = json_array ();
+  for (size_t k = 0; ok && rs && k < r->n_directions && r->dirs; k++)
+    ok = push (rs, direction_json (r, &r->dirs[k], false));
+  ok = ok && put (o, "results", json_incref (rs));
+  json_decref (rs);
+  if (!ok)
     {
-      if (k)
-        gc__buf_puts (b, ",\n");
-      direction_json (b, r, &r->dirs[k], false);
+      json_decref (o);
+      return NULL;
     }
-  gc__buf_puts (b, "]}\n");
+  return o;
 }
 
 static void
@@ -583,7 +669,8 @@ gc_report (const gc_result *r, gc_format fmt)
       report_text (&b, r);
       break;
     case GC_FMT_JSON:
-      report_json (&b, r);
+      json_out (&b, report_json (r));
+      gc__buf_puts (&b, "\n");
       break;
     case GC_FMT_MARKDOWN:
       if (r->worst != SIZE_MAX)

@@ -145,7 +145,15 @@ gcm_create (const gcm_spec *spec, const long *values, uint64_t seed,
       || (size_t) mutant > spec->n_mutants)
     return GC_EINVAL;
   *out = NULL;
-  return spec->create (values, seed, mutant, out);
+  gc_status st = spec->create (values, seed, mutant, out);
+  if (st == GC_OK && mutant > 0)
+    {
+      gcm_instance *in = *out;
+      snprintf (in->mutant_name, sizeof in->mutant_name, "%s/%s",
+                spec->name, spec->mutants[mutant - 1].name);
+      in->model.name = in->mutant_name;
+    }
+  return st;
 }
 
 void

@@ -52,6 +52,9 @@ struct gcm_instance
   size_t n_extra;
   struct { const char *name; const float *data; size_t ndim;
            size_t shape[GC_MAX_DIMS]; } extra[8];
+  /* "MODEL/MUTANT" for a mutant (gcm_create), so that its reports name
+     the backward they checked and never merge with the correct one's.  */
+  char mutant_name[64];
 };
 
 size_t gcm_count (void);

@@ -136,8 +136,16 @@ START_TEST (test_reports)
       gct_failalloc_arm (n);
       gc_status st = gc_result_parse_json (json, strlen (json), &back);
       bool complete = disarm (n);
-      ck_assert_int_eq (st, complete ? GC_OK : GC_ENOMEM);
-      ck_assert (complete ? back != NULL : back == NULL);
+      /* a failed allocation inside Jansson is absorbed by a second parse
+         (GC_OK, and then the very result), or reported as GC_ENOMEM  */
+      if (complete)
+        ck_assert_int_eq (st, GC_OK);
+      else
+        ck_assert_msg (st == GC_ENOMEM || st == GC_OK, "status %s",
+                       gc_strerror (st));
+      ck_assert (st == GC_OK ? back != NULL : back == NULL);
+      if (back)
+        check_outcome (st, back, r);
       gc_result_free (back);
       if (complete)
         break;

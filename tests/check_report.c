@@ -6,6 +6,7 @@
 #include "gctest.h"
 #include "gradcheck-check.h"
 
+#include <locale.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -411,6 +412,539 @@ START_TEST (test_hostile_names)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------- */
+/* JSON through Jansson (issue 12) and merge integrity (issue 16).  */
+
+/* S with every occurrence of FROM replaced by TO; the count in *N.  */
+static char *
+replaced_all (const char *s, const char *from, const char *to, size_t *n)
+{
+  size_t lf = strlen (from), lt = strlen (to), cnt = 0;
+  for (const char *p = strstr (s, from); p; p = strstr (p + lf, from))
+    cnt++;
+  char *o = malloc (strlen (s) + cnt * (lt > lf ? lt - lf : 0) + 1);
+  ck_assert_ptr_nonnull (o);
+  char *q = o;
+  for (const char *p = s;;)
+    {
+      const char *at = strstr (p, from);
+      if (!at)
+        {
+          strcpy (q, p);
+          break;
+        }
+      memcpy (q, p, (size_t) (at - p));
+      q += at - p;
+      memcpy (q, to, lt);
+      q += lt;
+      p = at + lf;
+    }
+  if (n)
+    *n = cnt;
+  return o;
+}
+
+/* RFC 3629, written here independently of the library's own check.  */
+static bool
+utf8_valid (const unsigned char *p)
+{
+  while (*p)
+    {
+      unsigned c = *p;
+      size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2
+                 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+      if (!n)
+        return false;
+      unsigned long cp = n == 1 ? c : c & (0xff >> (n + 1));
+      for (size_t k = 1; k < n; k++)
+        {
+          if ((p[k] & 0xc0) != 0x80)
+            return false;
+          cp = cp << 6 | (p[k] & 0x3f);
+        }
+      static const unsigned long min[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+      if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return false;
+      p += n;
+    }
+  return true;
+}
+
+/* Every field of every direction, bit for bit (NaN equal to NaN).  */
+static bool
+same_double (double a, double b)
+{
+  return memcmp (&a, &b, sizeof a) == 0 || (isnan (a) && isnan (b));
+}
+
+static void
+assert_same_directions (const gc_result *a, const gc_result *b)
+{
+  ck_assert_uint_eq (a->n_directions, b->n_directions);
+  for (size_t k = 0; k < a->n_directions; k++)
+    {
+      const gc_direction *x = &a->dirs[k], *y = &b->dirs[k];
+      const double xs[] = { x->analytic, x->reference, x->d2h, x->diff, x->bar,
+                            x->nu, x->resolution, x->step, x->jump,
+                            x->forward_error_ulps, x->terms[0].value,
+                            x->terms[1].value, x->terms[2].value };
+      const double ys[] = { y->analytic, y->reference, y->d2h, y->diff, y->bar,
+                            y->nu, y->resolution, y->step, y->jump,
+                            y->forward_error_ulps, y->terms[0].value,
+                            y->terms[1].value, y->terms[2].value };
+      for (size_t f = 0; f < sizeof xs / sizeof *xs; f++)
+        ck_assert_msg (same_double (xs[f], ys[f]),
+                       "direction %zu field %zu: %.17g read back as %.17g",
+                       k, f, xs[f], ys[f]);
+      ck_assert_int_eq (x->verdict, y->verdict);
+      ck_assert_uint_eq (x->id, y->id);
+      ck_assert_uint_eq (x->index, y->index);
+    }
+}
+
+/* A comma-decimal locale for this process: de_DE.UTF-8 installed, or built
+   with localedef into a temporary LOCPATH.  False when neither works.  */
+static bool
+comma_locale (char *dir, size_t size)
+{
+  dir[0] = 0;
+  if (!setlocale (LC_ALL, "de_DE.UTF-8"))
+    {
+      snprintf (dir, size, "/tmp/gc-locale-XXXXXX");
+      if (!mkdtemp (dir))
+        return false;
+      char cmd[256];
+      snprintf (cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 "
+                ">/dev/null 2>&1", dir);
+      if (system (cmd) == -1)
+        return false;
+      setenv ("LOCPATH", dir, 1);
+      if (!setlocale (LC_ALL, "de_DE.UTF-8"))
+        return false;
+    }
+  char t[16];
+  snprintf (t, sizeof t, "%.1f", 0.5);
+  return strcmp (t, "0,5") == 0;
+}
+
+static void
+drop_locale (const char *dir)
+{
+  setlocale (LC_ALL, "C");
+  if (dir[0])
+    {
+      char cmd[256];
+      snprintf (cmd, sizeof cmd, "rm -rf %s", dir);
+      ck_assert_int_ne (system (cmd), -1);
+      unsetenv ("LOCPATH");
+    }
+}
+
+/* A host program that called setlocale (LC_ALL, "") under de_DE: reports
+   are still written and read in JSON's notation, and every value reads
+   back bit for bit.  */
+START_TEST (test_json_locale)
+{
+  gct_model *t = gct_tanh_gemm (2, 3, 2, gct_seed (), 0);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+  char dir[64];
+  if (!comma_locale (dir, sizeof dir))
+    {
+      drop_locale (dir);
+      printf ("# SKIP comma-decimal locale: de_DE.UTF-8 is not installed "
+              "and localedef could not build it\n");
+      gc_result_free (r);
+      gct_free (t);
+      return;
+    }
+  char *s = gc_report (r, GC_FMT_JSON);
+  gc_result *back = NULL;
+  gc_status st = s ? parse (s, &back) : GC_ENOMEM;
+  drop_locale (dir);      /* before any assertion: no directory left */
+  ck_assert_ptr_nonnull (s);
+  ck_assert_msg (strstr (s, "\"false_alarm\":1e-6")
+                 || strstr (s, "\"false_alarm\":1e-06")
+                 || strstr (s, "\"false_alarm\":9.9999999999999995e-"),
+                 "false_alarm not in JSON notation: %.300s",
+                 strstr (s, "false_alarm"));
+  ck_assert_int_eq (st, GC_OK);
+  ck_assert (same_double (back->false_alarm, r->false_alarm));
+  ck_assert (same_double (back->loss_f32, r->loss_f32));
+  assert_same_directions (r, back);
+  gc_result_free (back);
+  free (s);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* Text out is valid UTF-8 whatever the model's names hold; text in must
+   be valid UTF-8, escapes decoded to valid UTF-8.  */
+START_TEST (test_json_utf8)
+{
+  gct_model *t = gct_tanh_gemm (2, 2, 2, gct_seed (), 0);
+  gc_model m = t->model;
+  /* a raw 0xFF, a cut three-byte sequence, a lone continuation byte */
+  m.name = "m\xff\xe2\x82";
+  gc_block b[2];
+  memcpy (b, m.blocks, sizeof b);
+  b[0].name = "W\x80";
+  b[1].name = "X\xed\xa0\x80";   /* an encoded surrogate */
+  m.blocks = b;
+  gc_result *r = gct_check_ok (&m, t->x, NULL);
+  for (int f = GC_FMT_TEXT; f <= GC_FMT_JSON; f++)
+    {
+      char *s = gc_report (r, (gc_format) f);
+      ck_assert_ptr_nonnull (s);
+      if (f == GC_FMT_JSON)
+        ck_assert_msg (utf8_valid ((const unsigned char *) s),
+                       "JSON report is not UTF-8: %.120s", s);
+      if (f == GC_FMT_JSON)
+        {
+          gc_result *back;
+          ck_assert_int_eq (parse (s, &back), GC_OK);
+          ck_assert (utf8_valid ((const unsigned char *) back->model_name));
+          /* the same check: it merges as its own one shard */
+          gc_result *mg = NULL;
+          ck_assert_int_eq (gc_result_merge (&back, 1, &mg), GC_OK);
+          gc_result_free (mg);
+          gc_result_free (back);
+        }
+      free (s);
+    }
+  char *s = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (s);
+  const char *model = strstr (s, "\"model\":\"");
+  ck_assert_ptr_nonnull (model);
+  char *end = strchr (model + 9, '"');
+  ck_assert_ptr_nonnull (end);
+  size_t at = (size_t) (model + 9 - s), len = (size_t) (end - model - 9);
+  static const struct { const char *name; gc_status st; const char *want; }
+  cases[] = {
+    { "\\ud83d\\ude00", GC_OK, "\xf0\x9f\x98\x80" },
+    { "caf\\u00e9", GC_OK, "caf\xc3\xa9" },
+    { "\\ud83d", GC_EFORMAT, NULL },          /* a lone surrogate */
+    { "\\ude00\\ud83d", GC_EFORMAT, NULL },   /* a reversed pair */
+    { "a\xff", GC_EFORMAT, NULL },            /* a raw 0xFF */
+    { "\xc0\xaf", GC_EFORMAT, NULL },         /* an overlong '/' */
+    { "\xed\xa0\x80", GC_EFORMAT, NULL },     /* an encoded surrogate */
+    { "a\\u0000b", GC_EFORMAT, NULL },        /* NUL inside a name */
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+    {
+      size_t ln = strlen (cases[k].name);
+      char *e = malloc (strlen (s) - len + ln + 1);
+      memcpy (e, s, at);
+      memcpy (e + at, cases[k].name, ln);
+      strcpy (e + at + ln, s + at + len);
+      gc_result *back;
+      ck_assert_msg (parse (e, &back) == cases[k].st, "name %s",
+                     cases[k].name);
+      if (back)
+        ck_assert_str_eq (back->model_name, cases[k].want);
+      gc_result_free (back);
+      free (e);
+    }
+  free (s);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* A duplicate key is refused, not first-wins (nor last-wins); so are
+   numbers with leading zeros and counts that are not whole JSON
+   integers.  */
+START_TEST (test_json_strict)
+{
+  gct_model *t = gct_tanh_gemm (2, 2, 2, gct_seed (), 0);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+  char *s = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (s);
+  static const struct { const char *from, *to; } cases[] = {
+    { "\"n\":8,", "\"n\":8,\"n\":8," },
+    { "\"n\":8,", "\"n\":8,\"n\":9," },
+    { "\"verdict\":\"pass\",\"n_directions\"",
+      "\"verdict\":\"fail\",\"verdict\":\"pass\",\"n_directions\"" },
+    { "\"constants\":{", "\"constants\":{\"M\":1,\"M\":2," },
+    { "\"n\":8,", "\"n\":08," },
+    { "\"n\":8,", "\"n\":0256," },
+    { "\"n\":8,", "\"n\":8.0," },
+    { "\"n\":8,", "\"n\":-8," },
+    { "\"n\":8,", "\"n\":\"08\"," },
+    { "\"n_total\":8,", "\"n_total\":18446744073709551616," },
+    { "\"seed\":1,", "\"seed\":\"18446744073709551616\"," },
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+    {
+      char *bad = replaced (s, cases[k].from, cases[k].to);
+      gc_result *back;
+      ck_assert_msg (parse (bad, &back) == GC_EFORMAT, "accepted %s",
+                     cases[k].to);
+      ck_assert_ptr_null (back);
+      free (bad);
+    }
+  free (s);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* Every value the writer emits reads back: NaN and infinite constants,
+   the infinite nu and resolution of a zero bar or reference, seeds beyond
+   2^53, negative zero, subnormals -- and the command's own JSON for a
+   model with such constants merges.  */
+START_TEST (test_json_nonfinite)
+{
+  gct_model *t = gct_tanh_gemm (2, 3, 2, gct_seed (), 0);
+  gc_model m = t->model;
+  const gc_constant cs[] = { { "nan", NAN }, { "inf", INFINITY },
+                             { "minf", -INFINITY }, { "mzero", -0.0 },
+                             { "tiny", 0x1p-1074 }, { "big", 0x1.fffffffffffffp1023 },
+                             { "third", 1.0 / 3 } };
+  m.constants = cs;
+  m.n_constants = sizeof cs / sizeof *cs;
+  gc_options o;
+  gc_options_init (&o);
+  o.directions = GC_DIR_RANDOM;
+  o.n_random = 5;
+  o.seed = UINT64_MAX - 2;     /* beyond 2^53 and beyond int64 */
+  o.shard_count = 2;
+  char *js[2];
+  gc_result *shards[2];
+  for (size_t i = 0; i < 2; i++)
+    {
+      o.shard_index = i;
+      gc_result *r = gct_check_ok (&m, t->x, &o);
+      if (i == 0)
+        {
+          /* a zero bar and a zero reference: nu and resolution infinite */
+          r->dirs[0].terms[0].value = r->dirs[0].terms[1].value
+            = r->dirs[0].terms[2].value = 0;
+          r->dirs[0].bar = 0;
+          r->dirs[0].nu = INFINITY;
+          r->dirs[0].resolution = INFINITY;
+          r->dirs[1].jump = -INFINITY;
+        }
+      js[i] = gc_report (r, GC_FMT_JSON);
+      ck_assert_ptr_nonnull (js[i]);
+      ck_assert_msg (gct_json_valid (js[i]), "invalid JSON: %.200s", js[i]);
+      ck_assert_int_eq (parse (js[i], &shards[i]), GC_OK);
+      ck_assert_uint_eq (shards[i]->seed, o.seed);
+      ck_assert_uint_eq (shards[i]->n_constants, m.n_constants);
+      for (size_t c = 0; c < m.n_constants; c++)
+        {
+          ck_assert_str_eq (shards[i]->constants[c].name, cs[c].name);
+          ck_assert_msg (same_double (shards[i]->constants[c].value,
+                                      cs[c].value),
+                         "constant %s read back as %g", cs[c].name,
+                         shards[i]->constants[c].value);
+        }
+      assert_same_directions (r, shards[i]);
+      gc_result_free (r);
+    }
+  ck_assert_ptr_nonnull (strstr (js[0], "\"nan\":\"nan\""));
+  ck_assert_ptr_nonnull (strstr (js[0], "\"nu\":\"inf\""));
+  ck_assert_ptr_nonnull (strstr (js[0], "\"minf\":\"-inf\""));
+  gc_result *mg = NULL;
+  ck_assert_int_eq (gc_result_merge (shards, 2, &mg), GC_OK);
+  ck_assert_uint_eq (mg->n_directions, 5);
+  ck_assert (isnan (mg->constants[0].value));
+  char *mj = gc_report (mg, GC_FMT_JSON);
+  gc_result *again;
+  ck_assert_int_eq (parse (mj, &again), GC_OK);
+  assert_same_directions (mg, again);
+  gc_result_free (again);
+  free (mj);
+  gc_result_free (mg);
+  for (size_t i = 0; i < 2; i++)
+    {
+      gc_result_free (shards[i]);
+      free (js[i]);
+    }
+  gct_free (t);
+}
+END_TEST
+
+/* A result whose directions could not be allocated (dirs NULL beside a
+   count) renders without reading them.  */
+START_TEST (test_json_no_dirs)
+{
+  gct_model *t = gct_tanh_gemm (2, 2, 2, gct_seed (), 0);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+  gc_direction *dirs = r->dirs;
+  r->dirs = NULL;
+  r->worst = 0;
+  char *s = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (s);
+  ck_assert_ptr_nonnull (strstr (s, "\"results\":[]"));
+  ck_assert_ptr_nonnull (strstr (s, "\"worst\":null"));
+  free (s);
+  ck_assert_ptr_null (gc_derivation (r, 0, GC_FMT_JSON));
+  r->dirs = dirs;
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* The JSON reports of shard I of COUNT of model M at X with options O.  */
+static char *
+shard_json (const gc_model *m, const float *x, const gc_options *base,
+            size_t i, size_t count)
+{
+  gc_options o = *base;
+  o.shard_index = i;
+  o.shard_count = count;
+  gc_result *r = gct_check_ok (m, x, &o);
+  char *s = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (s);
+  gc_result_free (r);
+  return s;
+}
+
+static gc_status
+merge_texts (char **texts, size_t n, gc_result **out)
+{
+  gc_result *rs[8] = { 0 };
+  ck_assert_uint_le (n, 8);
+  *out = NULL;
+  for (size_t k = 0; k < n; k++)
+    {
+      gc_status st = parse (texts[k], &rs[k]);
+      ck_assert_msg (st == GC_OK, "report %zu: %s: %.400s", k,
+                     gc_strerror (st), texts[k]);
+    }
+  gc_status st = gc_result_merge (rs, n, out);
+  for (size_t k = 0; k < n; k++)
+    gc_result_free (rs[k]);
+  return st;
+}
+
+/* Shards merge into the unsharded check's very report; a shard relabelled
+   as another, a shard missing a direction or holding a direction twice is
+   refused.  */
+START_TEST (test_merge_ids)
+{
+  gct_model *t = gct_tanh_gemm (2, 3, 2, gct_seed (), 0);
+  gc_options o;
+  gc_options_init (&o);
+  gc_result *whole = gct_check_ok (&t->model, t->x, &o);
+  char *wj = gc_report (whole, GC_FMT_JSON);
+  char *s[3] = { shard_json (&t->model, t->x, &o, 0, 2),
+                 shard_json (&t->model, t->x, &o, 1, 2), NULL };
+  gc_result *m;
+  ck_assert_int_eq (merge_texts (s, 2, &m), GC_OK);
+  char *mj = gc_report (m, GC_FMT_JSON);
+  ck_assert_str_eq (mj, wj);
+  free (mj);
+  gc_result_free (m);
+
+  /* shard 0 relabelled as shard 1, beside shard 0: n = 12 is even, so the
+     counts add up to n_total */
+  s[2] = replaced (s[0], "\"shard_index\":0", "\"shard_index\":1");
+  char *pair[2] = { s[0], s[2] };
+  ck_assert_int_eq (merge_texts (pair, 2, &m), GC_EMISMATCH);
+  ck_assert_ptr_null (m);
+  free (s[2]);
+
+  /* in memory: a direction dropped, a direction repeated, an id moved */
+  gc_result *a, *b;
+  ck_assert_int_eq (parse (s[0], &a), GC_OK);
+  ck_assert_int_eq (parse (s[1], &b), GC_OK);
+  gc_result *ab[2] = { a, b };
+  b->n_directions--;
+  ck_assert_int_eq (gc_result_merge (ab, 2, &m), GC_EMISMATCH);
+  b->n_directions++;
+  size_t id1 = b->dirs[1].id;
+  b->dirs[1].id = b->dirs[0].id;
+  ck_assert_int_eq (gc_result_merge (ab, 2, &m), GC_EMISMATCH);
+  b->dirs[1].id = id1 + 1;      /* shard 0's id, in shard 1 */
+  ck_assert_int_eq (gc_result_merge (ab, 2, &m), GC_EMISMATCH);
+  b->dirs[1].id = id1;
+  b->dirs[1].index = 0;          /* every coordinate: index == id */
+  ck_assert_int_eq (gc_result_merge (ab, 2, &m), GC_EMISMATCH);
+  b->dirs[1].index = id1;
+  ck_assert_int_eq (gc_result_merge (ab, 2, &m), GC_OK);
+  gc_result_free (m);
+  gc_result_free (a);
+  gc_result_free (b);
+
+  /* one shard that claims to be the whole check (n_total and shard_count
+     edited to its own size), in JSON as a file would be edited */
+  char num[64];
+  snprintf (num, sizeof num, "\"n_total\":%zu", whole->n_total / 2);
+  char *lie = replaced (s[0], "\"n_total\":12", num);
+  char *lie2 = replaced (lie, "\"shard_count\":2", "\"shard_count\":1");
+  gc_result *one;
+  ck_assert_int_eq (parse (lie2, &one), GC_EFORMAT);   /* ids beyond n_total */
+  free (lie);
+  free (lie2);
+  free (s[0]);
+  free (s[1]);
+  free (wj);
+  gc_result_free (whole);
+  gct_free (t);
+}
+END_TEST
+
+/* A stored verdict is not trusted: every direction is judged again from
+   its analytic value, reference and terms.  */
+START_TEST (test_merge_verdict_lie)
+{
+  gct_model *t = gct_tanh_gemm (2, 3, 2, gct_seed (),
+                                 gct_tanh_mutant ("dw-twice"));
+  gc_options o;
+  gc_options_init (&o);
+  gc_result *whole = gct_check_ok (&t->model, t->x, &o);
+  ck_assert_int_eq (whole->verdict, GC_FAIL);
+  ck_assert_uint_gt (whole->n_failed, 0);
+  static const char *const lies[] = { "\"verdict\":\"pass\"",
+                                      "\"verdict\":\"non-smooth\"",
+                                      "\"verdict\":\"error\"" };
+  for (size_t k = 0; k < sizeof lies / sizeof *lies; k++)
+    {
+      char *s[2];
+      for (size_t i = 0; i < 2; i++)
+        {
+          char *h = shard_json (&t->model, t->x, &o, i, 2);
+          size_t n;
+          s[i] = replaced_all (h, "\"verdict\":\"fail\"", lies[k], &n);
+          ck_assert_uint_gt (n, 1);
+          free (h);
+        }
+      gc_result *m;
+      ck_assert_int_eq (merge_texts (s, 2, &m), GC_OK);
+      ck_assert_int_eq (m->verdict, GC_FAIL);
+      ck_assert_uint_eq (m->n_failed, whole->n_failed);
+      ck_assert (same_double (m->worst_nu, whole->worst_nu));
+      for (size_t q = 0; q < m->n_directions; q++)
+        ck_assert_int_eq (m->dirs[q].verdict, whole->dirs[q].verdict);
+      gc_result_free (m);
+      free (s[0]);
+      free (s[1]);
+    }
+  /* and a stored nu, bar or diff is recomputed too */
+  char *h = shard_json (&t->model, t->x, &o, 0, 1);
+  gc_result *one;
+  ck_assert_int_eq (parse (h, &one), GC_OK);
+  for (size_t q = 0; q < one->n_directions; q++)
+    {
+      one->dirs[q].nu = 0;
+      one->dirs[q].diff = 0;
+      one->dirs[q].bar = 1e300;
+      one->dirs[q].verdict = GC_PASS;
+    }
+  gc_result *m;
+  ck_assert_int_eq (gc_result_merge (&one, 1, &m), GC_OK);
+  ck_assert_int_eq (m->verdict, GC_FAIL);
+  assert_same_directions (whole, m);
+  gc_result_free (m);
+  gc_result_free (one);
+  free (h);
+  gc_result_free (whole);
+  gct_free (t);
+}
+END_TEST
+
 static int
 failing_loss (void *ctx, const float *x, float *loss)
 {
@@ -442,6 +976,102 @@ START_TEST (test_tap_error)
 }
 END_TEST
 
+/* Shards of different checks are refused with GC_EMISMATCH: another step,
+   a mutant beside the correct backward, another point x, another list of
+   directions, an identity edited by hand.  */
+START_TEST (test_merge_identity)
+{
+  gct_model *t = gct_tanh_gemm (2, 3, 2, gct_seed (), 0);
+  gct_model *mut = gct_tanh_gemm (2, 3, 2, gct_seed (),
+                                   gct_tanh_mutant ("dw-twice"));
+  gc_options o;
+  gc_options_init (&o);
+  char *s0 = shard_json (&t->model, t->x, &o, 0, 2);
+  char *s1 = shard_json (&t->model, t->x, &o, 1, 2);
+  ck_assert_ptr_nonnull (strstr (s0, "\"identity\":{\"version\":\""
+                                 GC_VERSION_STRING "\""));
+  gc_options os = o;
+  os.step = 0x1p-10;
+  char *step1 = shard_json (&t->model, t->x, &os, 1, 2);
+  char *mut1 = shard_json (&mut->model, mut->x, &o, 1, 2);
+  float *x2 = malloc (t->n * sizeof *x2);
+  memcpy (x2, t->x, t->n * sizeof *x2);
+  x2[t->n - 1] = nextafterf (x2[t->n - 1], INFINITY);
+  char *x1 = shard_json (&t->model, x2, &o, 1, 2);
+  char *cases[][2] = { { s0, step1 }, { s0, mut1 }, { s0, x1 } };
+  const char *what[] = { "another step", "a mutant", "another x" };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+    {
+      gc_result *m;
+      ck_assert_msg (merge_texts (cases[k], 2, &m) == GC_EMISMATCH,
+                     "%s merged", what[k]);
+      ck_assert_ptr_null (m);
+    }
+  /* a digest edited, or a field the digest covers */
+  const char *xd = strstr (s1, "\"x_digest\":\"");
+  ck_assert_ptr_nonnull (xd);
+  char from[40], to[40];
+  snprintf (from, sizeof from, "%.28s", xd);   /* "x_digest":" + 16 digits */
+  snprintf (to, sizeof to, "%.27s%c", xd, xd[27] == '0' ? '1' : '0');
+  char *ed[] = { replaced (s1, from, to),
+                 replaced (s1, "\"step\":0.0", "\"step\":0.5"),
+                 replaced (s1, "\"false_alarm\":", "\"false_alarm\":2e-6,\"x\":") };
+  for (size_t k = 0; k < sizeof ed / sizeof *ed; k++)
+    {
+      char *pair[2] = { s0, ed[k] };
+      gc_result *m;
+      ck_assert_msg (merge_texts (pair, 2, &m) == GC_EMISMATCH, "edit %zu", k);
+      free (ed[k]);
+    }
+  /* a lying n_total: shard 0 of 8 random directions (ids 0, 2, 4, 6)
+     claims the 7 of a check whose shard 1 holds ids 1, 3, 5 */
+  gc_options orand = o;
+  orand.directions = GC_DIR_RANDOM;
+  orand.n_random = 8;
+  char *r8 = shard_json (&t->model, t->x, &orand, 0, 2);
+  orand.n_random = 7;
+  char *r7 = shard_json (&t->model, t->x, &orand, 1, 2);
+  char *r8lie = replaced (r8, "\"n_total\":8,", "\"n_total\":7,");
+  char *mix[2] = { r8lie, r7 };
+  gc_result *m;
+  ck_assert_int_eq (merge_texts (mix, 2, &m), GC_EMISMATCH);
+  free (r8lie);
+  free (r8);
+  free (r7);
+
+  /* another list of directions: ids 0 and 2 agree, 1 and 3 do not */
+  gc_options ol = o;
+  const size_t la[] = { 0, 1, 2, 3 }, lb[] = { 0, 1, 2, 5 };
+  ol.directions = GC_DIR_LIST;
+  ol.n_indices = 4;
+  ol.indices = la;
+  char *l0 = shard_json (&t->model, t->x, &ol, 0, 2);
+  char *l1 = shard_json (&t->model, t->x, &ol, 1, 2);
+  ol.indices = lb;
+  char *l1b = shard_json (&t->model, t->x, &ol, 1, 2);
+  char *good[2] = { l0, l1 }, *bad[2] = { l0, l1b };
+  ck_assert_int_eq (merge_texts (good, 2, &m), GC_OK);
+  gc_result_free (m);
+  ck_assert_int_eq (merge_texts (bad, 2, &m), GC_EMISMATCH);
+  /* the list edited in a shard file, digest kept */
+  char *l1e = replaced (l1, "\"index\":3,", "\"index\":5,");
+  char *edl[2] = { l0, l1e };
+  ck_assert_int_eq (merge_texts (edl, 2, &m), GC_EMISMATCH);
+  free (l1e);
+  free (l0);
+  free (l1);
+  free (l1b);
+  free (x2);
+  free (x1);
+  free (mut1);
+  free (step1);
+  free (s0);
+  free (s1);
+  gct_free (mut);
+  gct_free (t);
+}
+END_TEST
+
 static Suite *
 report_suite (void)
 {
@@ -459,7 +1089,19 @@ report_suite (void)
   tcase_add_test (tc, test_untrusted_reports);
   tcase_add_test (tc, test_hostile_names);
   tcase_add_test (tc, test_tap_error);
+  tcase_add_test (tc, test_json_utf8);
+  tcase_add_test (tc, test_json_strict);
+  tcase_add_test (tc, test_json_nonfinite);
+  tcase_add_test (tc, test_json_no_dirs);
+  tcase_add_test (tc, test_merge_ids);
+  tcase_add_test (tc, test_merge_verdict_lie);
+  tcase_add_test (tc, test_merge_identity);
   suite_add_tcase (s, tc);
+  /* localedef may build the locale first: about 2 s of CPU  */
+  TCase *tl = tcase_create ("locale");
+  tcase_set_timeout (tl, 60);
+  tcase_add_test (tl, test_json_locale);
+  suite_add_tcase (s, tl);
   return s;
 }
 
