@@ -35,6 +35,7 @@ diagnosis_name (gc_diagnosis_kind k)
     case GC_DIAG_NONSMOOTH: return "non-smooth";
     case GC_DIAG_ONE_ULP: return "rounding";
     case GC_DIAG_LOGIC: return "logic";
+    case GC_DIAG_FORWARD_MISMATCH: return "forward-mismatch";
     }
   return "unknown";
 }
@@ -238,6 +239,95 @@ gc_derivation (const gc_result *r, size_t dir, gc_format fmt)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Per-tensor summary (manual: "Diagnosis").  */
+
+/* The tensors of R, or NULL: none to show, or memory ran out (which fails
+   the report: B is marked failed).  */
+static gc__tensor *
+tensors_of (gc__buf *b, const gc_result *r, size_t *nt)
+{
+  gc__tensor *t = NULL;
+  *nt = 0;
+  if (r->status != GC_OK || r->n_directions == 0)
+    return NULL;
+  if (gc__tensors (r, &t, nt) != GC_OK)
+    b->failed = true;
+  return t;
+}
+
+static void
+tensors_text (gc__buf *b, const gc_result *r, const char *prefix)
+{
+  size_t nt;
+  gc__tensor *t = tensors_of (b, r, &nt);
+  if (!t)
+    return;
+  size_t w = 6;
+  for (size_t k = 0; k < nt; k++)
+    w = strlen (t[k].name) > w ? strlen (t[k].name) : w;
+  if (w > 24)
+    w = 24;
+  gc__buf_printf (b, "%stensors (failed/checked, worst nu, median "
+                  "resolution):\n", prefix);
+  for (size_t k = 0; k < nt; k++)
+    {
+      char counts[48];
+      snprintf (counts, sizeof counts, "%zu/%zu", t[k].failed, t[k].checked);
+      gc__buf_printf (b, "%s  %-*s %11s  worst nu %-9.3g  resolution %.3g",
+                      prefix, (int) w, t[k].name, counts, t[k].worst_nu,
+                      t[k].resolution);
+      if (t[k].nonsmooth)
+        gc__buf_printf (b, "  %zu non-smooth", t[k].nonsmooth);
+      if (t[k].structure[0])
+        gc__buf_printf (b, "  %s", t[k].structure);
+      gc__buf_puts (b, "\n");
+    }
+  free (t);
+}
+
+static void
+tensors_markdown (gc__buf *b, const gc_result *r)
+{
+  size_t nt;
+  gc__tensor *t = tensors_of (b, r, &nt);
+  if (!t)
+    return;
+  gc__buf_puts (b, "## Tensors\n\n| tensor | failed / checked | worst ν "
+                "| median resolution | structure of the failures |\n"
+                "|---|---|---|---|---|\n");
+  for (size_t k = 0; k < nt; k++)
+    gc__buf_printf (b, "| %s | %zu / %zu | %.3g | %.3g | %s |\n", t[k].name,
+                    t[k].failed, t[k].checked, t[k].worst_nu,
+                    t[k].resolution, t[k].structure);
+  gc__buf_puts (b, "\n");
+  free (t);
+}
+
+static void
+tensors_json (gc__buf *b, const gc_result *r)
+{
+  size_t nt;
+  gc__tensor *t = tensors_of (b, r, &nt);
+  gc__buf_puts (b, ",\"tensors\":[");
+  for (size_t k = 0; t && k < nt; k++)
+    {
+      gc__buf_printf (b, "%s{\"name\":", k ? "," : "");
+      gc__buf_json_string (b, t[k].name);
+      gc__buf_printf (b, ",\"checked\":%zu,\"failed\":%zu,\"nonsmooth\":%zu"
+                      ",\"worst_nu\":", t[k].checked, t[k].failed,
+                      t[k].nonsmooth);
+      gc__buf_json_number (b, t[k].worst_nu);
+      gc__buf_puts (b, ",\"resolution\":");
+      gc__buf_json_number (b, t[k].resolution);
+      gc__buf_puts (b, ",\"structure\":");
+      gc__buf_json_string (b, t[k].structure);
+      gc__buf_puts (b, "}");
+    }
+  gc__buf_puts (b, "]");
+  free (t);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Whole reports.  */
 
 static void
@@ -295,6 +385,7 @@ report_text (gc__buf *b, const gc_result *r)
                     r->n_directions, r->worst_nu);
   if (r->diagnosis.kind != GC_DIAG_NONE)
     gc__buf_printf (b, "diagnosis: %s\n", r->diagnosis.text);
+  tensors_text (b, r, "");
   if (r->worst == SIZE_MAX)
     return;
   const gc_direction *d = &r->dirs[r->worst];
@@ -389,7 +480,9 @@ report_json (gc__buf *b, const gc_result *r)
   gc__buf_json_string (b, dg->block);
   gc__buf_puts (b, ",\"text\":");
   gc__buf_json_string (b, dg->text);
-  gc__buf_puts (b, "},\"constants\":{");
+  gc__buf_puts (b, "}");
+  tensors_json (b, r);
+  gc__buf_puts (b, ",\"constants\":{");
   for (size_t k = 0; k < r->n_constants; k++)
     {
       if (k)
@@ -449,6 +542,7 @@ report_tap (gc__buf *b, const gc_result *r)
     }
   if (r->diagnosis.kind != GC_DIAG_NONE)
     gc__buf_printf (b, "# diagnosis: %s\n", r->diagnosis.text);
+  tensors_text (b, r, "# ");
 }
 
 char *
@@ -467,7 +561,10 @@ gc_report (const gc_result *r, gc_format fmt)
       break;
     case GC_FMT_MARKDOWN:
       if (r->worst != SIZE_MAX)
-        derivation_markdown (&b, r, &r->dirs[r->worst]);
+        {
+          derivation_markdown (&b, r, &r->dirs[r->worst]);
+          tensors_markdown (&b, r);
+        }
       else
         {
           gc__buf_printf (&b, "# gradcheck: %s\n\n", r->model_name);

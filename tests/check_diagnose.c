@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* check_diagnose.c -- the diagnosis is never wrong: no pattern on one or
+   two failures, the rounding class before a factor, closed forms only
+   within the ratios' own spread, no shift matched against unresolved
+   references; and the per-tensor, per-axis summary.  Each case is of the
+   kind of a misdiagnosis seen in practice (issue 14), not that case's
+   numbers.  */
+
+#include "gctest.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The kinds that claim a pattern.  */
+static bool
+is_pattern (gc_diagnosis_kind k)
+{
+  return k == GC_DIAG_CONSTANT_FACTOR || k == GC_DIAG_SIGN_FLIP
+         || k == GC_DIAG_ZERO_REGION || k == GC_DIAG_SHIFTED;
+}
+
+/* Re-diagnose R after its directions were edited: merging one shard
+   recomputes counts, worst direction and diagnosis.  */
+static gc_result *
+rediagnose (gc_result *r)
+{
+  gc_result *m = NULL;
+  ck_assert_int_eq (gc_result_merge (&r, 1, &m), GC_OK);
+  return m;
+}
+
+/* Give direction D the bar BAR (all of it adjoint rounding) and the values
+   A, REF; judge it as gc_check does (pass iff nu <= 1).  */
+static void
+set_direction (gc_direction *d, double a, double ref, double bar)
+{
+  d->analytic = a;
+  d->reference = ref;
+  for (int t = 0; t < GC_N_TERMS; t++)
+    d->terms[t].value = 0;
+  d->terms[GC_TERM_ADJOINT].value = bar;
+  d->bar = bar;
+  d->diff = fabs (a - ref);
+  d->nu = d->diff / bar;
+  d->resolution = bar / fabs (ref);
+  d->jump = 0;
+  d->verdict = d->nu <= 1 ? GC_PASS : GC_FAIL;
+}
+
+/* One or two failing elements never make a pattern, whatever their ratio:
+   a single element scaled by 0.9999 (just beyond the resolution), by 2, or
+   set to zero; and two elements scaled by 2.  */
+START_TEST (test_few_failures_no_pattern)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  static const struct { size_t lo, hi; double f; } cases[] = {
+    { 5, 6, 0.9999 }, { 5, 6, 2 }, { 5, 6, 0 }, { 3, 5, 2 }, { 40, 41, -1 } };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    {
+      gct_wrap w;
+      gct_wrap_init (&w, t);
+      w.lo = cases[c].lo;
+      w.hi = cases[c].hi;
+      w.factor = cases[c].f;
+      gc_result *r = gct_check_ok (&w.model, t->x, NULL);
+      ck_assert_int_eq (r->verdict, GC_FAIL);
+      ck_assert_uint_le (r->n_failed, 2);
+      ck_assert_msg (!is_pattern (r->diagnosis.kind),
+                     "%zu failure(s) diagnosed as a pattern: %s",
+                     r->n_failed, r->diagnosis.text);
+      /* the evidence is stated */
+      ck_assert_ptr_nonnull (strstr (r->diagnosis.text, "too few"));
+      gc_result_free (r);
+    }
+  gct_free (t);
+}
+END_TEST
+
+/* Failures within the worst-case rounding bound are the rounding class
+   even when their ratios agree (a correct backward whose errors align):
+   tested before the factor.  The edited result has d_b = 10^4, so that the
+   deterministic bound gamma_d exceeds the probabilistic one
+   lambda sqrt(d_b) u by sqrt(d_b) / lambda > 10 (lambda < 10 here).  */
+START_TEST (test_rounding_before_factor)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+  r->backward_depth = 10000;
+  ck_assert (r->lambda_backward < 10);
+  for (size_t k = 0; k < 32; k++)
+    {
+      gc_direction *d = &r->dirs[k];
+      double ref = d->reference != 0 ? d->reference : 1;
+      double bar = 1e-6 * fabs (ref);
+      /* ratio 1 + 1.5e-6 on every element of W: nu = 1.5 */
+      set_direction (d, ref * (1 + 1.5e-6), ref, bar);
+    }
+  gc_result *m = rediagnose (r);
+  ck_assert_uint_eq (m->n_failed, 32);
+  ck_assert_msg (m->diagnosis.kind == GC_DIAG_ONE_ULP, "%s",
+                 m->diagnosis.text);
+  gc_result_free (m);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* Factors that are no simple closed form, at the coarse resolution of an
+   f32 reference, are reported as measured, never named: the names once
+   given were "1.1348 = 1", "-9.4207 = -T^0.5" (T^0.5 = 4.9), "4.1773 = 3",
+   "1.2308 = 2^0.5".  Factors that are closed forms are named right, or
+   reported as measured; the measured factor lies within the derived
+   tolerance of the true one either way.  */
+START_TEST (test_closed_forms_within_spread)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  static const gc_constant consts[] = { { "M", 4 }, { "K", 8 }, { "N", 4 },
+                                        { "T", 24 } };
+  static const struct { double f; const char *form; } cases[] = {
+    { 1.1348, "" }, { -9.4207, "" }, { 4.1773, "" }, { 1.2308, "" },
+    { 1.4, "" }, { 2, "2" }, { -1, "-1" }, { 0.35355339059327373, "K^-0.5" },
+    { -4.898979485566356, "-T^0.5" } };
+  for (int ref = 0; ref < 2; ref++)
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+      {
+        gct_wrap w;
+        gct_wrap_init (&w, t);
+        w.model.constants = consts;
+        w.model.n_constants = 4;
+        w.lo = 0;
+        w.hi = 32;
+        w.factor = cases[c].f;
+        gc_options o;
+        gc_options_init (&o);
+        o.reference = ref ? GC_REF_F32 : GC_REF_MPFR;
+        gc_result *r = gct_check_ok (&w.model, t->x, &o);
+        const gc_diagnosis *dg = &r->diagnosis;
+        ck_assert_int_eq (r->verdict, GC_FAIL);
+        if (dg->kind == GC_DIAG_CONSTANT_FACTOR
+            || dg->kind == GC_DIAG_SIGN_FLIP)
+          {
+            ck_assert_msg (dg->closed_form[0] == 0
+                           || strcmp (dg->closed_form, cases[c].form) == 0,
+                           "factor %g (ref %s) named '%s': %s", cases[c].f,
+                           ref ? "f32" : "mpfr", dg->closed_form, dg->text);
+            ck_assert_msg (fabs (dg->factor - cases[c].f)
+                           <= gct_factor_tolerance (r, cases[c].f),
+                           "factor %g measured as %g", cases[c].f,
+                           dg->factor);
+            /* with the MPFR reference the closed forms are named */
+            if (!ref && cases[c].form[0])
+              ck_assert_msg (strcmp (dg->closed_form, cases[c].form) == 0,
+                             "factor %g unnamed: %s", cases[c].f, dg->text);
+            if (!dg->closed_form[0])
+              ck_assert_ptr_nonnull (strstr (dg->text, "+-"));
+          }
+        else
+          ck_assert_msg (!is_pattern (dg->kind), "factor %g: %s",
+                         cases[c].f, dg->text);
+        gc_result_free (r);
+      }
+  gct_free (t);
+}
+END_TEST
+
+/* At a resolution near 1 a shifted partner within two bars of the
+   analytic value proves nothing (the issue's "shifted window, 16 places"
+   at resolution ~ 1): W's failures below are a factor of 2.3 to 2.6 at resolution
+   0.9, and every partner one step away matches within the bars.  */
+START_TEST (test_no_shift_at_coarse_resolution)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+  for (size_t k = 0; k < 32; k++)
+    {
+      double ref = 1 + 0.02 * (double) (k % 5);
+      set_direction (&r->dirs[k], 2.3 * ref + 0.15 * (double) (k % 3), ref,
+                     0.9 * ref);
+    }
+  gc_result *m = rediagnose (r);
+  ck_assert_uint_gt (m->n_failed, 3);
+  ck_assert_msg (m->diagnosis.kind != GC_DIAG_SHIFTED, "%s",
+                 m->diagnosis.text);
+  /* and a factor measured at that resolution carries its uncertainty */
+  if (m->diagnosis.kind == GC_DIAG_CONSTANT_FACTOR)
+    ck_assert_str_eq (m->diagnosis.closed_form, "");
+  gc_result_free (m);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* The per-axis structure is exact: W (4 x 8) scaled by 2 on rows 0-2 only
+   reads "axis 0: 0-2 fail, 3 passes"; on column 5 only, "axis 1: 5 fail";
+   and the other tensor is named as passing.  */
+START_TEST (test_axis_structure)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gct_wrap w;
+  gct_wrap_init (&w, t);
+  w.lo = 0;
+  w.hi = 24;
+  w.factor = 2;
+  gc_result *r = gct_check_ok (&w.model, t->x, NULL);
+  ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_CONSTANT_FACTOR);
+  ck_assert_msg (strstr (r->diagnosis.text, "axis 0: 0-2 fail, 3 passes"),
+                 "%s", r->diagnosis.text);
+  ck_assert_msg (strstr (r->diagnosis.text, "every other tensor passes"),
+                 "%s", r->diagnosis.text);
+  char *s = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (s);
+  ck_assert_msg (strstr (s, "24/32") && strstr (s, "0/32"), "%s", s);
+  free (s);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* Two failing tensors: both named, with their counts.  */
+START_TEST (test_other_tensors_named)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (),
+                                gct_tanh_mutant ("no-tanh-derivative"));
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  const char *other = strcmp (r->diagnosis.block, "W") == 0 ? "X (" : "W (";
+  ck_assert_msg (strstr (r->diagnosis.text, other), "%s", r->diagnosis.text);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+static Suite *
+diagnose_suite (void)
+{
+  Suite *s = suite_create ("diagnose");
+  TCase *tc = tcase_create ("never wrong");
+  tcase_set_timeout (tc, 120);
+  tcase_add_test (tc, test_few_failures_no_pattern);
+  tcase_add_test (tc, test_rounding_before_factor);
+  tcase_add_test (tc, test_closed_forms_within_spread);
+  tcase_add_test (tc, test_no_shift_at_coarse_resolution);
+  suite_add_tcase (s, tc);
+  TCase *ts = tcase_create ("structure");
+  tcase_add_test (ts, test_axis_structure);
+  tcase_add_test (ts, test_other_tensors_named);
+  suite_add_tcase (s, ts);
+  return s;
+}
+
+int
+main (void)
+{
+  return gct_run (diagnose_suite ());
+}
