@@ -232,6 +232,120 @@ START_TEST (test_other_tensors_named)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Forward disagreement first.  */
+
+/* A reference forward that computes another function: the base's loss
+   plus 0.25 sum x_i^2 (OFFSET_ONLY: plus the constant 3 instead).  */
+static bool offset_only;
+
+static int
+other_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr l)
+{
+  gct_wrap *w = ctx;
+  int rc = w->base->model.loss_mpfr (w->base->model.ctx, x, l);
+  mpfr_t t;
+  mpfr_init2 (t, mpfr_get_prec (l));
+  if (offset_only)
+    mpfr_add_ui (l, l, 3, MPFR_RNDN);
+  else
+    for (size_t i = 0; i < w->model.n; i++)
+      {
+        mpfr_sqr (t, x + i, MPFR_RNDN);
+        mpfr_div_2ui (t, t, 2, MPFR_RNDN);
+        mpfr_add (l, l, t, MPFR_RNDN);
+      }
+  mpfr_clear (t);
+  return rc;
+}
+
+START_TEST (test_forward_mismatch_first)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gct_wrap w;
+  gct_wrap_init (&w, t);
+  w.model.loss_mpfr = other_mpfr;
+  offset_only = false;
+  gc_result *r = gct_check_ok (&w.model, t->x, NULL);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  ck_assert_msg (r->diagnosis.kind == GC_DIAG_FORWARD_MISMATCH, "%s",
+                 r->diagnosis.text);
+  char *s = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (s);
+  /* the depth is not blamed, and the finding comes right after the
+     verdict */
+  ck_assert_msg (!strstr (s, "depth is too small")
+                 && !strstr (s, "may be too small"), "%s", s);
+  const char *v = strstr (s, "\nverdict: ");
+  ck_assert_ptr_nonnull (v);
+  const char *next = strchr (v + 1, '\n');
+  ck_assert_msg (next && strncmp (next + 1, "diagnosis: the f32 forward and "
+                                  "the mpfr reference forward compute "
+                                  "different functions", 80) == 0, "%s", s);
+  free (s);
+  gc_result_free (r);
+
+  /* a constant offset: the gradients agree, the report still says so */
+  offset_only = true;
+  r = gct_check_ok (&w.model, t->x, NULL);
+  ck_assert_int_eq (r->verdict, GC_PASS);
+  s = gc_report (r, GC_FMT_TEXT);
+  ck_assert_msg (strstr (s, "compute different functions at x"), "%s", s);
+  free (s);
+
+  /* between the budget and the worst case, a depth too small can explain
+     the error, and only then is it named */
+  /* gamma_{d_f} M_L in ulps of M_L (manual: "Forward disagreement") */
+  double df = (double) r->forward_depth, u = 0x1p-24;
+  int e;
+  frexp (r->loss_magnitude, &e);
+  double worst = df * u / (1 - df * u) * r->loss_magnitude / ldexp (1, e - 24);
+  r->forward_error_ulps = 1.01 * r->forward_budget_ulps;
+  s = gc_report (r, GC_FMT_TEXT);
+  if (r->forward_error_ulps <= worst)
+    ck_assert_msg (strstr (s, "may be too small")
+                   && !strstr (s, "disagree"), "%s", s);
+  else
+    ck_assert_msg (!strstr (s, "too small") && strstr (s, "disagree"), "%s",
+                   s);
+  free (s);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* The built-in kda's chunked-path mutants change the f32 forward and its
+   backward alike: under the MPFR reference the report's first finding is
+   the forwards' disagreement, never the depth (kind of `gradcheck run kda
+   --mutant chunk-no-read-scale`).  */
+START_TEST (test_kda_forward_mutants)
+{
+  const gcm_spec *spec = gcm_find ("kda");
+  static const char *const mutants[] = { "chunk-no-read-scale",
+                                         "double-scale", "softplus-outside" };
+  for (size_t k = 0; k < 3; k++)
+    {
+      long v[GCM_MAX_KEYS];
+      char err[128];
+      ck_assert_int_eq (gcm_parse_shape (spec, "T=9,BT=4,H=1,HV=2,K=4,V=4",
+                                         v, err, sizeof err), GC_OK);
+      gcm_instance *inst = NULL;
+      ck_assert_int_eq (gcm_create (spec, v, gct_seed (),
+                                    gcm_mutant_index (spec, mutants[k]),
+                                    &inst), GC_OK);
+      gc_result *r = gct_check_ok (&inst->model, inst->x, NULL);
+      ck_assert_int_eq (r->verdict, GC_FAIL);
+      ck_assert_msg (r->diagnosis.kind == GC_DIAG_FORWARD_MISMATCH,
+                     "%s: %s", mutants[k], r->diagnosis.text);
+      char *s = gc_report (r, GC_FMT_TEXT);
+      ck_assert_msg (!strstr (s, "too small"), "%s", s);
+      free (s);
+      gc_result_free (r);
+      gcm_destroy (inst);
+    }
+}
+END_TEST
+
 static Suite *
 diagnose_suite (void)
 {
@@ -247,6 +361,11 @@ diagnose_suite (void)
   tcase_add_test (ts, test_axis_structure);
   tcase_add_test (ts, test_other_tensors_named);
   suite_add_tcase (s, ts);
+  TCase *tf = tcase_create ("forward disagreement");
+  tcase_set_timeout (tf, 120);
+  tcase_add_test (tf, test_forward_mismatch_first);
+  tcase_add_test (tf, test_kda_forward_mutants);
+  suite_add_tcase (s, tf);
   return s;
 }
 
