@@ -1034,10 +1034,11 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   snprintf (r->model_name, sizeof r->model_name, "%s",
             m->name ? m->name : "model");
 
+  r->truncation_source = o->reference;
   r->status = validate (m, x, o);
   if (r->status != GC_OK)
     {
-      snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (r->status));
+      gc__detail_status (r, m, o);
       return r->status;
     }
   if ((r->status = gc__copy_blocks (r, m->blocks, m->n_blocks)) != GC_OK
@@ -1174,6 +1175,9 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
     snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (st));
   gc__summarise (r);
   if (st == GC_OK)
-    gc__diagnose (r);
+    {
+      gc__diagnose (r);
+      gc__predict_f64 (r, m->loss_f64 != NULL, sh.user_step);
+    }
   return st;
 }

@@ -764,3 +764,80 @@ done:
   free (ratios);
   free (fails);
 }
+
+/* ---------------------------------------------------------------------- */
+/* Would f64 do?  (manual: "Would f64 do?")  */
+
+void
+gc__predict_f64 (gc_result *r, bool has_f64, bool user_step)
+{
+  r->f64_same_verdict = 0;
+  r->f64_term_ratio = 0;
+  if (!has_f64 || r->reference != GC_REF_MPFR || r->status != GC_OK
+      || r->kind != GC_CHECK_GRADIENT || r->n_directions == 0)
+    return;
+  /* f64's default step is 2^(e64 - e) times the MPFR one (both from the
+     same scale); a user's step is the same for both.  */
+  double hr = user_step ? 1
+              : ldexp (1.0, gc__default_step_exponent (GC_REF_F64, 53)
+                            - (int) r->step_exponent);
+  bool same = true;
+  double ratio = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict == GC_NONSMOOTH)
+        {
+          same = false;
+          continue;
+        }
+      const gc_term *tr = &d->terms[GC_TERM_REFERENCE];
+      double ml = r->loss_magnitude;
+      for (size_t i = 0; i < tr->n_inputs; i++)
+        if (strcmp (tr->inputs[i].name, "M_L") == 0)
+          ml = tr->inputs[i].value;
+      double h64 = d->step * hr;
+      /* The f64 reference's own terms: truncation ~ h^2 scaled from the
+         measured one (an overestimate where MPFR rounding dominates it),
+         and f64 rounding ("Reference rounding" at p = 53).  */
+      double e64 = d->terms[GC_TERM_TRUNCATION].value * hr * hr
+                   + gc__eval_error (GC_REF_F64, 53, r->lambda_forward,
+                                     r->forward_depth, ml) / h64
+                   + GC_U64 * fabs (d->reference);
+      double adj = d->terms[GC_TERM_ADJOINT].value;
+      double mp = d->terms[GC_TERM_TRUNCATION].value
+                  + d->terms[GC_TERM_REFERENCE].value;
+      ratio = fmax (ratio, adj > 0 ? e64 / adj : INFINITY);
+      /* |D64 - D_mpfr| <= e64 + mp: a pass stays one when diff + e64 + mp
+         <= adj + e64, a failure when diff - e64 - mp > adj + e64.  */
+      if (d->verdict == GC_PASS)
+        same = same && d->diff + mp <= adj;
+      else
+        same = same && d->diff - mp > adj + 2 * e64;
+    }
+  r->f64_same_verdict = same ? 1 : -1;
+  r->f64_term_ratio = ratio;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Refusals that say what would work.  */
+
+void
+gc__detail_status (gc_result *r, const gc_model *m, const gc_options *o)
+{
+  snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (r->status));
+  if (r->status != GC_ENOREF || !m)
+    return;
+  const char *want = o->reference == GC_REF_F64 ? "f64 forward (loss_f64)"
+                     : "MPFR forward (loss_mpfr)";
+  bool f64 = m->loss_f64 && o->reference != GC_REF_F64;
+  bool mp = m->loss_mpfr && o->reference != GC_REF_MPFR;
+  snprintf (r->detail, sizeof r->detail,
+            "the model has no %s; it has %s%s an f32 forward: select %s "
+            "(gc_options.reference)", want,
+            mp ? "an MPFR, " : "", f64 ? "an f64 and" : mp ? "and" : "only",
+            mp && f64 ? "one with --ref mpfr, --ref f64 or --ref f32"
+            : mp ? "one with --ref mpfr or --ref f32"
+            : f64 ? "one with --ref f64 or --ref f32"
+            : "it with --ref f32");
+}

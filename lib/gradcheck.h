@@ -367,6 +367,13 @@ typedef struct gc_result
   /* Random directions drawn within each block (gc_options.random_per_block):
      K per block, direction id k in block k / K; 0 otherwise.  */
   size_t random_per_block;
+  /* In an MPFR check of a model that also has an f64 forward: whether the
+     f64 reference would have given the same verdict in every direction
+     (1) or might not have (-1), by the terms' prediction (manual: "Would
+     f64 do?"); 0 when not predicted.  f64_term_ratio: the largest ratio of
+     the f64 reference's predicted terms to the adjoint term.  */
+  int f64_same_verdict;
+  double f64_term_ratio;
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

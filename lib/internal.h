@@ -97,6 +97,12 @@ size_t gc__direction_block (const gc_result *r, const gc_direction *d);
    2 beyond the worst case (different functions).  *WORST_ULPS: that worst
    case in ulps of M_L.  */
 int gc__forward_disagreement (const gc_result *r, double *worst_ulps);
+/* Set R's f64_same_verdict and f64_term_ratio from its MPFR directions'
+   terms, when the model HAS_F64 (manual: "Would f64 do?").  */
+void gc__predict_f64 (gc_result *r, bool has_f64, bool user_step);
+/* R's detail for a check refused by validation: for GC_ENOREF, the
+   references MODEL has and the option that selects them.  */
+void gc__detail_status (gc_result *r, const gc_model *m, const gc_options *o);
 
 /* Term constructors (errmodel.c).  */
 void gc__term_truncation (gc_term *t, double d1, double d2, double diff,

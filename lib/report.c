@@ -43,13 +43,15 @@ diagnosis_name (gc_diagnosis_kind k)
 static void
 describe_reference (gc__buf *b, const gc_result *r)
 {
-  if (r->reference == GC_REF_MPFR)
+  if (r->reference == GC_REF_MPFR && r->precision > 0)
     gc__buf_printf (b, "MPFR central differences at %ld bits",
                     (long) r->precision);
+  else if (r->reference == GC_REF_MPFR)
+    gc__buf_puts (b, "MPFR central differences");
   else
     gc__buf_printf (b, "%s central differences",
                     r->reference == GC_REF_F32 ? "f32" : "f64");
-  if (r->truncation_source != r->reference)
+  if (r->truncation_source != r->reference && r->status == GC_OK)
     gc__buf_printf (b, " (truncation from the %s forward)",
                     gc_reference_name (r->truncation_source));
 }
@@ -356,6 +358,22 @@ forward_agreement_text (gc__buf *b, const gc_result *r)
                     r->loss_reference);
 }
 
+/* Whether the f64 reference would have given the same verdict (manual:
+   "Would f64 do?").  */
+static void
+f64_text (gc__buf *b, const gc_result *r)
+{
+  if (r->f64_same_verdict > 0)
+    gc__buf_printf (b, "f64 reference: would have given the same verdict in "
+                    "every direction here (its reference terms at most %.2g "
+                    "of the adjoint term): --ref f64 is enough at this "
+                    "point\n", r->f64_term_ratio);
+  else if (r->f64_same_verdict < 0)
+    gc__buf_printf (b, "f64 reference: might not have given the same verdict "
+                    "in every direction here (its reference terms up to %.2g "
+                    "of the adjoint term): keep MPFR\n", r->f64_term_ratio);
+}
+
 static void
 report_text (gc__buf *b, const gc_result *r)
 {
@@ -408,6 +426,7 @@ report_text (gc__buf *b, const gc_result *r)
   if (r->diagnosis.kind != GC_DIAG_NONE)
     gc__buf_printf (b, "diagnosis: %s\n", r->diagnosis.text);
   tensors_text (b, r, "");
+  f64_text (b, r);
   if (r->worst == SIZE_MAX)
     return;
   const gc_direction *d = &r->dirs[r->worst];

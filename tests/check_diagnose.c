@@ -346,6 +346,87 @@ START_TEST (test_kda_forward_mutants)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Messages.  */
+
+/* A missing reference names the ones the model has and the option that
+   selects them; no "0 bits"; no truncation source that does not exist.  */
+START_TEST (test_missing_reference_message)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  static const struct { bool mpfr, f64; gc_reference ref;
+                        const char *want, *absent; } cases[] = {
+    { false, true, GC_REF_MPFR, "--ref f64", "0 bits" },
+    { false, false, GC_REF_MPFR, "--ref f32", "0 bits" },
+    { true, false, GC_REF_F64, "--ref mpfr", "truncation from" },
+    { false, false, GC_REF_F64, "--ref f32", "truncation from" } };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    {
+      gct_wrap w;
+      gct_wrap_init (&w, t);
+      if (!cases[c].mpfr)
+        w.model.loss_mpfr = NULL;
+      if (!cases[c].f64)
+        w.model.loss_f64 = NULL;
+      gc_options o;
+      gc_options_init (&o);
+      o.reference = cases[c].ref;
+      gc_result *r = NULL;
+      ck_assert_int_eq (gc_check (&w.model, t->x, &o, &r), GC_ENOREF);
+      char *s = gc_report (r, GC_FMT_TEXT);
+      ck_assert_ptr_nonnull (s);
+      ck_assert_msg (strstr (s, cases[c].want), "case %zu: %s", c, s);
+      ck_assert_msg (!strstr (s, cases[c].absent), "case %zu: %s", c, s);
+      ck_assert_msg (!strstr (s, "at 0 bits"), "case %zu: %s", c, s);
+      free (s);
+      gc_result_free (r);
+    }
+  gct_free (t);
+}
+END_TEST
+
+/* "f64 would have given the same verdict" is a prediction the f64 check
+   can falsify: wherever it is made, every direction's f64 verdict is the
+   MPFR one.  */
+START_TEST (test_f64_prediction)
+{
+  static const char *const mutants[] = { NULL, "dw-twice", "dx-zero",
+                                         "no-tanh-derivative" };
+  for (size_t k = 0; k < 4; k++)
+    {
+      gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed () + k,
+                                    mutants[k] ? gct_tanh_mutant (mutants[k])
+                                               : 0);
+      gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+      ck_assert_int_ne (r->f64_same_verdict, 0);
+      char *s = gc_report (r, GC_FMT_TEXT);
+      ck_assert_ptr_nonnull (strstr (s, "f64 reference: "));
+      free (s);
+      gc_options o;
+      gc_options_init (&o);
+      o.reference = GC_REF_F64;
+      gc_result *r64 = gct_check_ok (&t->model, t->x, &o);
+      ck_assert_int_eq (r64->f64_same_verdict, 0);
+      if (r->f64_same_verdict > 0)
+        for (size_t d = 0; d < r->n_directions; d++)
+          ck_assert_msg (r->dirs[d].verdict == r64->dirs[d].verdict,
+                         "%s: direction %zu: predicted the same, f64 %s",
+                         mutants[k] ? mutants[k] : "correct", d,
+                         gc_verdict_name (r64->dirs[d].verdict));
+      gc_result_free (r64);
+      gc_result_free (r);
+      /* no prediction for a model without an f64 forward */
+      gct_wrap w;
+      gct_wrap_init (&w, t);
+      w.model.loss_f64 = NULL;
+      r = gct_check_ok (&w.model, t->x, NULL);
+      ck_assert_int_eq (r->f64_same_verdict, 0);
+      gc_result_free (r);
+      gct_free (t);
+    }
+}
+END_TEST
+
 static Suite *
 diagnose_suite (void)
 {
@@ -366,6 +447,11 @@ diagnose_suite (void)
   tcase_add_test (tf, test_forward_mismatch_first);
   tcase_add_test (tf, test_kda_forward_mutants);
   suite_add_tcase (s, tf);
+  TCase *tm = tcase_create ("messages");
+  tcase_set_timeout (tm, 120);
+  tcase_add_test (tm, test_missing_reference_message);
+  tcase_add_test (tm, test_f64_prediction);
+  suite_add_tcase (s, tm);
   return s;
 }
 
