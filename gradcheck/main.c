@@ -42,7 +42,9 @@ static const char options_help[] =
 "  --ref mpfr|f32|f64      reference forward (default mpfr)\n"
 "  --prec BITS             MPFR precision (default: derived, 128)\n"
 "  --step H                absolute step (default: derived per parameter)\n"
-"  --directions all|random:K|I,J,...   which directions to check\n"
+"  --directions all|random:K|random-per-block:K|I,J,...\n"
+"                          which directions to check (random-per-block: K\n"
+"                          random directions within each tensor)\n"
 "  --format text|json|md|tap   report format (default text)\n"
 "  --threads N             directions in parallel (results identical)\n"
 "  --shard I/N             check only shard I of N (for gradcheck merge)\n"
@@ -251,6 +253,7 @@ parse_args (int argc, char **argv, cli_args *a)
           if (!cli_parse_directions (optarg, &a->opts, &a->indices))
             {
               usage_error ("bad --directions '%s': accepted: all, random:K, "
+                           "random-per-block:K, "
                            "or a list of indices I,J,...", optarg);
               return EXIT_USAGE;
             }

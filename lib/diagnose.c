@@ -531,6 +531,7 @@ gc__diagnose (gc_result *r)
   else
     snprintf (where, sizeof where, "%zu random directions", nf);
   size_t checked = tens[tw < ntens ? tw : 0].checked;
+  const char *elts = dg->first != SIZE_MAX ? "element(s)" : "direction(s)";
 
   /* Rounding class first: every failure lies within the deterministic
      worst-case rounding bound (gamma_d instead of lambda*sqrt(d)*u in the
@@ -591,8 +592,8 @@ gc__diagnose (gc_result *r)
         dg->factor = 0;
         snprintf (dg->text, sizeof dg->text,
                   "zero region: the %s is zero (within its bar) on all %zu "
-                  "failing element(s) of %zu checked (%s) where the "
-                  "reference is not", what, nf, checked, where);
+                  "failing %s of %zu checked (%s) where the "
+                  "reference is not", what, nf, elts, checked, where);
         goto done;
       }
   }
@@ -652,8 +653,8 @@ gc__diagnose (gc_result *r)
                 dg->kind = GC_DIAG_SIGN_FLIP;
                 snprintf (dg->text, sizeof dg->text,
                           "sign flip: %s = -reference on all %zu failing "
-                          "element(s) of %zu checked (%s); ratios %.6g to "
-                          "%.6g", an, nf, checked, where, sorted[0],
+                          "%s of %zu checked (%s); ratios %.6g to "
+                          "%.6g", an, nf, elts, checked, where, sorted[0],
                           sorted[nr - 1]);
               }
             else if (named)
@@ -661,9 +662,9 @@ gc__diagnose (gc_result *r)
                 dg->kind = GC_DIAG_CONSTANT_FACTOR;
                 snprintf (dg->text, sizeof dg->text,
                           "constant factor: %s / reference = %.5g%s%s on all "
-                          "%zu failing element(s) of %zu checked (%s); ratios "
+                          "%zu failing %s of %zu checked (%s); ratios "
                           "%.6g to %.6g", an, mean, same ? "" : " = ",
-                          same ? "" : dg->closed_form, nf, checked, where,
+                          same ? "" : dg->closed_form, nf, elts, checked, where,
                           sorted[0], sorted[nr - 1]);
               }
             else
@@ -671,9 +672,9 @@ gc__diagnose (gc_result *r)
                 dg->kind = GC_DIAG_CONSTANT_FACTOR;
                 snprintf (dg->text, sizeof dg->text,
                           "constant factor: %s / reference = %.5g +- %.2g on "
-                          "all %zu failing element(s) of %zu checked (%s); no "
+                          "all %zu failing %s of %zu checked (%s); no "
                           "simple closed form within the ratios' spread "
-                          "(%.6g to %.6g)", an, mean, unc, nf, checked,
+                          "(%.6g to %.6g)", an, mean, unc, nf, elts, checked,
                           where, sorted[0], sorted[nr - 1]);
               }
             free (sorted);
@@ -723,9 +724,9 @@ gc__diagnose (gc_result *r)
                   snprintf (dg->text, sizeof dg->text,
                             "shifted window: the %s matches the reference "
                             "%ld place(s) %s (one step along axis %zu of %s) "
-                            "on all %zu failing element(s) of %zu checked "
+                            "on all %zu failing %s of %zu checked "
                             "(%s)", what, labs (k), k > 0 ? "on" : "back",
-                            ax, blk->name, nf, checked, where);
+                            ax, blk->name, nf, elts, checked, where);
                   goto done;
                 }
             }

@@ -60,7 +60,11 @@ static void
 direction_label (const gc_result *r, const gc_direction *d, char *buf,
                  size_t size)
 {
-  if (d->index == SIZE_MAX)
+  size_t rb = d->index == SIZE_MAX ? gc__direction_block (r, d) : SIZE_MAX;
+  if (rb != SIZE_MAX)
+    snprintf (buf, size, "random direction %zu within %s", d->id,
+              r->blocks[rb].name);
+  else if (d->index == SIZE_MAX)
     snprintf (buf, size, "random direction %zu", d->id);
   else
     {
@@ -393,6 +397,8 @@ report_text (gc__buf *b, const gc_result *r)
                       direction_kind_name (r->direction_kind));
       if (r->direction_kind == GC_DIR_RANDOM)
         gc__buf_printf (b, " (seed %llu)", (unsigned long long) r->seed);
+      if (r->random_per_block)
+        gc__buf_printf (b, ", %zu per block", r->random_per_block);
       gc__buf_printf (b, ", %zu checked", r->n_directions);
       if (r->shard_count > 1)
         gc__buf_printf (b, " (shard %zu of %zu, %zu in all)", r->shard_index,
@@ -464,6 +470,7 @@ report_json (gc__buf *b, const gc_result *r)
   gc__buf_printf (b, ",\"directions\":\"%s\",\"seed\":%llu",
                   direction_kind_name (r->direction_kind),
                   (unsigned long long) r->seed);
+  gc__buf_printf (b, ",\"random_per_block\":%zu", r->random_per_block);
   gc__buf_puts (b, ",\"false_alarm\":");
   gc__buf_json_number (b, r->false_alarm);
   gc__buf_puts (b, ",\"lambda_forward\":");

@@ -427,6 +427,72 @@ START_TEST (test_f64_prediction)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Random directions within blocks.  */
+
+/* K random directions per block keep the tensor's name: a bug in W fails
+   W's directions only, X's pass (they are zero on W), the diagnosis names
+   W, the report labels the directions by tensor; shards merge to the
+   unsharded result; a count that overflows is refused.  */
+START_TEST (test_random_per_block)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gct_wrap w;
+  gct_wrap_init (&w, t);
+  w.lo = 0;
+  w.hi = 32;
+  w.factor = 2;
+  gc_options o;
+  gc_options_init (&o);
+  o.directions = GC_DIR_RANDOM;
+  o.n_random = 3;
+  o.random_per_block = 1;
+  gc_result *r = gct_check_ok (&w.model, t->x, &o);
+  ck_assert_uint_eq (r->n_directions, 6);
+  ck_assert_uint_eq (r->random_per_block, 3);
+  for (size_t k = 0; k < 6; k++)
+    ck_assert_int_eq (r->dirs[k].verdict, k < 3 ? GC_FAIL : GC_PASS);
+  ck_assert_str_eq (r->diagnosis.block, "W");
+  ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_CONSTANT_FACTOR);
+  ck_assert_str_eq (r->diagnosis.closed_form, "2");
+  char *s = gc_report (r, GC_FMT_TEXT);
+  ck_assert_msg (strstr (s, "within W") && strstr (s, "3 per block"), "%s",
+                 s);
+  free (s);
+  s = gc_report (r, GC_FMT_TAP);
+  ck_assert_msg (strstr (s, "random direction 4 within X"), "%s", s);
+  free (s);
+
+  gc_result *sh[2];
+  for (size_t k = 0; k < 2; k++)
+    {
+      o.shard_index = k;
+      o.shard_count = 2;
+      sh[k] = gct_check_ok (&w.model, t->x, &o);
+    }
+  gc_result *m = NULL;
+  ck_assert_int_eq (gc_result_merge (sh, 2, &m), GC_OK);
+  for (size_t k = 0; k < 6; k++)
+    {
+      ck_assert (m->dirs[k].analytic == r->dirs[k].analytic);
+      ck_assert (m->dirs[k].reference == r->dirs[k].reference);
+    }
+  ck_assert_str_eq (m->diagnosis.text, r->diagnosis.text);
+  gc_result_free (m);
+  gc_result_free (sh[0]);
+  gc_result_free (sh[1]);
+  gc_result_free (r);
+
+  o.shard_index = 0;
+  o.shard_count = 0;
+  o.n_random = SIZE_MAX / 2 + 1;
+  r = NULL;
+  ck_assert_int_eq (gc_check (&w.model, t->x, &o, &r), GC_EINVAL);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
 static Suite *
 diagnose_suite (void)
 {
@@ -452,6 +518,10 @@ diagnose_suite (void)
   tcase_add_test (tm, test_missing_reference_message);
   tcase_add_test (tm, test_f64_prediction);
   suite_add_tcase (s, tm);
+  TCase *tr = tcase_create ("random per block");
+  tcase_set_timeout (tr, 120);
+  tcase_add_test (tr, test_random_per_block);
+  suite_add_tcase (s, tr);
   return s;
 }
 
