@@ -94,8 +94,9 @@ size_t gc__direction_block (const gc_result *r, const gc_direction *d);
 /* Whether the f32 loss at the centre disagrees with the reference loss
    beyond its budget: 0 no, 1 beyond the probabilistic budget but within
    the worst case gamma_{d_f} (a depth declared too small can explain it),
-   2 beyond the worst case (different functions).  *WORST_ULPS: that worst
-   case in ulps of M_L.  */
+   2 beyond the worst case (different functions), 3 beyond it where M_L is
+   only |L| (the model declares no larger magnitude: a cancelling loss may
+   explain it).  *WORST_ULPS: that worst case in ulps of M_L.  */
 int gc__forward_disagreement (const gc_result *r, double *worst_ulps);
 /* Set R's f64_same_verdict and f64_term_ratio from its MPFR directions'
    terms, when the model HAS_F64 (manual: "Would f64 do?").  */

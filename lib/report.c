@@ -353,13 +353,17 @@ forward_agreement_text (gc__buf *b, const gc_result *r)
   else if (level == 2)
     gc__buf_printf (b, "; beyond the worst case %.3g ulp: the forwards "
                     "disagree", worst);
+  else if (level == 3)
+    gc__buf_printf (b, "; beyond the worst case %.3g ulp for M_L = |L|: the "
+                    "forwards disagree, or the loss cancels", worst);
   gc__buf_puts (b, ")");
-  if (level == 2 && r->diagnosis.kind != GC_DIAG_FORWARD_MISMATCH)
+  if ((level == 2 || level == 3) && r->n_failed == 0)
     gc__buf_printf (b, "\nnote: the f32 forward and the %s reference forward "
-                    "compute different functions at x (L = %.4g vs %.4g); "
+                    "compute different functions at x (L = %.4g vs %.4g)%s; "
                     "their gradients agree within the bar here",
                     gc_reference_name (r->truncation_source), r->loss_f32,
-                    r->loss_reference);
+                    r->loss_reference, level == 3 ? ", or the loss cancels"
+                    : "");
 }
 
 /* Whether the f64 reference would have given the same verdict (manual:

@@ -285,6 +285,21 @@ START_TEST (test_forward_mismatch_first)
   free (s);
   gc_result_free (r);
 
+  /* without a declared loss magnitude the worst case is not known to
+     hold: the disagreement is still said first, hedged with the
+     cancellation it may be, and the gradient diagnosed as if they agreed */
+  w.model.loss_magnitude_f32 = NULL;
+  r = gct_check_ok (&w.model, t->x, NULL);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  ck_assert_msg (r->diagnosis.kind != GC_DIAG_FORWARD_MISMATCH
+                 && strncmp (r->diagnosis.text, "first: the f32 and "
+                             "reference losses differ", 40) == 0
+                 && strstr (r->diagnosis.text, "cancelling loss"), "%s",
+                 r->diagnosis.text);
+  gc_result_free (r);
+  gct_wrap_init (&w, t);
+  w.model.loss_mpfr = other_mpfr;
+
   /* a constant offset: the gradients agree, the report still says so */
   offset_only = true;
   r = gct_check_ok (&w.model, t->x, NULL);
