@@ -298,6 +298,8 @@ tensors_markdown (gc__buf *b, const gc_result *r)
   gc__tensor *t = tensors_of (b, r, &nt);
   if (!t)
     return;
+  if (r->diagnosis.kind != GC_DIAG_NONE)
+    gc__buf_printf (b, "## Diagnosis\n\n%s\n\n", r->diagnosis.text);
   gc__buf_puts (b, "## Tensors\n\n| tensor | failed / checked | worst ν "
                 "| median resolution | structure of the failures |\n"
                 "|---|---|---|---|---|\n");
