@@ -563,8 +563,10 @@ gc__diagnose (gc_result *r)
         snprintf (dg->text, sizeof dg->text,
                   "rounding class: the %zu failure(s) of %zu checked (%s, "
                   "worst nu %.3g) lie within the worst-case rounding bound "
-                  "gamma_d; not a logic error, unless the declared depth is "
-                  "wrong", nf, checked, where, numax);
+                  "gamma_d: aligned rounding errors of a correct backward "
+                  "explain them, as would a depth declared too small or a "
+                  "bug no larger than that bound", nf, checked, where,
+                  numax);
         goto done;
       }
   }
