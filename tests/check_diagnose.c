@@ -218,6 +218,42 @@ START_TEST (test_axis_structure)
 }
 END_TEST
 
+/* The catalogue's gdn bugs with a positional structure read as it
+   (T = 37, BT = 16): the padding rows leaking into the last real row fail
+   g at position 36 only; the skipped reverse cumulative sum of dg leaves
+   each full chunk's last position (15, 31) right, where the sum has one
+   term.  */
+START_TEST (test_gdn_structure)
+{
+  const gcm_spec *spec = gcm_find ("gdn");
+  static const struct { const char *mutant, *want; } cases[] = {
+    { "pad-leak", "axis 1: 36 fail, 0-35 pass" },
+    { "no-dg-cumsum", "15, 31 pass" } };
+  for (size_t c = 0; c < 2; c++)
+    {
+      long v[GCM_MAX_KEYS];
+      char err[128];
+      ck_assert_int_eq (gcm_parse_shape (spec, "T=37,BT=16", v, err,
+                                         sizeof err), GC_OK);
+      gcm_instance *inst = NULL;
+      ck_assert_int_eq (gcm_create (spec, v, gct_seed (),
+                                    gcm_mutant_index (spec, cases[c].mutant),
+                                    &inst), GC_OK);
+      gc_options o;
+      gc_options_init (&o);
+      o.threads = 2;
+      gc_result *r = gct_check_ok (&inst->model, inst->x, &o);
+      ck_assert_str_eq (r->diagnosis.block, "g");
+      ck_assert_msg (strstr (r->diagnosis.text, cases[c].want), "%s: %s",
+                     cases[c].mutant, r->diagnosis.text);
+      ck_assert_msg (strstr (r->diagnosis.text, "every other tensor passes"),
+                     "%s: %s", cases[c].mutant, r->diagnosis.text);
+      gc_result_free (r);
+      gcm_destroy (inst);
+    }
+}
+END_TEST
+
 /* Two failing tensors: both named, with their counts.  */
 START_TEST (test_other_tensors_named)
 {
@@ -522,6 +558,8 @@ diagnose_suite (void)
   TCase *ts = tcase_create ("structure");
   tcase_add_test (ts, test_axis_structure);
   tcase_add_test (ts, test_other_tensors_named);
+  tcase_add_test (ts, test_gdn_structure);
+  tcase_set_timeout (ts, 120);
   suite_add_tcase (s, ts);
   TCase *tf = tcase_create ("forward disagreement");
   tcase_set_timeout (tf, 120);
