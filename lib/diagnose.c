@@ -829,12 +829,15 @@ gc__predict_f64 (gc_result *r, bool has_f64, bool user_step)
       double mp = d->terms[GC_TERM_TRUNCATION].value
                   + d->terms[GC_TERM_REFERENCE].value;
       ratio = fmax (ratio, adj > 0 ? e64 / adj : INFINITY);
-      /* |D64 - D_mpfr| <= e64 + mp: a pass stays one when diff + e64 + mp
-         <= adj + e64, a failure when diff - e64 - mp > adj + e64.  */
+      /* |D64 - D_mpfr| <= e64 + mp, and f64's own bar lies between
+         adj + e64 (its Richardson term at least the truncation) and
+         adj + e64 + 1.5 (its rounding in that term) + e64: a pass stays
+         one when diff + e64 + mp <= adj + e64, a failure when
+         diff - e64 - mp > adj + 3.5 e64 (4 e64 taken).  */
       if (d->verdict == GC_PASS)
         same = same && d->diff + mp <= adj;
       else
-        same = same && d->diff - mp > adj + 2 * e64;
+        same = same && d->diff - mp > adj + 4 * e64;
     }
   r->f64_same_verdict = same ? 1 : -1;
   r->f64_term_ratio = ratio;
