@@ -47,6 +47,16 @@ cli_parse_directions (const char *s, gc_options *o, size_t **indices)
       o->directions = GC_DIR_ALL;
       return true;
     }
+  if (strncmp (s, "random-per-block:", 17) == 0)
+    {
+      uint64_t k;
+      if (!cli_parse_u64 (s + 17, &k) || k == 0 || k > 100000000)
+        return false;
+      o->directions = GC_DIR_RANDOM;
+      o->n_random = (size_t) k;
+      o->random_per_block = 1;
+      return true;
+    }
   if (strncmp (s, "random:", 7) == 0)
     {
       uint64_t k;
@@ -54,6 +64,7 @@ cli_parse_directions (const char *s, gc_options *o, size_t **indices)
         return false;
       o->directions = GC_DIR_RANDOM;
       o->n_random = (size_t) k;
+      o->random_per_block = 0;
       return true;
     }
   size_t count = 1;

@@ -82,8 +82,10 @@ static const struct cli_option
   { "prec", O_PREC, C_MODEL, "BITS", "MPFR precision (default: derived, 128)" },
   { "step", O_STEP, C_RUN | C_EXPLAIN | C_SWEEP, "H",
     "absolute step (default: derived per parameter)" },
-  { "directions", O_DIRS, C_RUN | C_SWEEP, "all|random:K|I,J,...",
-    "which directions to check" },
+  { "directions", O_DIRS, C_RUN | C_SWEEP,
+    "all|random:K|random-per-block:K|I,J,...",
+    "which directions to check (random-per-block: K random directions "
+    "within each tensor)" },
   { "format", O_FORMAT, C_RUN | C_ORACLE | C_EXPLAIN | C_SWEEP | C_MERGE,
     "text|json|md|tap", "report format (default text; explain: md)" },
   { "threads", O_THREADS, C_RUN | C_SWEEP, "N",
@@ -394,6 +396,7 @@ parse_args (int argc, char **argv, cli_args *a)
           if (!cli_parse_directions (optarg, &a->opts, &a->indices))
             {
               usage_error ("bad --directions '%s': accepted: all, random:K, "
+                           "random-per-block:K, "
                            "or a list of indices I,J,...", optarg);
               rc = EXIT_USAGE;
             }

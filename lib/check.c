@@ -229,12 +229,30 @@ jump_estimate (double fp1, double fm1, double fp2, double fm2, double f0,
   return 2 * d1 - d2;
 }
 
+/* The block a random direction ID is drawn in (random_per_block), or
+   NULL for one over the whole vector.  */
+static const gc_block *
+random_block (const shared *sh, size_t id)
+{
+  size_t k = sh->r->random_per_block;
+  return k ? &sh->m->blocks[id / k] : NULL;
+}
+
 static double
-step_for (const shared *sh, size_t index)
+step_for (const shared *sh, size_t index, size_t id)
 {
   if (sh->user_step)
     return sh->h_user;
   double s = index == SIZE_MAX ? sh->scale_random : sh->scale[index];
+  const gc_block *b = index == SIZE_MAX ? random_block (sh, id) : NULL;
+  if (b)
+    {
+      /* the norm of x over the block, as scale_random is over x */
+      double sq = 0;
+      for (size_t j = b->offset; j < b->offset + b->count; j++)
+        sq += (double) sh->x[j] * sh->x[j];
+      s = sq > 0 ? sqrt (sq) : 1.0;
+    }
   int e;
   frexp (s, &e);     /* s in [2^(e-1), 2^e) */
   return ldexp (1.0, e - 1 + (int) sh->r->step_exponent);
@@ -245,15 +263,18 @@ make_random (const shared *sh, size_t id, float *v)
 {
   gc__rng rng;
   gc__rng_seed (&rng, sh->o->seed ^ (0xd1b54a32d192ed03u * (uint64_t) (id + 1)));
+  /* Within one block (zero elsewhere) when drawn per block.  */
+  const gc_block *b = random_block (sh, id);
+  size_t lo = b ? b->offset : 0, hi = b ? b->offset + b->count : sh->n;
   double norm = 0;
   for (size_t i = 0; i < sh->n; i++)
     {
-      double z = gc__rng_gaussian (&rng);
+      double z = i >= lo && i < hi ? gc__rng_gaussian (&rng) : 0;
       v[i] = (float) z;
       norm += (double) v[i] * v[i];
     }
   norm = sqrt (norm);
-  for (size_t i = 0; i < sh->n; i++)
+  for (size_t i = lo; i < hi; i++)
     v[i] = (float) (v[i] / norm);
 }
 
@@ -292,7 +313,7 @@ direction_mpfr (worker *w, gc_direction *d)
 {
   shared *sh = w->sh;
   size_t n = sh->n, i = d->index;
-  double h = step_for (sh, i);
+  double h = step_for (sh, i, d->id);
   const float *v = NULL;
   if (i == SIZE_MAX)
     {
@@ -383,7 +404,7 @@ direction_float (worker *w, gc_direction *d)
   shared *sh = w->sh;
   size_t n = sh->n, i = d->index;
   bool is64 = sh->ref == GC_REF_F64;
-  double h = step_for (sh, i);
+  double h = step_for (sh, i, d->id);
   const float *v = NULL;
   if (i == SIZE_MAX)
     {
@@ -1034,10 +1055,11 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   snprintf (r->model_name, sizeof r->model_name, "%s",
             m->name ? m->name : "model");
 
+  r->truncation_source = o->reference;
   r->status = validate (m, x, o);
   if (r->status != GC_OK)
     {
-      snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (r->status));
+      gc__detail_status (r, m, o);
       return r->status;
     }
   if ((r->status = gc__copy_blocks (r, m->blocks, m->n_blocks)) != GC_OK
@@ -1071,7 +1093,20 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   r->step_exponent = gc__default_step_exponent (sh.ref, sh.p);
 
   /* Directions of the whole check, then this shard's part.  */
+  if (o->directions == GC_DIR_RANDOM && o->random_per_block && m->n_blocks)
+    {
+      if (o->n_random > SIZE_MAX / m->n_blocks)
+        {
+          r->status = GC_EINVAL;
+          snprintf (r->detail, sizeof r->detail, "%zu random directions in "
+                    "each of %zu blocks are too many", o->n_random,
+                    m->n_blocks);
+          return r->status;
+        }
+      r->random_per_block = o->n_random;
+    }
   size_t total = o->directions == GC_DIR_ALL ? m->n
+                 : r->random_per_block ? o->n_random * m->n_blocks
                  : o->directions == GC_DIR_RANDOM ? o->n_random
                  : o->n_indices;
   size_t sc = r->shard_count;
@@ -1175,6 +1210,9 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
     snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (st));
   gc__summarise (r);
   if (st == GC_OK)
-    gc__diagnose (r);
+    {
+      gc__diagnose (r);
+      gc__predict_f64 (r, m->loss_f64 != NULL, sh.user_step);
+    }
   return st;
 }

@@ -214,6 +214,11 @@ typedef struct gc_options
   size_t shard_count;
   gc_progress_fn progress;     /* optional, called from the calling thread */
   void *progress_ctx;
+  /* With GC_DIR_RANDOM and a model with blocks: draw n_random directions
+     within each block (zero outside it) instead of n_random over the whole
+     vector, so that a failure keeps its tensor's name and the adjoint term
+     is the block's.  0: over the whole vector.  */
+  int random_per_block;
 } gc_options;
 
 /* Fill OPTS with the defaults: MPFR reference, derived precision and step,
@@ -293,7 +298,10 @@ typedef enum gc_diagnosis_kind
   GC_DIAG_SHIFTED,        /* analytic matches the reference k places on */
   GC_DIAG_NONSMOOTH,      /* failures sit on kinks of the loss */
   GC_DIAG_ONE_ULP,        /* failures within a few bars: rounding class */
-  GC_DIAG_LOGIC           /* none of the above: a logic error */
+  GC_DIAG_LOGIC,          /* none of the above: a logic error */
+  GC_DIAG_FORWARD_MISMATCH/* the f32 and reference forwards compute
+                             different functions at x: the backward cannot
+                             be judged (manual: "Forward disagreement") */
 } gc_diagnosis_kind;
 
 typedef struct gc_diagnosis
@@ -304,7 +312,7 @@ typedef struct gc_diagnosis
   long shift;             /* for SHIFTED */
   size_t first, last;     /* index range of the failures (coordinates) */
   char block[64];         /* the block holding them, or "" */
-  char text[256];         /* one sentence for people */
+  char text[640];         /* for people: what, where, on what evidence */
 } gc_diagnosis;
 
 typedef enum gc_check_kind
@@ -374,6 +382,16 @@ typedef struct gc_result
   gc_constant *constants;
   void *strings;           /* storage of strings read back (internal) */
   gc_identity identity;    /* of the check this result is part of */
+  /* Random directions drawn within each block (gc_options.random_per_block):
+     K per block, direction id k in block k / K; 0 otherwise.  */
+  size_t random_per_block;
+  /* In an MPFR check of a model that also has an f64 forward: whether the
+     f64 reference would have given the same verdict in every direction
+     (1) or might not have (-1), by the terms' prediction (manual: "Would
+     f64 do?"); 0 when not predicted.  f64_term_ratio: the largest ratio of
+     the f64 reference's predicted terms to the adjoint term.  */
+  int f64_same_verdict;
+  double f64_term_ratio;
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

@@ -85,6 +85,38 @@ uint64_t gc__indices_digest (const size_t *indices, size_t n);
 /* The diagnosis of a finished result (diagnose.c).  */
 void gc__diagnose (gc_result *r);
 
+/* One tensor's part of a result (manual: "Diagnosis"): its directions'
+   counts, worst nu, median resolution, and for a failing tensor checked by
+   coordinates the exact per-axis structure of its failures ("axis 0: 0-22
+   fail, 23 passes"), or "".  */
+typedef struct gc__tensor
+{
+  const char *name;
+  size_t block;            /* index in r->blocks, or SIZE_MAX */
+  size_t checked, failed, nonsmooth;
+  double worst_nu;
+  double resolution;       /* median bar / |reference|; NaN if none */
+  char structure[200];
+} gc__tensor;
+/* The tensors of R: one per block when the directions can be placed in
+   blocks, else one for the whole vector.  *OUT is freed with free().  */
+gc_status gc__tensors (const gc_result *r, gc__tensor **out, size_t *count);
+/* The block of direction D, or SIZE_MAX.  */
+size_t gc__direction_block (const gc_result *r, const gc_direction *d);
+/* Whether the f32 loss at the centre disagrees with the reference loss
+   beyond its budget: 0 no, 1 beyond the probabilistic budget but within
+   the worst case gamma_{d_f} (a depth declared too small can explain it),
+   2 beyond the worst case (different functions), 3 beyond it where M_L is
+   only |L| (the model declares no larger magnitude: a cancelling loss may
+   explain it).  *WORST_ULPS: that worst case in ulps of M_L.  */
+int gc__forward_disagreement (const gc_result *r, double *worst_ulps);
+/* Set R's f64_same_verdict and f64_term_ratio from its MPFR directions'
+   terms, when the model HAS_F64 (manual: "Would f64 do?").  */
+void gc__predict_f64 (gc_result *r, bool has_f64, bool user_step);
+/* R's detail for a check refused by validation: for GC_ENOREF, the
+   references MODEL has and the option that selects them.  */
+void gc__detail_status (gc_result *r, const gc_model *m, const gc_options *o);
+
 /* Term constructors (errmodel.c).  */
 void gc__term_truncation (gc_term *t, double d1, double d2, double diff,
                           double h);

@@ -37,6 +37,7 @@ diagnosis_name (gc_diagnosis_kind k)
     case GC_DIAG_NONSMOOTH: return "non-smooth";
     case GC_DIAG_ONE_ULP: return "rounding";
     case GC_DIAG_LOGIC: return "logic";
+    case GC_DIAG_FORWARD_MISMATCH: return "forward-mismatch";
     }
   return "unknown";
 }
@@ -44,13 +45,15 @@ diagnosis_name (gc_diagnosis_kind k)
 static void
 describe_reference (gc__buf *b, const gc_result *r)
 {
-  if (r->reference == GC_REF_MPFR)
+  if (r->reference == GC_REF_MPFR && r->precision > 0)
     gc__buf_printf (b, "MPFR central differences at %ld bits",
                     (long) r->precision);
+  else if (r->reference == GC_REF_MPFR)
+    gc__buf_puts (b, "MPFR central differences");
   else
     gc__buf_printf (b, "%s central differences",
                     r->reference == GC_REF_F32 ? "f32" : "f64");
-  if (r->truncation_source != r->reference)
+  if (r->truncation_source != r->reference && r->status == GC_OK)
     gc__buf_printf (b, " (truncation from the %s forward)",
                     gc_reference_name (r->truncation_source));
 }
@@ -138,7 +141,13 @@ static void
 put_label (gc__buf *b, const gc_result *r, const gc_direction *d,
            gc__escape_kind kind)
 {
-  if (d->index == SIZE_MAX)
+  size_t rb = d->index == SIZE_MAX ? gc__direction_block (r, d) : SIZE_MAX;
+  if (rb != SIZE_MAX)
+    {
+      gc__buf_printf (b, "random direction %zu within ", d->id);
+      put_esc (b, r->blocks[rb].name, kind);
+    }
+  else if (d->index == SIZE_MAX)
     gc__buf_printf (b, "random direction %zu", d->id);
   else
     {
@@ -417,7 +426,169 @@ gc_derivation (const gc_result *r, size_t dir, gc_format fmt)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Per-tensor summary (manual: "Diagnosis").  */
+
+/* The tensors of R, or NULL: none to show, or memory ran out (which fails
+   the report: B is marked failed).  */
+static gc__tensor *
+tensors_of (gc__buf *b, const gc_result *r, size_t *nt)
+{
+  gc__tensor *t = NULL;
+  *nt = 0;
+  if (r->status != GC_OK || r->n_directions == 0 || !r->dirs)
+    return NULL;
+  if (gc__tensors (r, &t, nt) != GC_OK)
+    b->failed = true;
+  return t;
+}
+
+static void
+tensors_text (gc__buf *b, const gc_result *r, const char *prefix)
+{
+  size_t nt;
+  gc__tensor *t = tensors_of (b, r, &nt);
+  if (!t)
+    return;
+  size_t w = 6;
+  for (size_t k = 0; k < nt; k++)
+    w = strlen (t[k].name) > w ? strlen (t[k].name) : w;
+  if (w > 24)
+    w = 24;
+  gc__buf_printf (b, "%stensors (failed/checked, worst nu, median "
+                  "resolution):\n", prefix);
+  for (size_t k = 0; k < nt; k++)
+    {
+      char counts[48];
+      snprintf (counts, sizeof counts, "%zu/%zu", t[k].failed, t[k].checked);
+      gc__buf_printf (b, "%s  ", prefix);
+      put_esc_pad (b, t[k].name, prefix[0] ? GC__ESC_TAP : GC__ESC_TEXT, w);
+      gc__buf_printf (b, " %11s  worst nu %-9.3g  resolution %.3g", counts,
+                      t[k].worst_nu, t[k].resolution);
+      if (t[k].nonsmooth)
+        gc__buf_printf (b, "  %zu non-smooth", t[k].nonsmooth);
+      if (t[k].structure[0])
+        gc__buf_printf (b, "  %s", t[k].structure);
+      gc__buf_puts (b, "\n");
+    }
+  free (t);
+}
+
+static void
+tensors_markdown (gc__buf *b, const gc_result *r)
+{
+  size_t nt;
+  gc__tensor *t = tensors_of (b, r, &nt);
+  if (!t)
+    return;
+  if (r->diagnosis.kind != GC_DIAG_NONE)
+    {
+      gc__buf_puts (b, "## Diagnosis\n\n");
+      put_esc (b, r->diagnosis.text, GC__ESC_MARKDOWN);
+      gc__buf_puts (b, "\n\n");
+    }
+  gc__buf_puts (b, "## Tensors\n\n| tensor | failed / checked | worst ν "
+                "| median resolution | structure of the failures |\n"
+                "|---|---|---|---|---|\n");
+  for (size_t k = 0; k < nt; k++)
+    {
+      gc__buf_puts (b, "| ");
+      put_md_code (b, t[k].name, true);
+      gc__buf_printf (b, " | %zu / %zu | %.3g | %.3g | %s |\n", t[k].failed,
+                      t[k].checked, t[k].worst_nu, t[k].resolution,
+                      t[k].structure);
+    }
+  gc__buf_puts (b, "\n");
+  free (t);
+}
+
+/* The per-tensor summary as a JSON array (a new reference), or NULL when
+   memory ran out.  */
+static json_t *
+tensors_json (const gc_result *r)
+{
+  size_t nt = 0;
+  gc__tensor *t = NULL;
+  json_t *a = json_array ();
+  if (!a)
+    return NULL;
+  if (r->status == GC_OK && r->n_directions > 0 && r->dirs
+      && gc__tensors (r, &t, &nt) != GC_OK)
+    {
+      json_decref (a);
+      return NULL;
+    }
+  bool ok = true;
+  for (size_t k = 0; ok && t && k < nt; k++)
+    {
+      json_t *o = json_object ();
+      ok = o && put (o, "name", jstr (t[k].name))
+           && put (o, "checked", juint (t[k].checked))
+           && put (o, "failed", juint (t[k].failed))
+           && put (o, "nonsmooth", juint (t[k].nonsmooth))
+           && put (o, "worst_nu", jnum (t[k].worst_nu))
+           && put (o, "resolution", jnum (t[k].resolution))
+           && put (o, "structure", jstr (t[k].structure))
+           && json_array_append_new (a, o) == 0;
+      if (!ok)
+        json_decref (o);
+    }
+  free (t);
+  if (!ok)
+    {
+      json_decref (a);
+      return NULL;
+    }
+  return a;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Whole reports.  */
+
+/* The f32 forward's measured error beside its budget and worst case
+   (manual: "Forward disagreement"): a depth declared too small is blamed
+   only where it can explain the error.  */
+static void
+forward_agreement_text (gc__buf *b, const gc_result *r)
+{
+  double worst;
+  int level = gc__forward_disagreement (r, &worst);
+  gc__buf_printf (b, " (f32 forward off by up to %.3g ulp where measured; "
+                  "budget %.3g ulp", r->forward_error_ulps,
+                  r->forward_budget_ulps);
+  if (level == 1)
+    gc__buf_printf (b, " EXCEEDED, within the worst case %.3g ulp: the "
+                    "declared forward depth may be too small", worst);
+  else if (level == 2)
+    gc__buf_printf (b, "; beyond the worst case %.3g ulp: the forwards "
+                    "disagree", worst);
+  else if (level == 3)
+    gc__buf_printf (b, "; beyond the worst case %.3g ulp for M_L = |L|: the "
+                    "forwards disagree, or the loss cancels", worst);
+  gc__buf_puts (b, ")");
+  if ((level == 2 || level == 3) && r->n_failed == 0)
+    gc__buf_printf (b, "\nnote: the f32 forward and the %s reference forward "
+                    "compute different functions at x (L = %.4g vs %.4g)%s; "
+                    "their gradients agree within the bar here",
+                    gc_reference_name (r->truncation_source), r->loss_f32,
+                    r->loss_reference, level == 3 ? ", or the loss cancels"
+                    : "");
+}
+
+/* Whether the f64 reference would have given the same verdict (manual:
+   "Would f64 do?").  */
+static void
+f64_text (gc__buf *b, const gc_result *r)
+{
+  if (r->f64_same_verdict > 0)
+    gc__buf_printf (b, "f64 reference: would have given the same verdict in "
+                    "every direction here (its reference terms at most %.2g "
+                    "of the adjoint term): --ref f64 is enough at this "
+                    "point\n", r->f64_term_ratio);
+  else if (r->f64_same_verdict < 0)
+    gc__buf_printf (b, "f64 reference: might not have given the same verdict "
+                    "in every direction here (its reference terms up to %.2g "
+                    "of the adjoint term): keep MPFR\n", r->f64_term_ratio);
+}
 
 static void
 report_text (gc__buf *b, const gc_result *r)
@@ -439,6 +610,8 @@ report_text (gc__buf *b, const gc_result *r)
                       direction_kind_name (r->direction_kind));
       if (r->direction_kind == GC_DIR_RANDOM)
         gc__buf_printf (b, " (seed %llu)", (unsigned long long) r->seed);
+      if (r->random_per_block)
+        gc__buf_printf (b, ", %zu per block", r->random_per_block);
       gc__buf_printf (b, ", %zu checked", r->n_directions);
       if (r->shard_count > 1)
         gc__buf_printf (b, " (shard %zu of %zu, %zu in all)", r->shard_index,
@@ -460,11 +633,7 @@ report_text (gc__buf *b, const gc_result *r)
     gc__buf_printf (b, "loss: f32 %.9g, reference %.9g, magnitude M_L %.4g",
                     r->loss_f32, r->loss_reference, r->loss_magnitude);
   if (!fwd && r->forward_error_ulps >= 0)
-    gc__buf_printf (b, " (f32 forward off by up to %.3g ulp where measured; "
-                    "budget %.3g ulp%s)",
-                    r->forward_error_ulps, r->forward_budget_ulps,
-                    r->forward_error_ulps > r->forward_budget_ulps
-                    ? " EXCEEDED: the declared forward depth is too small" : "");
+    forward_agreement_text (b, r);
   gc__buf_puts (b, fwd ? "\n" : "\n\n");
   const char *vname = r->verdict == GC_PASS ? "PASS" : r->verdict == GC_FAIL
                       ? "FAIL" : r->verdict == GC_NONSMOOTH ? "NON-SMOOTH"
@@ -483,6 +652,8 @@ report_text (gc__buf *b, const gc_result *r)
       put_esc (b, r->diagnosis.text, GC__ESC_TEXT);
       gc__buf_puts (b, "\n");
     }
+  tensors_text (b, r, "");
+  f64_text (b, r);
   if (r->worst == SIZE_MAX)
     return;
   const gc_direction *d = &r->dirs[r->worst];
@@ -522,6 +693,7 @@ report_json (const gc_result *r)
             jstr (gc_reference_name (r->truncation_source)))
     && put (o, "directions", jstr (direction_kind_name (r->direction_kind)))
     && put (o, "seed", juint (r->seed))
+    && put (o, "random_per_block", juint (r->random_per_block))
     && put (o, "false_alarm", jnum (r->false_alarm))
     && put (o, "lambda_forward", jnum (r->lambda_forward))
     && put (o, "lambda_backward", jnum (r->lambda_backward))
@@ -569,7 +741,8 @@ report_json (const gc_result *r)
        && put (dj, "shift", json_integer (dg->shift))
        && put (dj, "block", jstr (dg->block))
        && put (dj, "text", jstr (dg->text))
-       && put (o, "diagnosis", json_incref (dj));
+       && put (o, "diagnosis", json_incref (dj))
+       && put (o, "tensors", tensors_json (r));
   json_decref (dj);
   /* constants: an object by name; a repeated name keeps its first value  */
   json_t *cs = json_object ();
@@ -655,6 +828,7 @@ report_tap (gc__buf *b, const gc_result *r)
       put_esc (b, r->diagnosis.text, GC__ESC_TAP);
       gc__buf_puts (b, "\n");
     }
+  tensors_text (b, r, "# ");
 }
 
 char *
@@ -674,7 +848,10 @@ gc_report (const gc_result *r, gc_format fmt)
       break;
     case GC_FMT_MARKDOWN:
       if (r->worst != SIZE_MAX)
-        derivation_markdown (&b, r, &r->dirs[r->worst]);
+        {
+          derivation_markdown (&b, r, &r->dirs[r->worst]);
+          tensors_markdown (&b, r);
+        }
       else
         {
           gc__buf_puts (&b, "# gradcheck: ");

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* check_mpkit.c -- the reference kit (gradcheck-mp.h) against closed forms
+   and against MPFR itself at four times the working precision.  Each
+   tolerance is the kit's own rounding bound, derived beside the test from
+   the operations it performs (u = 2^-p at the working precision p, first
+   order; a factor 2 of headroom covers the second-order terms).  */
+
+#include "gctest.h"
+#include "gradcheck-mp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { P = 113, HI = 4 * P, N = 24 };
+
+static uint64_t rng_state;
+
+/* A uniform double in [-R, R), from the printed seed.  */
+static double
+uniform (double r)
+{
+  rng_state = rng_state * 6364136223846793005u + 1442695040888963407u;
+  return ((double) (rng_state >> 11) * 0x1p-53 * 2 - 1) * r;
+}
+
+/* N numbers at precision PREC, random in [-R, R) (exact doubles).  */
+static mpfr_ptr
+random_array (size_t n, mpfr_prec_t prec, double r)
+{
+  mpfr_ptr a = gc_mp_array_new (n, prec);
+  ck_assert_ptr_nonnull (a);
+  for (size_t i = 0; i < n; i++)
+    mpfr_set_d (a + i, uniform (r), MPFR_RNDN);
+  return a;
+}
+
+/* |got - want| <= tol, in doubles (the errors tested are far above the
+   double rounding of the comparison: tolerances are >= 2^-113 relative,
+   and the difference is taken in MPFR at HI bits before conversion).  */
+static void
+assert_close (mpfr_srcptr got, mpfr_srcptr want, double tol, const char *what)
+{
+  mpfr_t d;
+  mpfr_init2 (d, HI);
+  mpfr_sub (d, got, want, MPFR_RNDN);
+  double e = fabs (mpfr_get_d (d, MPFR_RNDN));
+  mpfr_clear (d);
+  ck_assert_msg (e <= tol, "%s: error %g beyond the bound %g (value %g)",
+                 what, e, tol, mpfr_get_d (want, MPFR_RNDN));
+}
+
+static const double U = 0x1p-113;   /* u = 2^-P */
+
+START_TEST (test_arrays)
+{
+  ck_assert_ptr_null (gc_mp_array_new (0, P));
+  ck_assert_ptr_null (gc_mp_array_new (4, 0));
+  ck_assert_ptr_null (gc_mp_array_new (SIZE_MAX / 2, P));
+  mpfr_ptr a = gc_mp_array_new (5, P);
+  ck_assert_ptr_nonnull (a);
+  for (size_t i = 0; i < 5; i++)
+    {
+      ck_assert_int_eq (mpfr_get_prec (a + i), P);
+      ck_assert (mpfr_zero_p (a + i));
+    }
+  static const float f[5] = { 1.5f, -0x1p-30f, 3.1415927f, 0, 1e30f };
+  gc_mp_set_f32 (a, f, 5);
+  for (size_t i = 0; i < 5; i++)
+    ck_assert (mpfr_cmp_d (a + i, (double) f[i]) == 0);
+  gc_mp_array_free (a, 5);
+  gc_mp_array_free (NULL, 3);
+}
+END_TEST
+
+/* Closed forms: sums and dots of small integers are exact at P bits.  */
+START_TEST (test_closed_forms)
+{
+  mpfr_ptr x = gc_mp_array_new (N, P), r = gc_mp_array_new (2, P);
+  for (size_t i = 0; i < N; i++)
+    mpfr_set_ui (x + i, (unsigned long) i + 1, MPFR_RNDN);
+  gc_mp_sum (r, x, N);
+  ck_assert (mpfr_cmp_ui (r, N * (N + 1) / 2) == 0);
+  gc_mp_dot (r, x, 1, x, 1, N);
+  ck_assert (mpfr_cmp_ui (r, N * (N + 1) * (2 * N + 1) / 6) == 0);
+  /* strides: the odd elements 1, 3, ..., 23 */
+  gc_mp_dot (r, x, 2, x, 2, N / 2);
+  unsigned long odd = 0;
+  for (unsigned long k = 1; k < N; k += 2)
+    odd += k * k;
+  ck_assert (mpfr_cmp_ui (r, odd) == 0);
+  /* sigmoid(0) = 1/2, softmax of equal values 1/N, their sum: exact */
+  mpfr_set_zero (r, 1);
+  gc_mp_sigmoid (r + 1, r, 1);
+  ck_assert (mpfr_cmp_d (r + 1, 0.5) == 0);
+  for (size_t i = 0; i < N; i++)
+    mpfr_set_d (x + i, 0.75, MPFR_RNDN);
+  gc_mp_softmax (x, x, N);
+  mpfr_t want;
+  mpfr_init2 (want, HI);
+  mpfr_set_ui (want, 1, MPFR_RNDN);
+  mpfr_div_ui (want, want, N, MPFR_RNDN);
+  /* exp(0) = 1 exactly, the sum N exactly, one division: u / N */
+  assert_close (x + 5, want, U / N, "softmax of equal values");
+  /* logsumexp of N equal values v = v + log N: subtraction and exp exact,
+     sum exact, log and the final add round once each: 2u |r| */
+  for (size_t i = 0; i < N; i++)
+    mpfr_set_d (x + i, -2.5, MPFR_RNDN);
+  gc_mp_logsumexp (r, x, N);
+  mpfr_log_ui (want, N, MPFR_RNDN);
+  mpfr_sub_d (want, want, 2.5, MPFR_RNDN);
+  assert_close (r, want, 2 * U * fabs (mpfr_get_d (want, MPFR_RNDN)),
+                "logsumexp of equal values");
+  /* softplus(0) = log 2: exp(0) = 1 exact, log1p rounds once */
+  mpfr_set_zero (r, 1);
+  gc_mp_softplus (r + 1, r, 1);
+  mpfr_const_log2 (want, MPFR_RNDN);
+  assert_close (r + 1, want, U, "softplus(0)");
+  /* norm2 of (3, 4) = 5, rmsnorm of (c, c, ...) = sign(c) / sqrt(1 + eps/c^2)
+     with eps = 0: exactly 1 */
+  mpfr_set_ui (x, 3, MPFR_RNDN);
+  mpfr_set_ui (x + 1, 4, MPFR_RNDN);
+  gc_mp_norm2 (r, x, 2);
+  ck_assert (mpfr_cmp_ui (r, 5) == 0);
+  for (size_t i = 0; i < 4; i++)
+    mpfr_set_d (x + i, -0.5, MPFR_RNDN);
+  gc_mp_rmsnorm (x, x, 4, 0, NULL);
+  ck_assert (mpfr_cmp_si (x + 2, -1) == 0);
+  mpfr_clear (want);
+  gc_mp_array_free (x, N);
+  gc_mp_array_free (r, 2);
+}
+END_TEST
+
+/* Against MPFR at HI bits, on random inputs of their own precision (some
+   above P: the kit must not lose them).  */
+START_TEST (test_against_mpfr)
+{
+  rng_state = gct_seed () + 0x9e3779b97f4a7c15u * (uint64_t) _i;
+  mpfr_ptr x = random_array (N, _i % 2 ? 2 * P : P, 3.0);
+  mpfr_ptr y = random_array (N, P, 3.0);
+  mpfr_ptr out = gc_mp_array_new (N, P);
+  mpfr_ptr hi = gc_mp_array_new (N, HI);
+  mpfr_t want, t, s;
+  mpfr_init2 (want, HI);
+  mpfr_init2 (t, HI);
+  mpfr_init2 (s, HI);
+
+  /* dot: N fused multiply-adds, each rounding by at most u times the
+     running sum, itself at most sum |x_i y_i| (1 + O(u)): N u sum |x y| */
+  double sabs = 0;
+  mpfr_set_zero (want, 1);
+  for (size_t i = 0; i < N; i++)
+    {
+      mpfr_mul (t, x + i, y + i, MPFR_RNDN);
+      mpfr_add (want, want, t, MPFR_RNDN);
+      sabs += fabs (mpfr_get_d (t, MPFR_RNDN));
+    }
+  gc_mp_dot (out, x, 1, y, 1, N);
+  assert_close (out, want, 2 * N * U * sabs, "dot");
+  /* dot_f32 with float weights: the same bound */
+  float w[N];
+  for (size_t i = 0; i < N; i++)
+    w[i] = (float) uniform (2.0);
+  mpfr_set_zero (want, 1);
+  sabs = 0;
+  for (size_t i = 0; i < N; i++)
+    {
+      mpfr_mul_d (t, x + i, (double) w[i], MPFR_RNDN);
+      mpfr_add (want, want, t, MPFR_RNDN);
+      sabs += fabs (mpfr_get_d (t, MPFR_RNDN));
+    }
+  gc_mp_dot_f32 (out, x, w, N);
+  assert_close (out, want, 2 * N * U * sabs, "dot_f32");
+  /* sum: N additions, each at most u times the running sum: N u sum |x| */
+  mpfr_set_zero (want, 1);
+  sabs = 0;
+  for (size_t i = 0; i < N; i++)
+    {
+      mpfr_add (want, want, x + i, MPFR_RNDN);
+      sabs += fabs (mpfr_get_d (x + i, MPFR_RNDN));
+    }
+  gc_mp_sum (out, x, N);
+  assert_close (out, want, 2 * N * U * sabs, "sum");
+  /* axpy: one fused rounding per element, u |result| */
+  mpfr_ptr yy = gc_mp_array_new (N, P);
+  for (size_t i = 0; i < N; i++)
+    mpfr_set (yy + i, y + i, MPFR_RNDN);
+  gc_mp_axpy (yy, x, y, N);
+  for (size_t i = 0; i < N; i++)
+    {
+      mpfr_fma (want, x, y + i, y + i, MPFR_RNDN);
+      assert_close (yy + i, want, 2 * U * fabs (mpfr_get_d (want, MPFR_RNDN)),
+                    "axpy");
+    }
+  gc_mp_array_free (yy, N);
+
+  /* elementwise: exp, log, log1p, tanh are MPFR's correctly rounded
+     functions at P: u |f|; sigmoid: exp (u), 1 + t (u), 1 / . (u): 3u |f|;
+     softplus: exp(-|x|) (u), log1p of it (u absolute, as t/(1+t) <= 1),
+     the addition (u |f|): 2u + u |f| */
+  for (int f = 0; f < 6; f++)
+    {
+      static const char *const names[] = { "exp", "log", "log1p", "tanh",
+                                           "sigmoid", "softplus" };
+      for (size_t i = 0; i < N; i++)
+        {
+          mpfr_abs (t, x + i, MPFR_RNDN);    /* log's argument: positive */
+          mpfr_srcptr arg = f == 1 || f == 2 ? t : x + i;
+          mpfr_set (hi + i, arg, MPFR_RNDN);
+        }
+      switch (f)
+        {
+        case 0: gc_mp_exp (out, x, N); break;
+        case 1: gc_mp_log (out, hi, N); break;
+        case 2: gc_mp_log1p (out, hi, N); break;
+        case 3: gc_mp_tanh (out, x, N); break;
+        case 4: gc_mp_sigmoid (out, x, N); break;
+        case 5: gc_mp_softplus (out, x, N); break;
+        }
+      for (size_t i = 0; i < N; i++)
+        {
+          switch (f)
+            {
+            case 0: mpfr_exp (want, hi + i, MPFR_RNDN); break;
+            case 1: mpfr_log (want, hi + i, MPFR_RNDN); break;
+            case 2: mpfr_log1p (want, hi + i, MPFR_RNDN); break;
+            case 3: mpfr_tanh (want, hi + i, MPFR_RNDN); break;
+            case 4:
+              mpfr_neg (want, hi + i, MPFR_RNDN);
+              mpfr_exp (want, want, MPFR_RNDN);
+              mpfr_add_ui (want, want, 1, MPFR_RNDN);
+              mpfr_ui_div (want, 1, want, MPFR_RNDN);
+              break;
+            case 5:
+              mpfr_exp (want, hi + i, MPFR_RNDN);
+              mpfr_log1p (want, want, MPFR_RNDN);
+              break;
+            }
+          double fv = fabs (mpfr_get_d (want, MPFR_RNDN));
+          double tol = f == 4 ? 3 * U * fv : f == 5 ? 2 * U + U * fv
+                       : U * fv;
+          assert_close (out + i, want, 2 * tol, names[f]);
+        }
+    }
+
+  /* logsumexp: x_i - m (u |x_i - m| <= u D), its exp (relative u D + u),
+     the sum (N u relative), log (u |log s|), + m (u |r|): with D the
+     largest |x_i - m|, (D + N + 1) u + u |log s| + u |r| absolute */
+  gc_mp_logsumexp (out, x, N);
+  double m = -INFINITY;
+  for (size_t i = 0; i < N; i++)
+    m = fmax (m, mpfr_get_d (x + i, MPFR_RNDN));
+  mpfr_set_zero (s, 1);
+  double dmax = 0;
+  for (size_t i = 0; i < N; i++)
+    {
+      mpfr_exp (t, x + i, MPFR_RNDN);
+      mpfr_add (s, s, t, MPFR_RNDN);
+      dmax = fmax (dmax, m - mpfr_get_d (x + i, MPFR_RNDN));
+    }
+  mpfr_log (want, s, MPFR_RNDN);
+  double rv = fabs (mpfr_get_d (want, MPFR_RNDN));
+  assert_close (out, want, 2 * ((dmax + N + 1) * U + U * fabs (rv - m)
+                                + U * rv), "logsumexp");
+  /* softmax: exp(x_i - m) relative (D + 1) u, the sum (D + 1 + N) u, the
+     division u: (2D + N + 3) u relative per element */
+  gc_mp_softmax (out, x, N);
+  for (size_t i = 0; i < N; i++)
+    {
+      mpfr_exp (want, x + i, MPFR_RNDN);
+      mpfr_div (want, want, s, MPFR_RNDN);
+      assert_close (out + i, want, 2 * (2 * dmax + N + 3) * U
+                    * mpfr_get_d (want, MPFR_RNDN), "softmax");
+    }
+  /* in place gives the same numbers */
+  mpfr_ptr xc = gc_mp_array_new (N, P);
+  for (size_t i = 0; i < N; i++)
+    mpfr_set (xc + i, x + i, MPFR_RNDN);
+  if (mpfr_get_prec (x) == P)
+    {
+      gc_mp_softmax (xc, xc, N);
+      for (size_t i = 0; i < N; i++)
+        ck_assert (mpfr_equal_p (xc + i, out + i));
+    }
+  gc_mp_array_free (xc, N);
+
+  /* norm2: the sum of squares (N u relative), sqrt halves it and rounds
+     (u): (N / 2 + 1) u |r| */
+  mpfr_set_zero (s, 1);
+  for (size_t i = 0; i < N; i++)
+    {
+      mpfr_sqr (t, x + i, MPFR_RNDN);
+      mpfr_add (s, s, t, MPFR_RNDN);
+    }
+  mpfr_sqrt (want, s, MPFR_RNDN);
+  gc_mp_norm2 (out, x, N);
+  assert_close (out, want, 2 * (N / 2.0 + 1) * U
+                * mpfr_get_d (want, MPFR_RNDN), "norm2");
+  /* l2_normalize with eps: sum (N u), + eps (u), rec_sqrt (half, + u),
+     product (u): (N / 2 + 3) u relative */
+  const double eps = 1e-6;
+  gc_mp_l2_normalize (out, x, N, eps);
+  mpfr_add_d (t, s, eps, MPFR_RNDN);
+  mpfr_rec_sqrt (t, t, MPFR_RNDN);
+  for (size_t i = 0; i < N; i++)
+    {
+      mpfr_mul (want, x + i, t, MPFR_RNDN);
+      assert_close (out + i, want, 2 * (N / 2.0 + 3) * U
+                    * fabs (mpfr_get_d (want, MPFR_RNDN)), "l2_normalize");
+    }
+  /* rmsnorm with gains y: one division more and one product more:
+     (N / 2 + 5) u relative */
+  gc_mp_rmsnorm (out, x, N, eps, y);
+  mpfr_div_ui (t, s, N, MPFR_RNDN);
+  mpfr_add_d (t, t, eps, MPFR_RNDN);
+  mpfr_rec_sqrt (t, t, MPFR_RNDN);
+  for (size_t i = 0; i < N; i++)
+    {
+      mpfr_mul (want, x + i, t, MPFR_RNDN);
+      mpfr_mul (want, want, y + i, MPFR_RNDN);
+      assert_close (out + i, want, 2 * (N / 2.0 + 5) * U
+                    * fabs (mpfr_get_d (want, MPFR_RNDN)), "rmsnorm");
+    }
+  mpfr_clear (want);
+  mpfr_clear (t);
+  mpfr_clear (s);
+  gc_mp_array_free (x, N);
+  gc_mp_array_free (y, N);
+  gc_mp_array_free (out, N);
+  gc_mp_array_free (hi, N);
+}
+END_TEST
+
+/* gemv and gemm: each element is a dot (the dot's bound), and the
+   transposed storages compute the same numbers exactly (the same
+   operations in the same order).  */
+START_TEST (test_gemm)
+{
+  rng_state = gct_seed () ^ 0x5bd1e995u;
+  enum { M = 5, K = 7, NN = 3 };
+  mpfr_ptr a = random_array (M * K, P, 2.0), b = random_array (K * NN, P, 2.0);
+  mpfr_ptr at = gc_mp_array_new (K * M, P), bt = gc_mp_array_new (NN * K, P);
+  for (size_t i = 0; i < M; i++)
+    for (size_t l = 0; l < K; l++)
+      mpfr_set (at + l * M + i, a + i * K + l, MPFR_RNDN);
+  for (size_t l = 0; l < K; l++)
+    for (size_t j = 0; j < NN; j++)
+      mpfr_set (bt + j * K + l, b + l * NN + j, MPFR_RNDN);
+  mpfr_ptr c = gc_mp_array_new (M * NN, P), c2 = gc_mp_array_new (M * NN, P);
+  gc_mp_gemm (c, 0, 0, M, NN, K, a, K, b, NN);
+  mpfr_t want, t;
+  mpfr_init2 (want, HI);
+  mpfr_init2 (t, HI);
+  for (size_t i = 0; i < M; i++)
+    for (size_t j = 0; j < NN; j++)
+      {
+        double sabs = 0;
+        mpfr_set_zero (want, 1);
+        for (size_t l = 0; l < K; l++)
+          {
+            mpfr_mul (t, a + i * K + l, b + l * NN + j, MPFR_RNDN);
+            mpfr_add (want, want, t, MPFR_RNDN);
+            sabs += fabs (mpfr_get_d (t, MPFR_RNDN));
+          }
+        assert_close (c + i * NN + j, want, 2 * K * U * sabs, "gemm");
+      }
+  for (int ta = 0; ta < 2; ta++)
+    for (int tb = 0; tb < 2; tb++)
+      {
+        gc_mp_gemm (c2, ta, tb, M, NN, K, ta ? at : a, ta ? M : K,
+                    tb ? bt : b, tb ? K : NN);
+        for (size_t e = 0; e < M * NN; e++)
+          ck_assert (mpfr_equal_p (c2 + e, c + e));
+      }
+  /* gemv: A b_col (b's column 0 as a vector) is c's column 0; A^T on the
+     transposed storage too */
+  mpfr_ptr v = gc_mp_array_new (K, P), yv = gc_mp_array_new (M, P);
+  for (size_t l = 0; l < K; l++)
+    mpfr_set (v + l, b + l * NN, MPFR_RNDN);
+  gc_mp_gemv (yv, 0, M, K, a, K, v);
+  for (size_t i = 0; i < M; i++)
+    ck_assert (mpfr_equal_p (yv + i, c + i * NN));
+  gc_mp_gemv (yv, 1, K, M, at, M, v);
+  for (size_t i = 0; i < M; i++)
+    ck_assert (mpfr_equal_p (yv + i, c + i * NN));
+  mpfr_clear (want);
+  mpfr_clear (t);
+  gc_mp_array_free (a, M * K);
+  gc_mp_array_free (b, K * NN);
+  gc_mp_array_free (at, K * M);
+  gc_mp_array_free (bt, NN * K);
+  gc_mp_array_free (c, M * NN);
+  gc_mp_array_free (c2, M * NN);
+  gc_mp_array_free (v, K);
+  gc_mp_array_free (yv, M);
+}
+END_TEST
+
+static Suite *
+mpkit_suite (void)
+{
+  Suite *s = suite_create ("mpkit");
+  TCase *tc = tcase_create ("kit");
+  tcase_add_test (tc, test_arrays);
+  tcase_add_test (tc, test_closed_forms);
+  tcase_add_loop_test (tc, test_against_mpfr, 0, 8);
+  tcase_add_test (tc, test_gemm);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  return gct_run (mpkit_suite ());
+}
