@@ -4,7 +4,9 @@
    central differences and print the verdict with its derivation.
 
    Exit codes: 0 pass, 1 the check failed (or found a non-smooth point),
-   2 usage or input error, 3 internal error.  */
+   2 usage or input error, 3 internal error (out of memory, a failed
+   --dump after a pass), 4 the model failed (a callback's error, NaN or
+   Inf, a write past its buffer, the time limit, exit() inside it).  */
 
 #include "config.h"
 
@@ -14,6 +16,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,7 +50,8 @@ static const char options_help[] =
 "  --threads N             directions in parallel (results identical)\n"
 "  --shard I/N             check only shard I of N (for gradcheck merge)\n"
 "  --dump DIR              write every tensor of the check as .npy files\n"
-"  --false-alarm P         accepted false-alarm probability (default 1e-6)\n";
+"  --false-alarm P         accepted false-alarm probability (default 1e-6)\n"
+"  --timeout SECONDS       time limit of the check (default: none)\n";
 
 static void
 print_help (FILE *f)
@@ -72,7 +76,8 @@ print_help (FILE *f)
 "  -V, --version           version and OpenBLAS kernel\n"
 "\n"
 "Exit status: 0 pass, 1 the check failed (or hit a non-smooth point),\n"
-"2 usage or input error, 3 internal error.\n"
+"2 usage or input error, 3 internal error, 4 the model failed (a callback's\n"
+"error, NaN or Inf, a write past its buffer, the time limit, exit()).\n"
 "The manual (info gradcheck) derives every term of the bar.\n",
            gcm_default_name (), options_help);
 }
@@ -119,7 +124,7 @@ print_cmd_help (const char *cmd)
         if (!strcmp (cmd, "steps"))
           printf ("  --output FILE.svg       where the plot goes\n");
         printf ("\nExit status: 0 pass, 1 failed, 2 usage or input error, 3 "
-                "internal error.\n");
+                "internal error, 4 the model failed.\n");
         return EXIT_PASS;
       }
   return EXIT_USAGE;
@@ -167,7 +172,7 @@ parse_args (int argc, char **argv, cli_args *a)
 {
   enum { O_REF = 256, O_PREC, O_STEP, O_SHAPE, O_SEED, O_DIRS, O_MUTANT,
          O_FORMAT, O_THREADS, O_ALPHA, O_SHARD, O_DUMP, O_PLUGIN, O_INDEX,
-         O_OUTPUT };
+         O_OUTPUT, O_TIMEOUT };
   static const struct option longopts[] = {
     { "ref", required_argument, NULL, O_REF },
     { "prec", required_argument, NULL, O_PREC },
@@ -184,6 +189,7 @@ parse_args (int argc, char **argv, cli_args *a)
     { "plugin", required_argument, NULL, O_PLUGIN },
     { "index", required_argument, NULL, O_INDEX },
     { "output", required_argument, NULL, O_OUTPUT },
+    { "timeout", required_argument, NULL, O_TIMEOUT },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 } };
@@ -309,6 +315,14 @@ parse_args (int argc, char **argv, cli_args *a)
         case O_OUTPUT:
           a->output = optarg;
           break;
+        case O_TIMEOUT:
+          if (!cli_parse_open (optarg, 0, 1e7, &a->opts.timeout))
+            {
+              usage_error ("bad --timeout '%s': accepted: a number of "
+                           "seconds in (0, 1e7)", optarg);
+              return EXIT_USAGE;
+            }
+          break;
         case ':':
           usage_error ("option '%s' needs a value", argv[optind - 1]);
           return EXIT_USAGE;
@@ -344,9 +358,17 @@ open_plugin (const cli_args *a, cli_model *cm)
       return EXIT_USAGE;
     }
   /* A path without a slash would be searched for in the library path.  */
-  char path[4096];
-  snprintf (path, sizeof path, "%s%s", strchr (a->plugin, '/') ? "" : "./",
-            a->plugin);
+  char path[PATH_MAX];
+  int plen = snprintf (path, sizeof path, "%s%s",
+                       strchr (a->plugin, '/') ? "" : "./", a->plugin);
+  if (plen < 0 || (size_t) plen >= sizeof path)
+    {
+      /* cut short, it would name another file  */
+      fprintf (stderr, "%s: cannot load plugin %.40s...: %s (%zu characters;"
+               " at most %d)\n", progname, a->plugin, strerror (ENAMETOOLONG),
+               strlen (a->plugin), PATH_MAX - 3);
+      return EXIT_USAGE;
+    }
   cm->dl = dlopen (path, RTLD_NOW | RTLD_LOCAL);
   if (!cm->dl)
     {
@@ -362,7 +384,9 @@ open_plugin (const cli_args *a, cli_model *cm)
                a->plugin, GC_PLUGIN_SYMBOL);
       return EXIT_USAGE;
     }
+  cli_watch_begin (0);
   const gc_plugin *pl = fn (a->shape);
+  cli_watch_end ();
   const char *why = cli_plugin_refusal (pl);
   if (why)
     {
@@ -432,13 +456,32 @@ cli_model_close (cli_model *cm)
 
 /* ---------------------------------------------------------------------- */
 
+/* The exit status of a check that stopped with ST: the model's failures
+   (4) apart from the caller's (2) and the machine's (3).  */
+int
+cli_status_exit (gc_status st)
+{
+  switch (st)
+    {
+    case GC_OK:
+      return EXIT_PASS;
+    case GC_ENOMEM:
+      return EXIT_INTERNAL;
+    case GC_ECALLBACK:
+    case GC_ENONFINITE:
+    case GC_EOVERRUN:
+    case GC_ETIMEOUT:
+      return EXIT_MODEL;
+    default:
+      return EXIT_USAGE;
+    }
+}
+
 static int
 exit_code (gc_status st, const gc_result *r)
 {
-  if (st == GC_ENOMEM)
-    return EXIT_INTERNAL;
   if (st != GC_OK)
-    return EXIT_USAGE;
+    return cli_status_exit (st);
   return r->verdict == GC_PASS ? EXIT_PASS : EXIT_FAILED;
 }
 
@@ -534,8 +577,10 @@ cmd_check (int argc, char **argv)
   if (isatty (STDERR_FILENO) && !oracle && rank == 0)
     a.opts.progress = progress;
   gc_result *r = NULL;
+  cli_watch_begin (a.opts.timeout);
   gc_status st = oracle ? gc_forward_check (cm.model, cm.x, &a.opts, &r)
                         : gc_check (cm.model, cm.x, &a.opts, &r);
+  cli_watch_end ();
   if (ranks > 1)
     {
       /* every rank takes part, a rank whose check failed to run too (it
@@ -589,8 +634,16 @@ cmd_check (int argc, char **argv)
     }
   if (r && a.dump && st == GC_OK)
     {
+      /* The report is out before the dump starts (an interrupted dump
+         keeps it); a failed dump is said on stderr and keeps a failing
+         verdict's status, and turns a pass into 3 (manual: "Exit
+         status").  */
+      if (fflush (stdout) != 0)
+        rc = EXIT_INTERNAL;
+      cli_watch_begin (a.opts.timeout);
       int drc = cli_dump (a.dump, &cm, r);
-      if (drc >= 0)
+      cli_watch_end ();
+      if (drc >= 0 && rc == EXIT_PASS)
         rc = drc;
     }
   gc_result_free (r);
@@ -760,6 +813,7 @@ static int dispatch (int argc, char **argv);
 int
 main (int argc, char **argv)
 {
+  cli_watch_init ();
   cli_mpi_init (&argc, &argv);
   return cli_mpi_finish (dispatch (argc, argv));
 }

@@ -216,7 +216,7 @@ direction_json (gc__buf *b, const gc_result *r, const gc_direction *d,
 char *
 gc_derivation (const gc_result *r, size_t dir, gc_format fmt)
 {
-  if (!r || dir >= r->n_directions)
+  if (!r || !r->dirs || dir >= r->n_directions)
     return NULL;
   const gc_direction *d = &r->dirs[dir];
   gc__buf b = { 0 };
@@ -456,6 +456,19 @@ gc_report (const gc_result *r, gc_format fmt)
 {
   if (!r)
     return NULL;
+  /* A result that lost its directions (or a worst beyond them) renders as
+     one without directions, never by reading through a NULL.  */
+  gc_result safe;
+  if ((r->n_directions && !r->dirs)
+      || (r->worst != SIZE_MAX && r->worst >= r->n_directions))
+    {
+      safe = *r;
+      if (!safe.dirs)
+        safe.n_directions = 0;
+      if (safe.worst >= safe.n_directions)
+        safe.worst = SIZE_MAX;
+      r = &safe;
+    }
   gc__buf b = { 0 };
   switch (fmt)
     {
