@@ -14,7 +14,9 @@
    "gradq" (blocks q and grad_q), "ndim" (an output block of 1000
    dimensions), "outcount" (an output block of 10^6 elements over 4
    outputs), "outputs" (honest outputs), "sigint" (the outputs, which
-   only --dump computes, raise SIGINT).  */
+   only --dump computes, raise SIGINT), "nanx" (a NaN in the point),
+   "mpfrbig" (an MPFR forward whose numbers cannot be allocated: GMP's
+   allocation failure).  */
 
 #include <gradcheck.h>
 
@@ -26,7 +28,7 @@
 
 static const char *lie = "";
 
-static float x[4] = { 0.5f, -0.25f, 1.0f, 2.0f };
+static float x[4];
 
 static int
 loss (void *ctx, const float *p, float *l)
@@ -85,6 +87,19 @@ outputs (void *ctx, const float *p, float *o)
   return 0;
 }
 
+static int
+lossmp (void *ctx, mpfr_srcptr p, mpfr_ptr l)
+{
+  (void) ctx;
+  mpfr_t big;
+  /* 2^40 bits: 128 GiB of limbs, which GMP cannot get  */
+  mpfr_init2 (big, (mpfr_prec_t) 1 << 40);
+  mpfr_set (big, p, MPFR_RNDN);
+  mpfr_set (l, big, MPFR_RNDN);
+  mpfr_clear (big);
+  return 0;
+}
+
 static gc_block blocks[2];
 static gc_block out_block;
 
@@ -95,6 +110,10 @@ const gc_plugin *
 gradcheck_plugin (const char *args)
 {
   lie = args ? args : "";
+  static const float x0[4] = { 0.5f, -0.25f, 1.0f, 2.0f };
+  memcpy (x, x0, sizeof x);
+  if (!strcmp (lie, "nanx"))
+    x[1] = strtof ("nan", NULL);
   model = (gc_model) { .abi = GC_MODEL_ABI, .name = "liar", .n = 4,
                        .loss_f32 = loss, .grad_f32 = grad,
                        .loss_f64 = loss64, .forward_depth = 3,
@@ -112,6 +131,8 @@ gradcheck_plugin (const char *args)
     model.grad_f32 = NULL;
   if (!strcmp (lie, "nullx"))
     plugin.x = NULL;
+  if (!strcmp (lie, "mpfrbig"))
+    model.loss_mpfr = lossmp;
   if (!strcmp (lie, "nmax"))
     model.n = plugin.x_count = SIZE_MAX;
   if (!strcmp (lie, "xcount"))
