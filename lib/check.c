@@ -1231,7 +1231,8 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   r->lambda_backward = gc__lambda (o->false_alarm, 2 * total,
                                    r->backward_depth);
 
-  r->dirs = calloc (mine ? mine : 1, sizeof *r->dirs);
+  r->dirs = gc__within_memory ((double) mine * sizeof *r->dirs)
+            ? calloc (mine ? mine : 1, sizeof *r->dirs) : NULL;
   sh.g = gc__guarded_alloc (m->n * sizeof *sh.g);
   sh.mag = malloc (m->n * sizeof *sh.mag);
   sh.scale = malloc (m->n * sizeof *sh.scale);

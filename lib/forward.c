@@ -123,7 +123,8 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
   float *mag = gc__guarded_alloc (no * sizeof *mag);
   __mpfr_struct *xm = malloc (n * sizeof *xm);
   __mpfr_struct *om = malloc ((no + OUT_GUARDS) * sizeof *om);
-  r->dirs = calloc (no, sizeof *r->dirs);
+  r->dirs = gc__within_memory ((double) no * sizeof *r->dirs)
+            ? calloc (no, sizeof *r->dirs) : NULL;
   if (!of || !mag || !xm || !om || !r->dirs)
     {
       gc__guarded_free (of);

@@ -122,6 +122,9 @@ double gc__deadline (double timeout);
    when BYTES overflows or a block of that size cannot be allocated now
    (manual: "Memory").  */
 bool gc__fits (double bytes);
+/* Whether BYTES is at most the machine's physical memory (an array larger
+   than that is refused without trying it).  */
+bool gc__within_memory (double bytes);
 /* Bytes of one MPFR number of precision P (struct and limbs).  */
 double gc__mpfr_bytes (mpfr_prec_t p);
 

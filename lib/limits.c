@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 double
 gc__now (void)
@@ -36,9 +37,20 @@ gc__mpfr_bytes (mpfr_prec_t p)
 }
 
 bool
-gc__fits (double bytes)
+gc__within_memory (double bytes)
 {
   if (!(bytes >= 0) || bytes > (double) (SIZE_MAX / 4))
+    return false;
+  /* More than the machine's memory cannot be worked on, even where the
+     system would promise it (overcommit): refused without trying.  */
+  long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
+  return pages <= 0 || page <= 0 || bytes <= (double) pages * (double) page;
+}
+
+bool
+gc__fits (double bytes)
+{
+  if (!gc__within_memory (bytes))
     return false;
   /* One block of the whole size: an address-space limit (ulimit -v) or a
      heap too fragmented refuses it here, where the check can still say so;
