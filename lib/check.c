@@ -1265,10 +1265,10 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
       r->n_directions = 0;
       return r->status;
     }
-  for (size_t k = 0, pos = 0; k < total; k++)
+  /* This shard's ids only: a check of SIZE_MAX directions over as many
+     shards has a few, and must not walk the others.  */
+  for (size_t k = o->shard_index, pos = 0; pos < mine; k += sc)
     {
-      if (k % sc != o->shard_index)
-        continue;
       gc_direction *d = &r->dirs[pos++];
       d->id = k;
       d->verdict = GC_ERROR;

@@ -237,6 +237,29 @@ START_TEST (test_directions_enomem)
 }
 END_TEST
 
+/* SIZE_MAX random directions over SIZE_MAX / 4 shards: a shard of four,
+   set up without walking the other ids (found by fuzz_run: the set-up
+   loop ran over every id of the check).  The test case's time limit is
+   the failure.  */
+START_TEST (test_huge_shards)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  gc_options o;
+  gc_options_init (&o);
+  o.directions = GC_DIR_RANDOM;
+  o.n_random = SIZE_MAX;
+  o.shard_count = SIZE_MAX / 4;
+  o.shard_index = 3;
+  gc_result *r = gct_check_ok (&m, sq_x, &o);
+  ck_assert_uint_eq (r->n_directions, 4);
+  for (size_t k = 0; k < 4; k++)
+    ck_assert_uint_eq (r->dirs[k].id, 3 + k * o.shard_count);
+  gc_result_free (r);
+}
+END_TEST
+
 /* A hand-made result whose directions are missing renders without them.  */
 START_TEST (test_report_without_dirs)
 {
@@ -552,6 +575,7 @@ hostile_suite (void)
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_directions_enomem);
   tcase_add_test (tc, test_report_without_dirs);
+  tcase_add_test (tc, test_huge_shards);
   tcase_add_test (tc, test_precision_cannot_fit);
   tcase_add_test (tc, test_overrun);
   tcase_add_test (tc, test_timeout);
