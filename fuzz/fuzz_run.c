@@ -25,6 +25,15 @@
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
+/* The library's allocation failures are part of what is fuzzed: under
+   AddressSanitizer they must return NULL as malloc does.  */
+const char *__asan_default_options (void);
+const char *
+__asan_default_options (void)
+{
+  return "allocator_may_return_null=1";
+}
+
 typedef struct bytes
 {
   const uint8_t *p;
