@@ -156,8 +156,9 @@ typedef struct gc_model
    string (NULL when none was given), for the plugin to parse as it likes.
    The function returns a description that stays valid until the process
    ends, or NULL on failure.  The command refuses a description of another
-   ABI version, a NULL model or point, or a point shorter than the model's
-   n, with exit status 2.  */
+   ABI version, a NULL model or point, a point shorter than the model's n
+   (by x_count, or unreadable for n floats), or an n no array can hold,
+   with exit status 2.  */
 #define GC_PLUGIN_ABI 1
 #define GC_PLUGIN_SYMBOL "gradcheck_plugin"
 
