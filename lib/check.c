@@ -1294,6 +1294,7 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
       if (!gc__fits (bytes))
         {
           st = GC_ENOMEM;
+          r->n_directions = 0;      /* none was checked */
           snprintf (r->detail, sizeof r->detail, "the MPFR working set, about "
                     "%.3g MiB (%zu parameters at %ld bits, %u worker%s), "
                     "cannot be allocated", bytes / 1048576.0, m->n,
