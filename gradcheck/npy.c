@@ -37,6 +37,7 @@
 typedef struct tensor
 {
   const char *name;        /* the model's name, for messages */
+  const char *role;        /* "parameters", "gradient", ... for messages */
   char file[NAME_LEN_MAX + 32];
   char tmp[NAME_LEN_MAX + 64];
   const float *data;
@@ -155,6 +156,9 @@ add (tensor *t, size_t *nt, const char *prefix, const char *name,
   tensor *e = &t[(*nt)++];
   memset (e, 0, sizeof *e);
   e->name = name;
+  e->role = !strcmp (prefix, "grad_") ? "the gradient of"
+            : !strcmp (prefix, "ref_grad_") ? "the reference gradient of"
+            : !strcmp (prefix, "out_") ? "the output" : "the tensor";
   e->data = data;
   e->ndim = ndim;
   memcpy (e->shape, shape, ndim * sizeof *shape);
@@ -457,9 +461,9 @@ cli_dump (const char *dir, const cli_model *cm, const gc_result *r)
       {
         const tensor *a = sorted[k - 1] < sorted[k] ? sorted[k - 1] : sorted[k];
         const tensor *b = sorted[k - 1] < sorted[k] ? sorted[k] : sorted[k - 1];
-        fprintf (stderr, "%s: --dump: the tensors '%s' and '%s' would both "
-                 "be written to %s; rename one\n", progname, a->name,
-                 b->name, a->file);
+        fprintf (stderr, "%s: --dump: %s '%s' and %s '%s' would both be "
+                 "written to %s; rename one\n", progname, a->role, a->name,
+                 b->role, b->name, a->file);
         rc = EXIT_USAGE;
       }
   free (sorted);
