@@ -279,6 +279,30 @@ eval_best_at_float (worker *w, const float *xf, const double *xd,
   return false;
 }
 
+/* The worker's copies of the point are as given once a direction's
+   points are restored: a callback that wrote into its input (through a
+   cast) would otherwise shift every later evaluation.  */
+static bool
+inputs_intact (worker *w)
+{
+  const shared *sh = w->sh;
+  for (size_t j = 0; j < sh->n; j++)
+    {
+      bool same = memcmp (&w->xf[j], &sh->x[j], sizeof (float)) == 0
+                  && w->xd[j] == (double) sh->x[j];
+      if (same && w->xm)
+        same = mpfr_number_p (w->xm + j)
+               && mpfr_cmp_d (w->xm + j, (double) sh->x[j]) == 0;
+      if (!same)
+        {
+          fail (w, GC_EOVERRUN, 0, "a callback wrote into its input x, at "
+                "parameter %zu", j);
+          return false;
+        }
+    }
+  return true;
+}
+
 /* ---------------------------------------------------------------------- */
 /* One direction.  */
 
@@ -690,6 +714,7 @@ worker_run (void *arg)
       gc_direction *d = &r->dirs[pos];
       bool ok = sh->ref == GC_REF_MPFR ? direction_mpfr (w, d)
                                        : direction_float (w, d);
+      ok = ok && inputs_intact (w);
       if (!ok)
         {
           pthread_mutex_lock (&sh->lock);
@@ -994,7 +1019,9 @@ centre (shared *sh, worker *w0)
   const gc_model *m = sh->m;
   gc_result *r = sh->r;
   double lf32;
-  if (!eval_f32 (w0, sh->x, &lf32))
+  /* Callbacks read the worker's copy of x, never the caller's buffer: a
+     callback that writes into its input is seen (inputs_intact).  */
+  if (!eval_f32 (w0, w0->xf, &lf32))
     return w0->st;
   r->loss_f32 = lf32;
   int rc;
@@ -1003,7 +1030,7 @@ centre (shared *sh, worker *w0)
       union { float v; unsigned char b[sizeof (float) + LOSS_GUARD]; } l;
       gc__guard_fill (l.b + sizeof (float), LOSS_GUARD);
       l.v = 0;
-      rc = m->loss_magnitude_f32 (m->ctx, sh->x, &l.v);
+      rc = m->loss_magnitude_f32 (m->ctx, w0->xf, &l.v);
       float ml = l.v;
       if (rc)
         {
@@ -1027,7 +1054,7 @@ centre (shared *sh, worker *w0)
       sh->mag_loss = fabs ((double) ml);
     }
   r->loss_magnitude = fmax (sh->mag_loss, fabs (lf32));
-  rc = m->grad_f32 (m->ctx, sh->x, sh->g);
+  rc = m->grad_f32 (m->ctx, w0->xf, sh->g);
   if (rc)
     {
       fail (w0, GC_ECALLBACK, rc, "grad_f32 returned %d", rc);
@@ -1054,7 +1081,7 @@ centre (shared *sh, worker *w0)
       mag = gc__guarded_alloc (sh->n * sizeof *mag);
       if (!mag)
         return GC_ENOMEM;
-      rc = m->grad_magnitude_f32 (m->ctx, sh->x, mag);
+      rc = m->grad_magnitude_f32 (m->ctx, w0->xf, mag);
       if (rc)
         {
           gc__guarded_free (mag);
@@ -1104,6 +1131,8 @@ centre (shared *sh, worker *w0)
       sh->f0 = lf32;
       break;
     }
+  if (!inputs_intact (w0))
+    return w0->st;
   r->loss_reference = sh->f0;
   r->forward_budget_ulps = r->lambda_forward * sqrt ((double) r->forward_depth);
   if (sh->best != GC_REF_F32)

@@ -46,7 +46,8 @@ typedef enum gc_status
   GC_EABI,         /* a model description of another ABI version */
   GC_EFORMAT,      /* a malformed string given to a parser */
   GC_EMISMATCH,    /* shard reports that do not belong together */
-  GC_EOVERRUN,     /* a model callback wrote past its output buffer */
+  GC_EOVERRUN,     /* a model callback wrote past its output buffer, or
+                      into its input x */
   GC_ETIMEOUT,     /* the check ran past gc_options.timeout */
   GC_EPOINT,       /* the point x holds NaN or Inf */
   GC_STATUS_COUNT

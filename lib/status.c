@@ -24,7 +24,7 @@ gc_strerror (gc_status status)
     case GC_EABI: return "the model description has another ABI version";
     case GC_EFORMAT: return "malformed input";
     case GC_EMISMATCH: return "shard reports that do not belong together";
-    case GC_EOVERRUN: return "a model callback wrote past its output buffer";
+    case GC_EOVERRUN: return "a model callback wrote outside its buffers (past its output, or into its input)";
     case GC_ETIMEOUT: return "the check ran past its time limit";
     case GC_EPOINT: return "the point x holds NaN or Inf";
     case GC_STATUS_COUNT: break;

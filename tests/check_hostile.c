@@ -50,6 +50,9 @@ typedef struct sq
   long sleep_ns;        /* each loss_f32 call sleeps this long */
   double nan_beyond;    /* loss_mpfr is NaN where some |x_i| exceeds it */
   bool bounded;         /* loss_f32 is sum c_i atan (x_i): finite anywhere */
+  int write_x_at;       /* loss_f32's call that writes into x[2] (0: none) */
+  bool grad_writes_x;   /* the backward writes into x[0] */
+  bool mpfr_writes_x;   /* loss_mpfr writes into x + 1 */
   int calls;
 } sq;
 
@@ -60,6 +63,8 @@ sq_loss (void *ctx, const float *x, float *l)
 {
   sq *s = ctx;
   s->calls++;
+  if (s->calls == s->write_x_at)
+    ((float *) x)[2] += 1;      /* through a cast: the API says const */
   if (s->sleep_ns)
     {
       struct timespec ts = { 0, s->sleep_ns };
@@ -95,6 +100,8 @@ sq_grad (void *ctx, const float *x, float *g)
                       : 2 * (float) sq_c[i] * x[i];
   for (int k = 0; k < s->grad_past; k++)
     g[SQ_N + k] = 0;
+  if (s->grad_writes_x)
+    ((float *) x)[0] = 0;
   return 0;
 }
 
@@ -129,6 +136,8 @@ sq_lossmp (void *ctx, mpfr_srcptr x, mpfr_ptr l)
       mpfr_add (l, l, t, MPFR_RNDN);
     }
   mpfr_clear (t);
+  if (s->mpfr_writes_x)
+    mpfr_set_d ((mpfr_ptr) (x + 1), 42, MPFR_RNDN);
   return 0;
 }
 
@@ -409,6 +418,37 @@ START_TEST (test_overrun)
 }
 END_TEST
 
+/* Callbacks that write into their input x (through a cast): GC_EOVERRUN,
+   and the caller's x is left as it was (the callbacks read a copy).  */
+START_TEST (test_input_write)
+{
+  gc_model m;
+  sq s;
+  float x[SQ_N];
+  for (int k = 0; k < 3; k++)
+    {
+      sq_model (&m, &s);
+      memcpy (x, sq_x, sizeof x);
+      gc_options o;
+      gc_options_init (&o);
+      if (k == 0)
+        {
+          s.write_x_at = 3;         /* mid-check, in f32 mode */
+          o.reference = GC_REF_F32;
+        }
+      else if (k == 1)
+        s.grad_writes_x = true;   /* at the centre */
+      else
+        s.mpfr_writes_x = true;
+      gc_result *r = NULL;
+      gc_status st = gc_check (&m, x, &o, &r);
+      assert_error (r, st, GC_EOVERRUN, "into its input x");
+      ck_assert (memcmp (x, sq_x, sizeof x) == 0);
+      gc_result_free (r);
+    }
+}
+END_TEST
+
 /* The time limit: a check whose callbacks take longer stops with
    GC_ETIMEOUT at the first callback past the deadline.  */
 START_TEST (test_timeout)
@@ -578,6 +618,7 @@ hostile_suite (void)
   tcase_add_test (tc, test_huge_shards);
   tcase_add_test (tc, test_precision_cannot_fit);
   tcase_add_test (tc, test_overrun);
+  tcase_add_test (tc, test_input_write);
   tcase_add_test (tc, test_timeout);
   tcase_add_test (tc, test_point);
   tcase_add_test (tc, test_step_overflow);
