@@ -53,6 +53,7 @@ typedef struct sq
   int write_x_at;       /* loss_f32's call that writes into x[2] (0: none) */
   bool grad_writes_x;   /* the backward writes into x[0] */
   bool mpfr_writes_x;   /* loss_mpfr writes into x + 1 */
+  bool mpfr_past;       /* loss_mpfr writes loss + 1 */
   int calls;
 } sq;
 
@@ -138,6 +139,8 @@ sq_lossmp (void *ctx, mpfr_srcptr x, mpfr_ptr l)
   mpfr_clear (t);
   if (s->mpfr_writes_x)
     mpfr_set_d ((mpfr_ptr) (x + 1), 42, MPFR_RNDN);
+  if (s->mpfr_past)
+    mpfr_set_d (l + 1, 42, MPFR_RNDN);
   return 0;
 }
 
@@ -400,6 +403,12 @@ START_TEST (test_overrun)
       s.out_past = past[k];
       st = gc_forward_check (&m, sq_x, NULL, &r);
       assert_error (r, st, GC_EOVERRUN, "outputs_f32");
+      gc_result_free (r);
+
+      sq_model (&m, &s);
+      s.mpfr_past = true;           /* two guard numbers after the loss */
+      st = gc_check (&m, sq_x, NULL, &r);
+      assert_error (r, st, GC_EOVERRUN, "loss_mpfr");
       gc_result_free (r);
 
       sq_model (&m, &s);
