@@ -3,6 +3,9 @@
 /* args.c -- parsers of the command's option strings, apart so that the
    fuzzer (fuzz/fuzz_args.c) exercises the very code the command runs.  */
 
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE 1     /* process_vm_readv */
+#endif
 #include "cli.h"
 
 #include <errno.h>
@@ -10,6 +13,56 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* Whether LEN bytes at P can be read, asked of the kernel instead of
+   touched (a lying plugin's buffer must not crash the command): copied
+   through process_vm_readv in chunks, where an unreadable page gives
+   EFAULT; where that call is not allowed, whether every page is mapped
+   (mincore).  A readable range can still be past the plugin's own array,
+   inside another object: that the command cannot see.  */
+static bool
+readable (const void *p, size_t len)
+{
+  static char scratch[1 << 16];
+  uintptr_t a = (uintptr_t) p;
+  if (len == 0)
+    return true;
+  if (a + len < a)
+    return false;
+  bool allowed = true;
+  for (size_t off = 0; off < len && allowed; off += sizeof scratch)
+    {
+      size_t n = len - off < sizeof scratch ? len - off : sizeof scratch;
+      struct iovec local = { scratch, n };
+      struct iovec remote = { (void *) (a + off), n };
+      ssize_t got = process_vm_readv (getpid (), &local, 1, &remote, 1, 0);
+      if (got == (ssize_t) n)
+        continue;
+      if (got < 0 && (errno == ENOSYS || errno == EPERM))
+        allowed = false;  /* not allowed here: ask mincore instead */
+      else
+        return false;
+    }
+  if (allowed)
+    return true;
+  long page = sysconf (_SC_PAGESIZE);
+  if (page <= 0)
+    return false;
+  uintptr_t lo = a / (uintptr_t) page * (uintptr_t) page;
+  size_t span = (size_t) (a + len - lo);
+  unsigned char vec[256];
+  for (size_t off = 0; off < span; off += sizeof vec * (size_t) page)
+    {
+      size_t n = span - off < sizeof vec * (size_t) page
+                 ? span - off : sizeof vec * (size_t) page;
+      if (mincore ((void *) (lo + off), n, vec) != 0)
+        return false;
+    }
+  return true;
+}
 
 bool
 cli_parse_open (const char *s, double lo, double hi, double *out)
@@ -138,6 +191,12 @@ cli_plugin_refusal (const gc_plugin *pl)
     return "its description has no point x";
   if (pl->x_count < pl->model->n)
     return "its model's n exceeds the point's buffer (x_count)";
+  /* the library's own limit (check.c): arrays of n values must be
+     sizeable, and the outputs likewise  */
+  if (pl->model->n > SIZE_MAX / 64 || pl->model->n_outputs > SIZE_MAX / 64)
+    return "its model's n (or n_outputs) is too large to allocate";
+  if (!readable (pl->x, pl->model->n * sizeof *pl->x))
+    return "its point x cannot be read for n floats (x_count lies?)";
   if (!pl->model->loss_f32 || !pl->model->grad_f32)
     return "its model lacks loss_f32 or grad_f32";
   return NULL;

@@ -10,7 +10,9 @@
 
 #include <stdbool.h>
 
-enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
+enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3,
+       EXIT_MODEL = 4 /* the model failed: a callback's error, NaN, overrun,
+                         time limit, or exit() */ };
 
 extern const char *progname;
 
@@ -54,6 +56,9 @@ typedef struct cli_model
   gcm_instance *inst;       /* built-in, or NULL */
   void *dl;                 /* plugin handle, or NULL */
 } cli_model;
+
+/* The exit status of a check that stopped with status ST (main.c).  */
+int cli_status_exit (gc_status st);
 
 /* Option strings (args.c): each returns false for a malformed string.  */
 bool cli_parse_u64 (const char *s, uint64_t *out);
@@ -140,6 +145,14 @@ void cli_mpi_init (int *argc, char ***argv);
 int cli_mpi_ranks (size_t *rank);
 gc_result *cli_mpi_gather (const gc_result *mine, gc_status *st);
 int cli_mpi_finish (int code);
+
+/* Models that misbehave beyond the library's reach (watch.c): install the
+   exit() catcher and GMP's memory functions (once, first thing in main);
+   mark model code running, with a watchdog after TIMEOUT seconds (0:
+   none); and its end.  */
+void cli_watch_init (void);
+void cli_watch_begin (double timeout);
+void cli_watch_end (void);
 
 /* gradcheck steps (steps.c).  */
 int cli_steps (const cli_args *a, const cli_model *cm);

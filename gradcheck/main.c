@@ -4,7 +4,9 @@
    central differences and print the verdict with its derivation.
 
    Exit codes: 0 pass, 1 the check failed (or found a non-smooth point),
-   2 usage or input error, 3 internal error.  */
+   2 usage or input error, 3 internal error (out of memory, a failed
+   --dump after a pass), 4 the model failed (a callback's error, NaN or
+   Inf, a write past its buffer, the time limit, exit() inside it).  */
 
 #include "config.h"
 
@@ -16,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,7 +61,7 @@ static const struct { const char *name; unsigned bit; } commands[] = {
 
 enum { O_REF = 256, O_PREC, O_STEP, O_SHAPE, O_SEED, O_DIRS, O_MUTANT,
        O_FORMAT, O_THREADS, O_ALPHA, O_SHARD, O_DUMP, O_PLUGIN, O_INDEX,
-       O_OUTPUT };
+       O_OUTPUT, O_TIMEOUT };
 
 /* Every long option with a value: its name, value, the subcommands it
    applies to, and its line of --help.  */
@@ -99,6 +102,8 @@ static const struct cli_option
   { "index", O_INDEX, C_EXPLAIN | C_STEPS, "I", "the coordinate" },
   { "output", O_OUTPUT, C_STEPS, "FILE.svg",
     "where the plot goes (default steps-MODEL-I.svg)" },
+  { "timeout", O_TIMEOUT, C_MODEL, "SECONDS",
+    "time limit of the check (default: none)" },
 };
 #define N_OPTIONS (sizeof cli_options / sizeof cli_options[0])
 
@@ -124,7 +129,9 @@ print_trailer (FILE *f)
   fprintf (f,
 "\n"
 "Exit status: 0 pass, 1 the check failed (or hit a non-smooth point),\n"
-"2 usage or input error, 3 internal error (out of memory) or write error.\n"
+"2 usage or input error, 3 internal error (out of memory) or write error,\n"
+"4 the model failed (a callback's error, NaN or Inf, a write past its\n"
+"buffer, the time limit, exit()).\n"
 "The manual (info gradcheck) derives every term of the bar.\n"
 "\n"
 "Report bugs to: %s\n"
@@ -466,6 +473,14 @@ parse_args (int argc, char **argv, cli_args *a)
             rc = EXIT_USAGE;
           a->output = optarg;
           break;
+        case O_TIMEOUT:
+          if (!cli_parse_open (optarg, 0, 1e7, &a->opts.timeout))
+            {
+              usage_error ("bad --timeout '%s': accepted: a number of "
+                           "seconds in (0, 1e7)", optarg);
+              return EXIT_USAGE;
+            }
+          break;
         default:
           usage_hint ();
           rc = EXIT_USAGE;
@@ -512,9 +527,17 @@ open_plugin (const cli_args *a, cli_model *cm)
       return EXIT_USAGE;
     }
   /* A path without a slash would be searched for in the library path.  */
-  char path[4096];
-  snprintf (path, sizeof path, "%s%s", strchr (a->plugin, '/') ? "" : "./",
-            a->plugin);
+  char path[PATH_MAX];
+  int plen = snprintf (path, sizeof path, "%s%s",
+                       strchr (a->plugin, '/') ? "" : "./", a->plugin);
+  if (plen < 0 || (size_t) plen >= sizeof path)
+    {
+      /* cut short, it would name another file  */
+      fprintf (stderr, "%s: cannot load plugin %.40s...: %s (%zu characters;"
+               " at most %d)\n", progname, a->plugin, strerror (ENAMETOOLONG),
+               strlen (a->plugin), PATH_MAX - 3);
+      return EXIT_USAGE;
+    }
   cm->dl = dlopen (path, RTLD_NOW | RTLD_LOCAL);
   if (!cm->dl)
     {
@@ -530,7 +553,9 @@ open_plugin (const cli_args *a, cli_model *cm)
                a->plugin, GC_PLUGIN_SYMBOL);
       return EXIT_USAGE;
     }
+  cli_watch_begin (0);
   const gc_plugin *pl = fn (a->shape);
+  cli_watch_end ();
   const char *why = cli_plugin_refusal (pl);
   if (why)
     {
@@ -600,13 +625,32 @@ cli_model_close (cli_model *cm)
 
 /* ---------------------------------------------------------------------- */
 
+/* The exit status of a check that stopped with ST: the model's failures
+   (4) apart from the caller's (2) and the machine's (3).  */
+int
+cli_status_exit (gc_status st)
+{
+  switch (st)
+    {
+    case GC_OK:
+      return EXIT_PASS;
+    case GC_ENOMEM:
+      return EXIT_INTERNAL;
+    case GC_ECALLBACK:
+    case GC_ENONFINITE:
+    case GC_EOVERRUN:
+    case GC_ETIMEOUT:
+      return EXIT_MODEL;
+    default:
+      return EXIT_USAGE;
+    }
+}
+
 static int
 exit_code (gc_status st, const gc_result *r)
 {
-  if (st == GC_ENOMEM)
-    return EXIT_INTERNAL;
   if (st != GC_OK)
-    return EXIT_USAGE;
+    return cli_status_exit (st);
   return r->verdict == GC_PASS ? EXIT_PASS : EXIT_FAILED;
 }
 
@@ -711,8 +755,10 @@ cmd_check (int argc, char **argv)
   if (isatty (STDERR_FILENO) && !oracle && rank == 0)
     a.opts.progress = progress;
   gc_result *r = NULL;
+  cli_watch_begin (a.opts.timeout);
   gc_status st = oracle ? gc_forward_check (cm.model, cm.x, &a.opts, &r)
                         : gc_check (cm.model, cm.x, &a.opts, &r);
+  cli_watch_end ();
   if (ranks > 1)
     {
       /* every rank takes part, a rank whose check failed to run too (it
@@ -761,8 +807,16 @@ cmd_check (int argc, char **argv)
     rc = emit (st, r, a.format, openblas_get_corename ());
   if (r && a.dump && st == GC_OK)
     {
+      /* The report is out before the dump starts (an interrupted dump
+         keeps it); a failed dump is said on stderr and keeps a failing
+         verdict's status, and turns a pass into 3 (manual: "Exit
+         status").  */
+      if (fflush (stdout) != 0)
+        rc = EXIT_INTERNAL;
+      cli_watch_begin (a.opts.timeout);
       int drc = cli_dump (a.dump, &cm, r);
-      if (drc >= 0)
+      cli_watch_end ();
+      if (drc >= 0 && rc == EXIT_PASS)
         rc = drc;
     }
   gc_result_free (r);
@@ -953,6 +1007,7 @@ static int dispatch (int argc, char **argv);
 int
 main (int argc, char **argv)
 {
+  cli_watch_init ();
   cli_mpi_init (&argc, &argv);
   return cli_mpi_finish (cli_close_stdout (dispatch (argc, argv)));
 }

@@ -214,7 +214,7 @@ cli_steps (const cli_args *a, const cli_model *cm)
   if (st != GC_OK)
     {
       fprintf (stderr, "%s: %s\n", progname, gc_strerror (st));
-      return st == GC_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+      return cli_status_exit (st);
     }
   char name[96];
   gc_param_name (er, idx, name, sizeof name);
@@ -244,7 +244,7 @@ cli_steps (const cli_args *a, const cli_model *cm)
           else
             {
               fprintf (stderr, "%s: %s\n", progname, gc_strerror (st));
-              return st == GC_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+              return cli_status_exit (st);
             }
         }
     }

@@ -11,6 +11,7 @@
 
 #include "internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -57,6 +58,7 @@ typedef struct shared
   atomic_int stop;
   pthread_mutex_t lock;
   size_t err_pos;        /* smallest failing position */
+  double deadline;       /* gc__now () past which the check stops; 0: none */
 } shared;
 
 typedef struct worker
@@ -69,6 +71,9 @@ typedef struct worker
   float *v;              /* random direction */
   double *dp, *dm;       /* applied deltas at +-h (float modes, random) */
   mpfr_t lv, t1, t2, t3, prod;
+  /* loss_mpfr writes lout[0]; lout[1], lout[2] are guards (2 bits, value
+     3) that a write past the one number changes.  */
+  __mpfr_struct lout[3];
   mpfr_t f[4];           /* stencil values, MPFR mode */
   gc_status st;
   int cb;
@@ -95,15 +100,37 @@ fail (worker *w, gc_status st, int cb, const char *fmt, ...)
 /* ---------------------------------------------------------------------- */
 /* Evaluations.  Each returns false after recording a failure.  */
 
-/* A callback's outcome: its status, then the finiteness of its value.  */
+/* The time limit, checked after every callback (gc_options.timeout).  */
 static bool
-accept (worker *w, int rc, bool finite, const char *name)
+in_time (worker *w, const char *name)
+{
+  if (w->sh->deadline > 0 && gc__now () > w->sh->deadline)
+    {
+      fail (w, GC_ETIMEOUT, 0, "%g s, reached after a call of %s",
+            w->sh->o->timeout, name);
+      return false;
+    }
+  return true;
+}
+
+/* A callback's outcome: its status, its output buffer's canaries (INTACT),
+   the time limit, then the finiteness of its value.  */
+static bool
+accept_guarded (worker *w, int rc, bool intact, bool finite, const char *name)
 {
   if (rc)
     {
       fail (w, GC_ECALLBACK, rc, "%s returned %d", name, rc);
       return false;
     }
+  if (!intact)
+    {
+      fail (w, GC_EOVERRUN, 0, "%s wrote past its output (one loss value)",
+            name);
+      return false;
+    }
+  if (!in_time (w, name))
+    return false;
   if (!finite)
     {
       fail (w, GC_ENONFINITE, 0, "%s gave a non-finite loss", name);
@@ -113,26 +140,74 @@ accept (worker *w, int rc, bool finite, const char *name)
 }
 
 static bool
+accept (worker *w, int rc, bool finite, const char *name)
+{
+  return accept_guarded (w, rc, true, finite, name);
+}
+
+/* The loss is written into a value followed by canaries, so that a
+   callback writing past its one value is seen instead of smashing the
+   stack.  */
+#define LOSS_GUARD 64
+
+static bool
 eval_f32 (worker *w, const float *x, double *val)
 {
-  float l = 0;
-  int rc = w->sh->m->loss_f32 (w->sh->m->ctx, x, &l);
-  *val = l;
-  return accept (w, rc, isfinite (l), "loss_f32");
+  union { float v; unsigned char b[sizeof (float) + LOSS_GUARD]; } l;
+  gc__guard_fill (l.b + sizeof (float), LOSS_GUARD);
+  l.v = 0;
+  int rc = w->sh->m->loss_f32 (w->sh->m->ctx, x, &l.v);
+  *val = l.v;
+  return accept_guarded (w, rc,
+                         gc__guard_intact (l.b + sizeof (float), LOSS_GUARD),
+                         isfinite (l.v), "loss_f32");
 }
 
 static bool
 eval_f64 (worker *w, const double *x, double *val)
 {
-  int rc = w->sh->m->loss_f64 (w->sh->m->ctx, x, val);
-  return accept (w, rc, isfinite (*val), "loss_f64");
+  union { double v; unsigned char b[sizeof (double) + LOSS_GUARD]; } l;
+  gc__guard_fill (l.b + sizeof (double), LOSS_GUARD);
+  l.v = 0;
+  int rc = w->sh->m->loss_f64 (w->sh->m->ctx, x, &l.v);
+  *val = l.v;
+  return accept_guarded (w, rc,
+                         gc__guard_intact (l.b + sizeof (double), LOSS_GUARD),
+                         isfinite (l.v), "loss_f64");
+}
+
+/* A non-finite loss at a stencil point when the centre's was finite: the
+   step has likely left the model's domain; say where.  */
+static void
+stencil_note (worker *w, int k, double h, size_t index)
+{
+  if (w->st != GC_ENONFINITE)
+    return;
+  static const char *const at[4] = { "x + h", "x - h", "x + 2h", "x - 2h" };
+  char was[sizeof w->detail];
+  snprintf (was, sizeof was, "%s", w->detail);
+  if (index == SIZE_MAX)
+    snprintf (w->detail, sizeof w->detail, "%s at %s v (h = %g, a random "
+              "direction), finite at x: is the step too large?", was, at[k],
+              h);
+  else
+    snprintf (w->detail, sizeof w->detail, "%s at %s (h = %g, parameter "
+              "%zu), finite at x: is the step too large?", was, at[k], h,
+              index);
 }
 
 static bool
 eval_mpfr (worker *w, mpfr_ptr out)
 {
-  int rc = w->sh->m->loss_mpfr (w->sh->m->ctx, w->xm, out);
-  return accept (w, rc, mpfr_number_p (out), "loss_mpfr");
+  mpfr_ptr l = w->lout;
+  int rc = w->sh->m->loss_mpfr (w->sh->m->ctx, w->xm, l);
+  bool intact = true;
+  for (int k = 1; k < 3; k++)
+    intact = intact && mpfr_get_prec (l + k) == 2 && mpfr_number_p (l + k)
+             && mpfr_cmp_ui (l + k, 3) == 0;
+  /* OUT has the working precision, as l: the copy is exact  */
+  mpfr_set (out, l, MPFR_RNDN);
+  return accept_guarded (w, rc, intact, mpfr_number_p (l), "loss_mpfr");
 }
 
 /* y = xi + t*vi exactly: the precision of y grows until the sum is exact
@@ -212,6 +287,30 @@ eval_best_at_float (worker *w, const float *xf, const double *xd,
       return eval_f32 (w, xf, val);
     }
   return false;
+}
+
+/* The worker's copies of the point are as given once a direction's
+   points are restored: a callback that wrote into its input (through a
+   cast) would otherwise shift every later evaluation.  */
+static bool
+inputs_intact (worker *w)
+{
+  const shared *sh = w->sh;
+  for (size_t j = 0; j < sh->n; j++)
+    {
+      bool same = memcmp (&w->xf[j], &sh->x[j], sizeof (float)) == 0
+                  && w->xd[j] == (double) sh->x[j];
+      if (same && w->xm)
+        same = mpfr_number_p (w->xm + j)
+               && mpfr_cmp_d (w->xm + j, (double) sh->x[j]) == 0;
+      if (!same)
+        {
+          fail (w, GC_EOVERRUN, 0, "a callback wrote into its input x, at "
+                "parameter %zu", j);
+          return false;
+        }
+    }
+  return true;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -331,6 +430,8 @@ direction_mpfr (worker *w, gc_direction *d)
       else
         set_exact (w->xm + i, sh->x[i], mult[k] * h, 1.0f, w->t1);
       ok = eval_mpfr (w, f[k]);
+      if (!ok)
+        stencil_note (w, k, h, i);
       if (v)
         for (size_t j = 0; j < n; j++)
           reset_mpfr (w, j);
@@ -430,15 +531,24 @@ direction_float (worker *w, gc_direction *d)
           double target = (double) sh->x[j] + mult[k] * h * vj;
           double applied;
           if (is64)
-            {
-              w->xd[j] = target;
-              applied = w->xd[j] - (double) sh->x[j];
-            }
+            w->xd[j] = target;
           else
+            w->xf[j] = (float) target;
+          if (!isfinite (is64 ? w->xd[j] : (double) w->xf[j]))
             {
-              w->xf[j] = (float) target;
-              applied = (double) w->xf[j] - (double) sh->x[j];
+              fail (w, GC_ESTEP, 0, "the step overflows at parameter %zu: "
+                    "x %s %gh = %g is not finite in %s (h = %g)", j,
+                    mult[k] > 0 ? "+" : "-", fabs (mult[k]), target,
+                    is64 ? "f64" : "f32", h);
+              for (size_t jj = 0; jj < n; jj++)
+                {
+                  w->xf[jj] = sh->x[jj];
+                  w->xd[jj] = sh->x[jj];
+                }
+              return false;
             }
+          applied = is64 ? w->xd[j] - (double) sh->x[j]
+                         : (double) w->xf[j] - (double) sh->x[j];
           if (v && k < 2)
             dl[k][j] = applied;
           else
@@ -473,7 +583,10 @@ direction_float (worker *w, gc_direction *d)
           w->xd[j] = sh->x[j];
         }
       if (!ok)
-        return false;
+        {
+          stencil_note (w, k, h, i);
+          return false;
+        }
     }
 
   double wm = 0, w1 = 0;
@@ -555,6 +668,8 @@ worker_free (worker *w)
       free (w->xm);
       mpfr_clears (w->lv, w->t1, w->t2, w->t3, w->prod, w->f[0], w->f[1],
                    w->f[2], w->f[3], (mpfr_ptr) 0);
+      for (int k = 0; k < 3; k++)
+        mpfr_clear (w->lout + k);
     }
   free (w->xf);
   free (w->xd);
@@ -615,6 +730,12 @@ worker_init (worker *w, shared *sh, unsigned id, unsigned count)
       mpfr_init2 (w->prod, 2 * sh->p > 256 ? 2 * sh->p : 256);
       for (int k = 0; k < 4; k++)
         mpfr_init2 (w->f[k], sh->p);
+      mpfr_init2 (w->lout, sh->p);
+      for (int k = 1; k < 3; k++)
+        {
+          mpfr_init2 (w->lout + k, 2);
+          mpfr_set_ui (w->lout + k, 3, MPFR_RNDN);
+        }
     }
   return true;
 }
@@ -632,6 +753,7 @@ worker_run (void *arg)
       gc_direction *d = &r->dirs[pos];
       bool ok = sh->ref == GC_REF_MPFR ? direction_mpfr (w, d)
                                        : direction_float (w, d);
+      ok = ok && inputs_intact (w);
       if (!ok)
         {
           pthread_mutex_lock (&sh->lock);
@@ -659,8 +781,12 @@ worker_run (void *arg)
 /* ---------------------------------------------------------------------- */
 /* Set-up.  */
 
+/* Validate the model and options; a refusal that needs explaining writes
+   its reason into DETAIL.  The point x is read only later, once arrays of
+   n values exist (a lying n fails to allocate before x is read).  */
 static gc_status
-validate (const gc_model *m, const float *x, const gc_options *o)
+validate (const gc_model *m, const float *x, const gc_options *o,
+          char *detail, size_t size)
 {
   if (!m || !x || !o)
     return GC_EINVAL;
@@ -670,6 +796,15 @@ validate (const gc_model *m, const float *x, const gc_options *o)
     return GC_EINVAL;
   if (m->n == 0)
     return GC_EEMPTY;
+  /* Per parameter the check keeps at least a gradient, a magnitude, a
+     scale and a worker's point (4 + 8 + 8 + 4 + 8 bytes): an n whose
+     arrays cannot even be sized is refused before any is made.  */
+  if (m->n > SIZE_MAX / 64)
+    {
+      snprintf (detail, size, "n = %zu parameters: their arrays cannot be "
+                "allocated", m->n);
+      return GC_ENOMEM;
+    }
   if (o->reference == GC_REF_MPFR && !m->loss_mpfr)
     return GC_ENOREF;
   if (o->reference == GC_REF_F64 && !m->loss_f64)
@@ -680,6 +815,15 @@ validate (const gc_model *m, const float *x, const gc_options *o)
   if (o->precision != 0 && !gc__precision_usable (o->precision))
     return GC_EPREC;
   if (o->step < 0 || !isfinite (o->step))
+    return GC_EINVAL;
+  /* The stencil reaches x +- 2h and divides by 4h, in double.  */
+  if (o->step > DBL_MAX / 4)
+    {
+      snprintf (detail, size, "the step %g overflows: 4h exceeds the "
+                "largest double", o->step);
+      return GC_ESTEP;
+    }
+  if (!(o->timeout >= 0) || !isfinite (o->timeout))
     return GC_EINVAL;
   if (!(o->false_alarm > 0 && o->false_alarm < 1))
     return GC_EINVAL;
@@ -703,9 +847,21 @@ validate (const gc_model *m, const float *x, const gc_options *o)
     return GC_EINVAL;
   if (m->n_constants && !m->constants)
     return GC_EINVAL;
-  for (size_t i = 0; i < m->n; i++)
+  return GC_OK;
+}
+
+/* The point must be finite: a NaN or Inf there is the caller's, not a
+   callback's (GC_EPOINT).  */
+gc_status
+gc__point_finite (const float *x, size_t n, char *detail, size_t size)
+{
+  for (size_t i = 0; i < n; i++)
     if (!isfinite (x[i]))
-      return GC_ENONFINITE;
+      {
+        snprintf (detail, size, "x[%zu] = %g: the point to check at must be "
+                  "finite", i, (double) x[i]);
+        return GC_EPOINT;
+      }
   return GC_OK;
 }
 
@@ -902,19 +1058,32 @@ centre (shared *sh, worker *w0)
   const gc_model *m = sh->m;
   gc_result *r = sh->r;
   double lf32;
-  if (!eval_f32 (w0, sh->x, &lf32))
+  /* Callbacks read the worker's copy of x, never the caller's buffer: a
+     callback that writes into its input is seen (inputs_intact).  */
+  if (!eval_f32 (w0, w0->xf, &lf32))
     return w0->st;
   r->loss_f32 = lf32;
   int rc;
   if (m->loss_magnitude_f32)
     {
-      float ml = 0;
-      rc = m->loss_magnitude_f32 (m->ctx, sh->x, &ml);
+      union { float v; unsigned char b[sizeof (float) + LOSS_GUARD]; } l;
+      gc__guard_fill (l.b + sizeof (float), LOSS_GUARD);
+      l.v = 0;
+      rc = m->loss_magnitude_f32 (m->ctx, w0->xf, &l.v);
+      float ml = l.v;
       if (rc)
         {
           fail (w0, GC_ECALLBACK, rc, "loss_magnitude_f32 returned %d", rc);
           return w0->st;
         }
+      if (!gc__guard_intact (l.b + sizeof (float), LOSS_GUARD))
+        {
+          fail (w0, GC_EOVERRUN, 0, "loss_magnitude_f32 wrote past its "
+                "output (one value)");
+          return w0->st;
+        }
+      if (!in_time (w0, "loss_magnitude_f32"))
+        return w0->st;
       if (!isfinite (ml))
         {
           fail (w0, GC_ENONFINITE, 0, "loss_magnitude_f32 gave a non-finite "
@@ -924,12 +1093,20 @@ centre (shared *sh, worker *w0)
       sh->mag_loss = fabs ((double) ml);
     }
   r->loss_magnitude = fmax (sh->mag_loss, fabs (lf32));
-  rc = m->grad_f32 (m->ctx, sh->x, sh->g);
+  rc = m->grad_f32 (m->ctx, w0->xf, sh->g);
   if (rc)
     {
       fail (w0, GC_ECALLBACK, rc, "grad_f32 returned %d", rc);
       return w0->st;
     }
+  if (!gc__guarded_intact (sh->g, sh->n * sizeof *sh->g))
+    {
+      fail (w0, GC_EOVERRUN, 0, "grad_f32 wrote outside its n = %zu floats",
+            sh->n);
+      return w0->st;
+    }
+  if (!in_time (w0, "grad_f32"))
+    return w0->st;
   for (size_t i = 0; i < sh->n; i++)
     if (!isfinite (sh->g[i]))
       {
@@ -940,20 +1117,32 @@ centre (shared *sh, worker *w0)
   float *mag = NULL;
   if (m->grad_magnitude_f32)
     {
-      mag = malloc (sh->n * sizeof *mag);
+      mag = gc__guarded_alloc (sh->n * sizeof *mag);
       if (!mag)
         return GC_ENOMEM;
-      rc = m->grad_magnitude_f32 (m->ctx, sh->x, mag);
+      rc = m->grad_magnitude_f32 (m->ctx, w0->xf, mag);
       if (rc)
         {
-          free (mag);
+          gc__guarded_free (mag);
           fail (w0, GC_ECALLBACK, rc, "grad_magnitude_f32 returned %d", rc);
+          return w0->st;
+        }
+      if (!gc__guarded_intact (mag, sh->n * sizeof *mag))
+        {
+          gc__guarded_free (mag);
+          fail (w0, GC_EOVERRUN, 0, "grad_magnitude_f32 wrote outside its "
+                "n = %zu floats", sh->n);
+          return w0->st;
+        }
+      if (!in_time (w0, "grad_magnitude_f32"))
+        {
+          gc__guarded_free (mag);
           return w0->st;
         }
       for (size_t i = 0; i < sh->n; i++)
         if (!isfinite (mag[i]))
           {
-            free (mag);
+            gc__guarded_free (mag);
             fail (w0, GC_ENONFINITE, 0,
                   "grad_magnitude_f32 gave a non-finite value at parameter %zu",
                   i);
@@ -961,7 +1150,7 @@ centre (shared *sh, worker *w0)
           }
     }
   scales_and_magnitudes (sh, mag);
-  free (mag);
+  gc__guarded_free (mag);
 
   /* Centre value of the best forward (for J) and the measured f32 error.  */
   switch (sh->best)
@@ -981,6 +1170,8 @@ centre (shared *sh, worker *w0)
       sh->f0 = lf32;
       break;
     }
+  if (!inputs_intact (w0))
+    return w0->st;
   r->loss_reference = sh->f0;
   r->forward_budget_ulps = r->lambda_forward * sqrt ((double) r->forward_depth);
   if (sh->best != GC_REF_F32)
@@ -1056,10 +1247,11 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
             m->name ? m->name : "model");
 
   r->truncation_source = o->reference;
-  r->status = validate (m, x, o);
+  r->status = validate (m, x, o, r->detail, sizeof r->detail);
   if (r->status != GC_OK)
     {
-      gc__detail_status (r, m, o);
+      if (!r->detail[0])
+        gc__detail_status (r, m, o);
       return r->status;
     }
   if ((r->status = gc__copy_blocks (r, m->blocks, m->n_blocks)) != GC_OK
@@ -1086,6 +1278,7 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   sh.user_step = o->step > 0;
   sh.h_user = o->step;
   sh.err_pos = SIZE_MAX;
+  sh.deadline = gc__deadline (o->timeout);
   atomic_init (&sh.done, 0);
   atomic_init (&sh.stop, 0);
   r->precision = (sh.ref == GC_REF_MPFR || sh.best == GC_REF_MPFR) ? sh.p : 0;
@@ -1119,26 +1312,48 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   r->lambda_forward = gc__lambda (o->false_alarm, 2 * total, r->forward_depth);
   r->lambda_backward = gc__lambda (o->false_alarm, 2 * total,
                                    r->backward_depth);
-  gc__identity_set (r, x, m->n, o);   /* manual: "Merging shards" */
 
-  r->dirs = calloc (mine ? mine : 1, sizeof *r->dirs);
-  sh.g = malloc (m->n * sizeof *sh.g);
+  r->dirs = gc__within_memory ((double) mine * sizeof *r->dirs)
+            ? calloc (mine ? mine : 1, sizeof *r->dirs) : NULL;
+  sh.g = gc__guarded_alloc (m->n * sizeof *sh.g);
   sh.mag = malloc (m->n * sizeof *sh.mag);
   sh.scale = malloc (m->n * sizeof *sh.scale);
   if (!r->dirs || !sh.g || !sh.mag || !sh.scale
       || pthread_mutex_init (&sh.lock, NULL) != 0)
     {
-      free (sh.g);
+      gc__guarded_free (sh.g);
       free (sh.mag);
       free (sh.scale);
+      /* No half result: a result without its directions has none.  */
+      bool no_dirs = !r->dirs;
+      free (r->dirs);
+      r->dirs = NULL;
+      r->n_directions = 0;
       r->status = GC_ENOMEM;
-      snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (r->status));
+      if (no_dirs)
+        snprintf (r->detail, sizeof r->detail, "the %zu directions of this "
+                  "check cannot be allocated", mine);
+      else
+        snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (r->status));
       return r->status;
     }
-  for (size_t k = 0, pos = 0; k < total; k++)
+  if ((r->status = gc__point_finite (x, m->n, r->detail, sizeof r->detail))
+      != GC_OK)
     {
-      if (k % sc != o->shard_index)
-        continue;
+      gc__guarded_free (sh.g);
+      free (sh.mag);
+      free (sh.scale);
+      pthread_mutex_destroy (&sh.lock);
+      r->n_directions = 0;
+      return r->status;
+    }
+  /* Read x only once its n floats are known to fit (a lying n must not
+     make the digest read past it).  */
+  gc__identity_set (r, x, m->n, o);   /* manual: "Merging shards" */
+  /* This shard's ids only: a check of SIZE_MAX directions over as many
+     shards has a few, and must not walk the others.  */
+  for (size_t k = o->shard_index, pos = 0; pos < mine; k += sc)
+    {
       gc_direction *d = &r->dirs[pos++];
       d->id = k;
       d->verdict = GC_ERROR;
@@ -1149,9 +1364,32 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   unsigned nt = o->threads > 1 ? o->threads : 1;
   if (nt > mine && mine > 0)
     nt = (unsigned) mine;
-  worker *ws = calloc (nt, sizeof *ws);
+  /* The MPFR numbers of the check, estimated and tried before any is made:
+     GMP aborts when an allocation fails (manual: "Memory").  Per worker:
+     the point (n numbers of up to 128 bits once a step is added), the
+     model's copy of it at p (an estimate of the reference forward's own
+     work, which only the model knows), nine of the stencil at 2p.  */
+  gc_status st = GC_OK;
+  if (sh.ref == GC_REF_MPFR || sh.best == GC_REF_MPFR)
+    {
+      double per = (double) m->n * (gc__mpfr_bytes (128)
+                                    + gc__mpfr_bytes (sh.p))
+                   + 9 * gc__mpfr_bytes (2 * sh.p);
+      double bytes = nt * per + gc__mpfr_bytes (sh.p);
+      if (!gc__fits (bytes))
+        {
+          st = GC_ENOMEM;
+          r->n_directions = 0;      /* none was checked */
+          snprintf (r->detail, sizeof r->detail, "the MPFR working set, about "
+                    "%.3g MiB (%zu parameters at %ld bits, %u worker%s), "
+                    "cannot be allocated", bytes / 1048576.0, m->n,
+                    (long) sh.p, nt, nt > 1 ? "s" : "");
+        }
+    }
+  worker *ws = st == GC_OK ? calloc (nt, sizeof *ws) : NULL;
   unsigned ready = 0;
-  gc_status st = ws ? GC_OK : GC_ENOMEM;
+  if (st == GC_OK && !ws)
+    st = GC_ENOMEM;
   /* A worker that fails to start cleans up after itself: only the ready
      ones are freed below.  */
   while (st == GC_OK && ready < nt)
@@ -1200,7 +1438,7 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   if (sh.have_f0_mpfr)
     mpfr_clear (sh.f0_mpfr);
   pthread_mutex_destroy (&sh.lock);
-  free (sh.g);
+  gc__guarded_free (sh.g);
   free (sh.mag);
   free (sh.scale);
   mpfr_free_cache2 (MPFR_FREE_LOCAL_CACHE);

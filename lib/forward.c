@@ -26,15 +26,35 @@ validate (const gc_model *m, const float *x, const gc_options *o)
     return GC_EINVAL;
   if (m->n_constants && !m->constants)
     return GC_EINVAL;
-  for (size_t i = 0; i < m->n; i++)
-    if (!isfinite (x[i]))
-      return GC_ENONFINITE;
+  if (!(o->timeout >= 0) || !isfinite (o->timeout))
+    return GC_EINVAL;
+  /* sizes whose arrays cannot even be sized (see check.c)  */
+  if (m->n > SIZE_MAX / 64 || m->n_outputs > SIZE_MAX / 64)
+    return GC_ENOMEM;
+  (void) x;     /* read once its arrays exist: gc__point_finite */
   return GC_OK;
+}
+
+/* Guard numbers after the MPFR outputs: a callback writing OUT + n_outputs
+   or further changes their value (manual: "What is isolated").  */
+#define OUT_GUARDS 4
+#define OUT_GUARD_VALUE 3
+
+static bool
+out_guards_intact (mpfr_srcptr g)
+{
+  for (int k = 0; k < OUT_GUARDS; k++)
+    if (mpfr_get_prec (g + k) != 2 || !mpfr_number_p (g + k)
+        || mpfr_cmp_ui (g + k, OUT_GUARD_VALUE) != 0)
+      return false;
+  return true;
 }
 
 static gc_status
 stop (gc_result *r, gc_status st, int code, const char *what)
 {
+  if (r->status != GC_OK)
+    return r->status;
   r->status = st;
   r->callback_code = code;
   snprintf (r->detail, sizeof r->detail, "%s", what);
@@ -80,28 +100,71 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
   /* Two bounds per element: the f32 output's and the reference's.  */
   r->lambda_forward = r->lambda_backward
     = gc__lambda (o->false_alarm, 2 * no, r->forward_depth);
-  gc__identity_set (r, x, n, o);   /* manual: "Merging shards" */
   if ((st = gc__copy_blocks (r, m->output_blocks, m->n_output_blocks))
       != GC_OK
       || (st = gc__copy_constants (r, m->constants, m->n_constants)) != GC_OK)
     return stop (r, st, 0, gc_strerror (st));
 
-  float *of = malloc (no * sizeof *of);
-  float *mag = malloc (no * sizeof *mag);
+  /* The MPFR numbers, estimated and tried first (manual: "Memory"): the
+     point at 24 bits, the outputs at p, the model's copy of the point at
+     p (an estimate of the reference's own work).  */
+  double bytes = (double) n * (gc__mpfr_bytes (24) + gc__mpfr_bytes (p))
+                 + (double) (no + OUT_GUARDS) * gc__mpfr_bytes (p);
+  if (!gc__fits (bytes))
+    {
+      r->n_directions = 0;
+      char what[160];
+      snprintf (what, sizeof what, "the MPFR working set, about %.3g MiB "
+                "(%zu inputs, %zu outputs at %ld bits), cannot be allocated",
+                bytes / 1048576.0, n, no, (long) p);
+      return stop (r, GC_ENOMEM, 0, what);
+    }
+  float *of = gc__guarded_alloc (no * sizeof *of);
+  float *mag = gc__guarded_alloc (no * sizeof *mag);
   __mpfr_struct *xm = malloc (n * sizeof *xm);
-  __mpfr_struct *om = malloc (no * sizeof *om);
-  r->dirs = calloc (no, sizeof *r->dirs);
+  __mpfr_struct *om = malloc ((no + OUT_GUARDS) * sizeof *om);
+  r->dirs = gc__within_memory ((double) no * sizeof *r->dirs)
+            ? calloc (no, sizeof *r->dirs) : NULL;
   if (!of || !mag || !xm || !om || !r->dirs)
     {
-      free (of);
-      free (mag);
+      gc__guarded_free (of);
+      gc__guarded_free (mag);
       free (xm);
       free (om);
+      /* No half result: a result without its directions has none.  */
+      free (r->dirs);
+      r->dirs = NULL;
+      r->n_directions = 0;
       return stop (r, GC_ENOMEM, 0, gc_strerror (GC_ENOMEM));
     }
+  char what[160];
+  if ((st = gc__point_finite (x, n, what, sizeof what)) != GC_OK)
+    {
+      gc__guarded_free (of);
+      gc__guarded_free (mag);
+      free (xm);
+      free (om);
+      r->n_directions = 0;
+      return stop (r, st, 0, what);
+    }
+  /* x is read once its n floats are known to fit.  */
+  gc__identity_set (r, x, n, o);   /* manual: "Merging shards" */
+  double deadline = gc__deadline (o->timeout);
+#define IN_TIME(name)                                                       \
+  do                                                                        \
+    if (r->status == GC_OK && deadline > 0 && gc__now () > deadline)        \
+      {                                                                     \
+        snprintf (what, sizeof what, "%g s, reached after a call of %s",    \
+                  o->timeout, name);                                        \
+        stop (r, GC_ETIMEOUT, 0, what);                                     \
+      }                                                                     \
+  while (0)
   int rc = m->outputs_f32 (m->ctx, x, of);
   if (rc)
     stop (r, GC_ECALLBACK, rc, "outputs_f32 failed");
+  if (!gc__guarded_intact (of, no * sizeof *of))
+    stop (r, GC_EOVERRUN, 0, "outputs_f32 wrote outside its n_outputs floats");
+  IN_TIME ("outputs_f32");
   for (size_t k = 0; k < no && r->status == GC_OK; k++)
     if (!isfinite (of[k]))
       stop (r, GC_ENONFINITE, 0, "outputs_f32 gave a non-finite output");
@@ -110,6 +173,10 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
       rc = m->outputs_magnitude_f32 (m->ctx, x, mag);
       if (rc)
         stop (r, GC_ECALLBACK, rc, "outputs_magnitude_f32 failed");
+      if (!gc__guarded_intact (mag, no * sizeof *mag))
+        stop (r, GC_EOVERRUN, 0, "outputs_magnitude_f32 wrote outside its "
+              "n_outputs floats");
+      IN_TIME ("outputs_magnitude_f32");
       for (size_t k = 0; k < no && r->status == GC_OK; k++)
         if (!isfinite (mag[k]))
           stop (r, GC_ENONFINITE, 0,
@@ -138,11 +205,20 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
     }
   for (size_t k = 0; k < no; k++)
     mpfr_init2 (om + k, p);
+  for (size_t k = no; k < no + OUT_GUARDS; k++)
+    {
+      mpfr_init2 (om + k, 2);
+      mpfr_set_ui (om + k, OUT_GUARD_VALUE, MPFR_RNDN);
+    }
   if (r->status == GC_OK)
     {
       rc = m->outputs_mpfr (m->ctx, xm, om);
       if (rc)
         stop (r, GC_ECALLBACK, rc, "outputs_mpfr failed");
+      if (!out_guards_intact (om + no))
+        stop (r, GC_EOVERRUN, 0, "outputs_mpfr wrote past its n_outputs "
+              "numbers");
+      IN_TIME ("outputs_mpfr");
       for (size_t k = 0; k < no && r->status == GC_OK; k++)
         if (!mpfr_number_p (om + k))
           stop (r, GC_ENONFINITE, 0, "outputs_mpfr gave a non-finite output");
@@ -161,12 +237,12 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
     }
   for (size_t i = 0; i < n; i++)
     mpfr_clear (xm + i);
-  for (size_t k = 0; k < no; k++)
+  for (size_t k = 0; k < no + OUT_GUARDS; k++)
     mpfr_clear (om + k);
   free (xm);
   free (om);
-  free (of);
-  free (mag);
+  gc__guarded_free (of);
+  gc__guarded_free (mag);
   mpfr_free_cache2 (MPFR_FREE_LOCAL_CACHE);
   if (r->status != GC_OK)
     r->n_directions = 0;

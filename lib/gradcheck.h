@@ -39,13 +39,18 @@ typedef enum gc_status
   GC_ENOMEM,       /* an allocation failed */
   GC_ECALLBACK,    /* a model callback returned a non-zero status */
   GC_ENONFINITE,   /* a model callback produced NaN or Inf */
-  GC_ESTEP,        /* the step vanished: x + h == x (or x - h == x) in f32 */
+  GC_ESTEP,        /* the step vanished (x + h == x) or overflows (x + 2h is
+                      not finite) in the reference's format */
   GC_EPREC,        /* a precision MPFR cannot take, or below f32's 24 bits */
   GC_ENOREF,       /* the reference asked for is not provided by the model */
   GC_EDIRECTION,   /* an explicit direction index out of range */
   GC_EABI,         /* a model description of another ABI version */
   GC_EFORMAT,      /* a malformed string given to a parser */
   GC_EMISMATCH,    /* shard reports that do not belong together */
+  GC_EOVERRUN,     /* a model callback wrote past its output buffer, or
+                      into its input x */
+  GC_ETIMEOUT,     /* the check ran past gc_options.timeout */
+  GC_EPOINT,       /* the point x holds NaN or Inf */
   GC_STATUS_COUNT
 } gc_status;
 
@@ -153,8 +158,9 @@ typedef struct gc_model
    string (NULL when none was given), for the plugin to parse as it likes.
    The function returns a description that stays valid until the process
    ends, or NULL on failure.  The command refuses a description of another
-   ABI version, a NULL model or point, or a point shorter than the model's
-   n, with exit status 2.  */
+   ABI version, a NULL model or point, a point shorter than the model's n
+   (by x_count, or unreadable for n floats), or an n no array can hold,
+   with exit status 2.  */
 #define GC_PLUGIN_ABI 1
 #define GC_PLUGIN_SYMBOL "gradcheck_plugin"
 
@@ -219,6 +225,12 @@ typedef struct gc_options
      vector, so that a failure keeps its tensor's name and the adjoint term
      is the block's.  0: over the whole vector.  */
   int random_per_block;
+  /* A time limit for the whole check, in seconds of wall-clock time; 0 (the
+     default): none.  It is checked after every callback: the check stops
+     with GC_ETIMEOUT at the first callback that returns past the deadline.
+     A callback that never returns is beyond the library's reach (manual:
+     "What is isolated"); the command adds a watchdog for it.  */
+  double timeout;
 } gc_options;
 
 /* Fill OPTS with the defaults: MPFR reference, derived precision and step,

@@ -72,6 +72,10 @@ gc_status gc__copy_constants (gc_result *r, const gc_constant *c, size_t n);
    memory runs out.  */
 const char *gc__keep_string (gc_result *r, const char *s);
 bool gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n);
+/* GC_EPOINT, with the first non-finite element named in DETAIL, when the
+   point X of N floats holds NaN or Inf.  */
+gc_status gc__point_finite (const float *x, size_t n, char *detail,
+                            size_t size);
 void gc__summarise (gc_result *r);
 
 /* The identity of a check (identity.c, manual: "Merging shards"): set
@@ -141,5 +145,31 @@ void gc__judge (gc_direction *d, double noise_j);
    the given kind: lambda * sqrt(depth) * ulp_p(lmax).  */
 double gc__eval_error (gc_reference ref, mpfr_prec_t p, double lambda,
                        size_t depth, double lmax);
+
+/* Canaries around callback output buffers (guard.c): GC_GUARD_BYTES of a
+   fixed pattern on each side of a guarded block.  */
+#define GC_GUARD_BYTES 256
+void gc__guard_fill (void *p, size_t len);
+bool gc__guard_intact (const void *p, size_t len);
+/* BYTES of storage between two guards (NULL when memory runs out); free
+   with gc__guarded_free.  */
+void *gc__guarded_alloc (size_t bytes);
+bool gc__guarded_intact (const void *p, size_t bytes);
+void gc__guarded_free (void *p);
+
+/* Wall-clock seconds (CLOCK_MONOTONIC) and the deadline of a check with a
+   time limit of TIMEOUT seconds (0: none), for gc_options.timeout.  */
+double gc__now (void);
+double gc__deadline (double timeout);
+
+/* Whether a check whose MPFR numbers take about BYTES can start: false
+   when BYTES overflows or a block of that size cannot be allocated now
+   (manual: "Memory").  */
+bool gc__fits (double bytes);
+/* Whether BYTES is at most the machine's physical memory (an array larger
+   than that is refused without trying it).  */
+bool gc__within_memory (double bytes);
+/* Bytes of one MPFR number of precision P (struct and limbs).  */
+double gc__mpfr_bytes (mpfr_prec_t p);
 
 #endif

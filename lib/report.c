@@ -67,6 +67,8 @@ describe_reference (gc__buf *b, const gc_result *r)
 static void
 put_esc_pad (gc__buf *b, const char *s, gc__escape_kind kind, size_t width)
 {
+  if (!s)
+    s = "";
   char small[256];
   size_t n = gc__escape (small, sizeof small, s, kind);
   if (n < sizeof small)
@@ -100,6 +102,8 @@ put_esc (gc__buf *b, const char *s, gc__escape_kind kind)
 static void
 put_md_code (gc__buf *b, const char *s, bool in_table)
 {
+  if (!s)
+    s = "";
   size_t run = 0, longest = 0;
   for (const char *p = s; *p; p++)
     {
@@ -836,6 +840,19 @@ gc_report (const gc_result *r, gc_format fmt)
 {
   if (!r)
     return NULL;
+  /* A result that lost its directions (or a worst beyond them) renders as
+     one without directions, never by reading through a NULL.  */
+  gc_result safe;
+  if ((r->n_directions && !r->dirs)
+      || (r->worst != SIZE_MAX && r->worst >= r->n_directions))
+    {
+      safe = *r;
+      if (!safe.dirs)
+        safe.n_directions = 0;
+      if (safe.worst >= safe.n_directions)
+        safe.worst = SIZE_MAX;
+      r = &safe;
+    }
   gc__buf b = { 0 };
   switch (fmt)
     {
@@ -847,7 +864,7 @@ gc_report (const gc_result *r, gc_format fmt)
       gc__buf_puts (&b, "\n");
       break;
     case GC_FMT_MARKDOWN:
-      if (r->worst != SIZE_MAX)
+      if (r->worst != SIZE_MAX && r->status == GC_OK && r->dirs)
         {
           derivation_markdown (&b, r, &r->dirs[r->worst]);
           tensors_markdown (&b, r);

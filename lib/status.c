@@ -17,13 +17,16 @@ gc_strerror (gc_status status)
     case GC_ENOMEM: return "out of memory";
     case GC_ECALLBACK: return "a model callback reported a failure";
     case GC_ENONFINITE: return "a model callback produced NaN or Inf";
-    case GC_ESTEP: return "the step vanished: x + h rounds to x in f32";
+    case GC_ESTEP: return "unusable step: x + h rounds to x, or overflows, in the reference's format";
     case GC_EPREC: return "unusable precision (below 24 bits or beyond MPFR's range)";
     case GC_ENOREF: return "the model does not provide the requested reference forward";
     case GC_EDIRECTION: return "a direction index is out of range";
     case GC_EABI: return "the model description has another ABI version";
     case GC_EFORMAT: return "malformed input";
     case GC_EMISMATCH: return "shard reports that do not belong together";
+    case GC_EOVERRUN: return "a model callback wrote outside its buffers (past its output, or into its input)";
+    case GC_ETIMEOUT: return "the check ran past its time limit";
+    case GC_EPOINT: return "the point x holds NaN or Inf";
     case GC_STATUS_COUNT: break;
     }
   return "unknown status";
@@ -31,7 +34,8 @@ gc_strerror (gc_status status)
 
 static const char *const status_names[] = {
   "ok", "EINVAL", "EEMPTY", "ENOMEM", "ECALLBACK", "ENONFINITE", "ESTEP",
-  "EPREC", "ENOREF", "EDIRECTION", "EABI", "EFORMAT", "EMISMATCH" };
+  "EPREC", "ENOREF", "EDIRECTION", "EABI", "EFORMAT", "EMISMATCH",
+  "EOVERRUN", "ETIMEOUT", "EPOINT" };
 
 const char *
 gc__status_name (gc_status s)

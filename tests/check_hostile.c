@@ -1,0 +1,653 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* check_hostile.c -- the library against hostile models and options: a
+   directions array that cannot be allocated, precisions and working sets
+   that cannot fit, callbacks that write past their buffers or take too
+   long, a point with NaN, steps that overflow, sizes that lie.  Each case
+   must end in a clear status, never a crash, an abort or a silent pass.  */
+
+#include "gctest.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#if defined (__SANITIZE_ADDRESS__)
+# define ASAN 1
+#elif defined (__has_feature)
+# if __has_feature (address_sanitizer)
+#  define ASAN 1
+# endif
+#endif
+#ifndef ASAN
+# define ASAN 0
+#endif
+
+#if ASAN
+/* Allocations the tests expect to fail must return NULL under
+   AddressSanitizer too, as they do under the C library.  */
+const char *__asan_default_options (void);
+const char *
+__asan_default_options (void)
+{
+  return "allocator_may_return_null=1";
+}
+#endif
+
+/* A small model with outputs: L = sum_i c_i x_i^2, outputs o_i = x_i^2,
+   which misbehaves as its fields say.  */
+#define SQ_N 3
+typedef struct sq
+{
+  int grad_past;        /* floats the backward writes past n */
+  int mag_past;         /* ... the gradient magnitude */
+  int loss_past;        /* floats the loss writes past its one value */
+  int out_past;         /* floats outputs_f32 writes past n_outputs */
+  int out_mpfr_past;    /* numbers outputs_mpfr writes past n_outputs */
+  long sleep_ns;        /* each loss_f32 call sleeps this long */
+  double nan_beyond;    /* loss_mpfr is NaN where some |x_i| exceeds it */
+  bool bounded;         /* loss_f32 is sum c_i atan (x_i): finite anywhere */
+  int write_x_at;       /* loss_f32's call that writes into x[2] (0: none) */
+  bool grad_writes_x;   /* the backward writes into x[0] */
+  bool mpfr_writes_x;   /* loss_mpfr writes into x + 1 */
+  bool mpfr_past;       /* loss_mpfr writes loss + 1 */
+  int calls;
+} sq;
+
+static const double sq_c[SQ_N] = { 1, 2, 3 };
+
+static int
+sq_loss (void *ctx, const float *x, float *l)
+{
+  sq *s = ctx;
+  s->calls++;
+  if (s->calls == s->write_x_at)
+    ((float *) x)[2] += 1;      /* through a cast: the API says const */
+  if (s->sleep_ns)
+    {
+      struct timespec ts = { 0, s->sleep_ns };
+      nanosleep (&ts, NULL);
+    }
+  float v = 0;
+  for (int i = 0; i < SQ_N; i++)
+    v += s->bounded ? (float) sq_c[i] * atanf (x[i])
+                    : (float) sq_c[i] * x[i] * x[i];
+  l[0] = v;
+  for (int k = 1; k <= s->loss_past; k++)
+    l[k] = 0;
+  return 0;
+}
+
+static int
+sq_loss64 (void *ctx, const double *x, double *l)
+{
+  (void) ctx;
+  double v = 0;
+  for (int i = 0; i < SQ_N; i++)
+    v += sq_c[i] * x[i] * x[i];
+  *l = v;
+  return 0;
+}
+
+static int
+sq_grad (void *ctx, const float *x, float *g)
+{
+  sq *s = ctx;
+  for (int i = 0; i < SQ_N; i++)
+    g[i] = s->bounded ? (float) sq_c[i] / (1 + x[i] * x[i])
+                      : 2 * (float) sq_c[i] * x[i];
+  for (int k = 0; k < s->grad_past; k++)
+    g[SQ_N + k] = 0;
+  if (s->grad_writes_x)
+    ((float *) x)[0] = 0;
+  return 0;
+}
+
+static int
+sq_mag (void *ctx, const float *x, float *g)
+{
+  sq *s = ctx;
+  for (int i = 0; i < SQ_N; i++)
+    g[i] = fabsf (2 * (float) sq_c[i] * x[i]);
+  for (int k = 0; k < s->mag_past; k++)
+    g[SQ_N + k] = 1;
+  return 0;
+}
+
+static int
+sq_lossmp (void *ctx, mpfr_srcptr x, mpfr_ptr l)
+{
+  sq *s = ctx;
+  mpfr_t t;
+  mpfr_init2 (t, mpfr_get_prec (l) + 64);
+  mpfr_set_zero (l, 1);
+  for (int i = 0; i < SQ_N; i++)
+    {
+      if (s->nan_beyond > 0 && fabs (mpfr_get_d (x + i, MPFR_RNDN))
+                               > s->nan_beyond)
+        {
+          mpfr_set_nan (l);
+          break;
+        }
+      mpfr_sqr (t, x + i, MPFR_RNDN);
+      mpfr_mul_d (t, t, sq_c[i], MPFR_RNDN);
+      mpfr_add (l, l, t, MPFR_RNDN);
+    }
+  mpfr_clear (t);
+  if (s->mpfr_writes_x)
+    mpfr_set_d ((mpfr_ptr) (x + 1), 42, MPFR_RNDN);
+  if (s->mpfr_past)
+    mpfr_set_d (l + 1, 42, MPFR_RNDN);
+  return 0;
+}
+
+static int
+sq_out (void *ctx, const float *x, float *o)
+{
+  sq *s = ctx;
+  for (int i = 0; i < SQ_N; i++)
+    o[i] = x[i] * x[i];
+  for (int k = 0; k < s->out_past; k++)
+    o[SQ_N + k] = 0;
+  return 0;
+}
+
+static int
+sq_outmp (void *ctx, mpfr_srcptr x, mpfr_ptr o)
+{
+  sq *s = ctx;
+  for (int i = 0; i < SQ_N + s->out_mpfr_past; i++)
+    mpfr_sqr (o + i, x + (i % SQ_N), MPFR_RNDN);
+  return 0;
+}
+
+static float sq_x[SQ_N] = { 0.75f, -1.5f, 0.25f };
+
+static void
+sq_model (gc_model *m, sq *s)
+{
+  memset (s, 0, sizeof *s);
+  memset (m, 0, sizeof *m);
+  m->abi = GC_MODEL_ABI;
+  m->name = "sq";
+  m->n = SQ_N;
+  m->loss_f32 = sq_loss;
+  m->grad_f32 = sq_grad;
+  m->loss_mpfr = sq_lossmp;
+  m->loss_f64 = sq_loss64;
+  m->ctx = s;
+  m->forward_depth = 2 * SQ_N;
+  m->backward_depth = 2;
+  m->n_outputs = SQ_N;
+  m->outputs_f32 = sq_out;
+  m->outputs_mpfr = sq_outmp;
+}
+
+/* A result that stopped with an error: the status it returned, a detail,
+   and reports in every format that render (the JSON one well-formed).  */
+static void
+assert_error (const gc_result *r, gc_status st, gc_status want,
+              const char *detail_has)
+{
+  ck_assert_msg (st == want, "status %s, want %s (%s)", gc_strerror (st),
+                 gc_strerror (want), r ? r->detail : "no result");
+  ck_assert_ptr_nonnull (r);
+  ck_assert_int_eq (r->status, want);
+  ck_assert_int_eq (r->verdict, GC_ERROR);
+  if (detail_has)
+    ck_assert_msg (strstr (r->detail, detail_has), "detail '%s' lacks '%s'",
+                   r->detail, detail_has);
+  ck_assert (r->n_directions == 0 || r->dirs);
+  for (int f = GC_FMT_TEXT; f <= GC_FMT_TAP; f++)
+    {
+      char *text = gc_report (r, (gc_format) f);
+      ck_assert_ptr_nonnull (text);
+      if (f == GC_FMT_JSON)
+        ck_assert_msg (gct_json_valid (text), "bad JSON: %s", text);
+      free (text);
+    }
+}
+
+/* The directions of a check that cannot be allocated: GC_ENOMEM and a
+   result without directions (once: dirs == NULL with n_directions set, and
+   gc_report dereferenced it).  */
+START_TEST (test_directions_enomem)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  size_t counts[] = { SIZE_MAX, SIZE_MAX / 2, (size_t) 1 << 40 };
+  for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
+    {
+      gc_options o;
+      gc_options_init (&o);
+      o.directions = GC_DIR_RANDOM;
+      o.n_random = counts[k];
+      gc_result *r = NULL;
+      gc_status st = gc_check (&m, sq_x, &o, &r);
+      assert_error (r, st, GC_ENOMEM, "directions");
+      ck_assert_ptr_null (r->dirs);
+      ck_assert_uint_eq (r->n_directions, 0);
+      ck_assert_ptr_null (gc_derivation (r, 0, GC_FMT_JSON));
+      gc_result_free (r);
+    }
+  /* outputs of the forward oracle that cannot be sized  */
+  m.n_outputs = SIZE_MAX / 2;
+  gc_result *r = NULL;
+  gc_status st = gc_forward_check (&m, sq_x, NULL, &r);
+  assert_error (r, st, GC_ENOMEM, NULL);
+  ck_assert_uint_eq (r->n_directions, 0);
+  gc_result_free (r);
+  m.n_outputs = (size_t) 1 << 40;
+  st = gc_forward_check (&m, sq_x, NULL, &r);
+  assert_error (r, st, GC_ENOMEM, "MPFR working set");
+  ck_assert_uint_eq (r->n_directions, 0);
+  gc_result_free (r);
+}
+END_TEST
+
+/* SIZE_MAX random directions over SIZE_MAX / 4 shards: a shard of four,
+   set up without walking the other ids (found by fuzz_run: the set-up
+   loop ran over every id of the check).  The test case's time limit is
+   the failure.  */
+START_TEST (test_huge_shards)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  gc_options o;
+  gc_options_init (&o);
+  o.directions = GC_DIR_RANDOM;
+  o.n_random = SIZE_MAX;
+  o.shard_count = SIZE_MAX / 4;
+  o.shard_index = 3;
+  gc_result *r = gct_check_ok (&m, sq_x, &o);
+  ck_assert_uint_eq (r->n_directions, 4);
+  for (size_t k = 0; k < 4; k++)
+    ck_assert_uint_eq (r->dirs[k].id, 3 + k * o.shard_count);
+  gc_result_free (r);
+}
+END_TEST
+
+/* A hand-made result whose directions are missing renders without them.  */
+START_TEST (test_report_without_dirs)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  gc_result *r = gct_check_ok (&m, sq_x, NULL);
+  gc_direction *keep = r->dirs;
+  r->dirs = NULL;
+  for (int f = GC_FMT_TEXT; f <= GC_FMT_TAP; f++)
+    {
+      char *text = gc_report (r, (gc_format) f);
+      ck_assert_ptr_nonnull (text);
+      if (f == GC_FMT_JSON)
+        ck_assert (gct_json_valid (text));
+      free (text);
+    }
+  ck_assert_ptr_null (gc_derivation (r, 0, GC_FMT_MARKDOWN));
+  r->dirs = keep;
+  r->worst = r->n_directions + 5;      /* a worst beyond the directions */
+  char *text = gc_report (r, GC_FMT_MARKDOWN);
+  ck_assert_ptr_nonnull (text);
+  free (text);
+  gc_result_free (r);
+}
+END_TEST
+
+/* Precisions MPFR accepts but memory cannot hold: GC_ENOMEM with the
+   working set named, before GMP is asked (it would abort).  */
+START_TEST (test_precision_cannot_fit)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  mpfr_prec_t ps[] = { MPFR_PREC_MAX / 4, (mpfr_prec_t) 1 << 50,
+                       (mpfr_prec_t) 1 << 40 };
+  for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
+    {
+      gc_options o;
+      gc_options_init (&o);
+      o.precision = ps[k];
+      gc_result *r = NULL;
+      gc_status st = gc_check (&m, sq_x, &o, &r);
+      assert_error (r, st, GC_ENOMEM, "MPFR working set");
+      gc_result_free (r);
+      st = gc_forward_check (&m, sq_x, &o, &r);
+      assert_error (r, st, GC_ENOMEM, "MPFR working set");
+      gc_result_free (r);
+      /* f32 mode with the MPFR forward as the truncation source: the
+         same numbers  */
+      o.reference = GC_REF_F32;
+      m.loss_f64 = NULL;
+      st = gc_check (&m, sq_x, &o, &r);
+      assert_error (r, st, GC_ENOMEM, "MPFR working set");
+      gc_result_free (r);
+      m.loss_f64 = sq_loss64;
+    }
+}
+END_TEST
+
+/* Under an address-space limit, a check whose MPFR numbers cannot fit
+   says so instead of aborting inside GMP.  */
+START_TEST (test_working_set_limit)
+{
+  size_t n = (size_t) 1 << 22;
+  float *x = calloc (n, sizeof *x);
+  ck_assert_ptr_nonnull (x);
+  gct_model *t = gct_poly (4, 1);
+  gc_model m = t->model;
+  m.n = n;
+  struct rlimit rl;
+  getrlimit (RLIMIT_AS, &rl);
+  FILE *f = fopen ("/proc/self/statm", "r");
+  unsigned long pages = 0;
+  ck_assert (f && fscanf (f, "%lu", &pages) == 1);
+  fclose (f);
+  /* what is mapped now plus 128 MiB: the n-sized f32/f64 arrays (about
+     70 MiB) fit, the n MPFR numbers of a worker (about 200 MiB) do not  */
+  rl.rlim_cur = pages * 4096ul + ((rlim_t) 128 << 20);
+  ck_assert_int_eq (setrlimit (RLIMIT_AS, &rl), 0);
+  gc_options o;
+  gc_options_init (&o);
+  o.directions = GC_DIR_RANDOM;
+  o.n_random = 1;
+  gc_result *r = NULL;
+  gc_status st = gc_check (&m, x, &o, &r);
+  ck_assert_int_eq (st, GC_ENOMEM);
+  ck_assert_ptr_nonnull (strstr (r->detail, "MPFR working set"));
+  gc_result_free (r);
+  free (x);
+  gct_free (t);
+}
+END_TEST
+
+/* Callbacks that write past their buffers: GC_EOVERRUN naming the
+   callback, never a pass (2 floats) or a corrupted heap (16).  */
+START_TEST (test_overrun)
+{
+  gc_model m;
+  sq s;
+  int past[] = { 1, 2, 16, 64 };
+  for (size_t k = 0; k < sizeof past / sizeof past[0]; k++)
+    {
+      gc_result *r = NULL;
+      gc_status st;
+      sq_model (&m, &s);
+      s.grad_past = past[k];
+      st = gc_check (&m, sq_x, NULL, &r);
+      assert_error (r, st, GC_EOVERRUN, "grad_f32");
+      gc_result_free (r);
+
+      sq_model (&m, &s);
+      m.grad_magnitude_f32 = sq_mag;
+      s.mag_past = past[k];
+      st = gc_check (&m, sq_x, NULL, &r);
+      assert_error (r, st, GC_EOVERRUN, "grad_magnitude_f32");
+      gc_result_free (r);
+
+      sq_model (&m, &s);
+      s.loss_past = past[k] < 16 ? past[k] : 15;   /* 64 bytes of guard */
+      gc_options o;
+      gc_options_init (&o);
+      o.reference = GC_REF_F32;
+      st = gc_check (&m, sq_x, &o, &r);
+      assert_error (r, st, GC_EOVERRUN, "loss_f32");
+      gc_result_free (r);
+
+      sq_model (&m, &s);
+      s.out_past = past[k];
+      st = gc_forward_check (&m, sq_x, NULL, &r);
+      assert_error (r, st, GC_EOVERRUN, "outputs_f32");
+      gc_result_free (r);
+
+      sq_model (&m, &s);
+      s.mpfr_past = true;           /* two guard numbers after the loss */
+      st = gc_check (&m, sq_x, NULL, &r);
+      assert_error (r, st, GC_EOVERRUN, "loss_mpfr");
+      gc_result_free (r);
+
+      sq_model (&m, &s);
+      s.out_mpfr_past = past[k] < 4 ? past[k] : 4;  /* four guard numbers */
+      st = gc_forward_check (&m, sq_x, NULL, &r);
+      assert_error (r, st, GC_EOVERRUN, "outputs_mpfr");
+      gc_result_free (r);
+    }
+  /* the honest model passes both checks  */
+  sq_model (&m, &s);
+  gc_result *r = gct_check_ok (&m, sq_x, NULL);
+  ck_assert_int_eq (r->verdict, GC_PASS);
+  gc_result_free (r);
+  ck_assert_int_eq (gc_forward_check (&m, sq_x, NULL, &r), GC_OK);
+  gc_result_free (r);
+}
+END_TEST
+
+/* Callbacks that write into their input x (through a cast): GC_EOVERRUN,
+   and the caller's x is left as it was (the callbacks read a copy).  */
+START_TEST (test_input_write)
+{
+  gc_model m;
+  sq s;
+  float x[SQ_N];
+  for (int k = 0; k < 3; k++)
+    {
+      sq_model (&m, &s);
+      memcpy (x, sq_x, sizeof x);
+      gc_options o;
+      gc_options_init (&o);
+      if (k == 0)
+        {
+          s.write_x_at = 3;         /* mid-check, in f32 mode */
+          o.reference = GC_REF_F32;
+        }
+      else if (k == 1)
+        s.grad_writes_x = true;   /* at the centre */
+      else
+        s.mpfr_writes_x = true;
+      gc_result *r = NULL;
+      gc_status st = gc_check (&m, x, &o, &r);
+      assert_error (r, st, GC_EOVERRUN, "into its input x");
+      ck_assert (memcmp (x, sq_x, sizeof x) == 0);
+      gc_result_free (r);
+    }
+}
+END_TEST
+
+/* The time limit: a check whose callbacks take longer stops with
+   GC_ETIMEOUT at the first callback past the deadline.  */
+START_TEST (test_timeout)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  s.sleep_ns = 20000000;          /* 20 ms per loss_f32 call */
+  gc_options o;
+  gc_options_init (&o);
+  o.reference = GC_REF_F32;       /* 4 loss calls per direction, 3 dirs */
+  o.timeout = 0.05;
+  gc_result *r = NULL;
+  gc_status st = gc_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_ETIMEOUT, "loss_f32");
+  /* it stopped near the limit, not at the end: 0.05 s is 3 calls  */
+  ck_assert_int_lt (s.calls, 13);
+  gc_result_free (r);
+  /* no limit, or a generous one: the check completes  */
+  sq_model (&m, &s);
+  s.sleep_ns = 1000000;
+  o.timeout = 0;
+  r = gct_check_ok (&m, sq_x, &o);
+  gc_result_free (r);
+  o.timeout = 60;
+  r = gct_check_ok (&m, sq_x, &o);
+  gc_result_free (r);
+  /* limits that are no limit  */
+  double bad[] = { -1, NAN, INFINITY };
+  for (size_t k = 0; k < 3; k++)
+    {
+      o.timeout = bad[k];
+      st = gc_check (&m, sq_x, &o, &r);
+      assert_error (r, st, GC_EINVAL, NULL);
+      gc_result_free (r);
+      st = gc_forward_check (&m, sq_x, &o, &r);
+      assert_error (r, st, GC_EINVAL, NULL);
+      gc_result_free (r);
+    }
+}
+END_TEST
+
+/* NaN or Inf in the point is the caller's: GC_EPOINT naming the element,
+   not "a model callback produced NaN or Inf".  */
+START_TEST (test_point)
+{
+  gc_model m;
+  sq s;
+  float bad[] = { NAN, INFINITY, -INFINITY };
+  for (size_t k = 0; k < 3; k++)
+    {
+      sq_model (&m, &s);
+      float x[SQ_N] = { 0.5f, bad[k], 1 };
+      gc_result *r = NULL;
+      gc_status st = gc_check (&m, x, NULL, &r);
+      assert_error (r, st, GC_EPOINT, "x[1]");
+      ck_assert_int_eq (s.calls, 0);     /* no callback ran */
+      gc_result_free (r);
+      st = gc_forward_check (&m, x, NULL, &r);
+      assert_error (r, st, GC_EPOINT, "x[1]");
+      gc_result_free (r);
+    }
+}
+END_TEST
+
+/* Steps that overflow: named as the step's fault (GC_ESTEP), in every
+   reference, and a non-finite loss at a stencil point says where.  */
+START_TEST (test_step_overflow)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  gc_reference refs[] = { GC_REF_MPFR, GC_REF_F32, GC_REF_F64 };
+  for (size_t k = 0; k < 3; k++)
+    {
+      gc_options o;
+      gc_options_init (&o);
+      o.reference = refs[k];
+      o.step = 1e308;                   /* 4h is not a double */
+      gc_result *r = NULL;
+      gc_status st = gc_check (&m, sq_x, &o, &r);
+      assert_error (r, st, GC_ESTEP, "overflows");
+      gc_result_free (r);
+      o.step = DBL_MAX / 4 * 1.0000001;
+      st = gc_check (&m, sq_x, &o, &r);
+      assert_error (r, st, GC_ESTEP, "overflows");
+      gc_result_free (r);
+    }
+  /* f32: x + h beyond FLT_MAX, under a loss finite everywhere  */
+  s.bounded = true;
+  m.loss_f64 = NULL;
+  m.loss_mpfr = NULL;
+  gc_options o;
+  gc_options_init (&o);
+  o.reference = GC_REF_F32;
+  o.step = 1e38;
+  float big[SQ_N] = { 3e38f, 1, 1 };
+  gc_result *r = NULL;
+  gc_status st = gc_check (&m, big, &o, &r);
+  assert_error (r, st, GC_ESTEP, "parameter 0");
+  ck_assert_ptr_nonnull (strstr (r->detail, "not finite in f32"));
+  gc_result_free (r);
+  /* MPFR: the model's forward is NaN beyond |x| = 10, the step 100 takes
+     the stencil there  */
+  sq_model (&m, &s);
+  s.nan_beyond = 10;
+  gc_options_init (&o);
+  o.step = 100;
+  st = gc_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_ENONFINITE, "is the step too large?");
+  ck_assert_ptr_nonnull (strstr (r->detail, "x + h"));
+  gc_result_free (r);
+}
+END_TEST
+
+/* An n no array can hold is refused before the point is read (a lying
+   plugin's 4 floats would be read out of bounds).  */
+START_TEST (test_huge_n)
+{
+  gc_model m;
+  sq s;
+  size_t ns[] = { SIZE_MAX, SIZE_MAX / 8, (size_t) 1 << 40 };
+  for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+    {
+      sq_model (&m, &s);
+      m.n = ns[k];
+      gc_options o;
+      gc_options_init (&o);
+      o.reference = GC_REF_F64;
+      gc_result *r = NULL;
+      gc_status st = gc_check (&m, sq_x, &o, &r);
+      assert_error (r, st, GC_ENOMEM, NULL);
+      ck_assert_int_eq (s.calls, 0);
+      gc_result_free (r);
+      m.n = SQ_N;
+      m.n_outputs = ns[k];
+      st = gc_forward_check (&m, sq_x, NULL, &r);
+      assert_error (r, st, GC_ENOMEM, NULL);
+      gc_result_free (r);
+    }
+}
+END_TEST
+
+/* Status names are unique and every new status has its own text.  */
+START_TEST (test_new_statuses)
+{
+  gc_status news[] = { GC_EOVERRUN, GC_ETIMEOUT, GC_EPOINT };
+  for (size_t k = 0; k < 3; k++)
+    {
+      const char *t = gc_strerror (news[k]);
+      ck_assert_str_ne (t, "unknown status");
+      for (int j = 0; j < GC_STATUS_COUNT; j++)
+        if (j != (int) news[k])
+          ck_assert_str_ne (t, gc_strerror ((gc_status) j));
+    }
+}
+END_TEST
+
+static Suite *
+hostile_suite (void)
+{
+  Suite *s = suite_create ("hostile");
+  TCase *tc = tcase_create ("hostile");
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_directions_enomem);
+  tcase_add_test (tc, test_report_without_dirs);
+  tcase_add_test (tc, test_huge_shards);
+  tcase_add_test (tc, test_precision_cannot_fit);
+  tcase_add_test (tc, test_overrun);
+  tcase_add_test (tc, test_input_write);
+  tcase_add_test (tc, test_timeout);
+  tcase_add_test (tc, test_point);
+  tcase_add_test (tc, test_step_overflow);
+  tcase_add_test (tc, test_huge_n);
+  tcase_add_test (tc, test_new_statuses);
+  suite_add_tcase (s, tc);
+  /* An address-space limit must stay in its own process, and
+     AddressSanitizer reserves more than any limit leaves.  */
+  const char *fork = getenv ("CK_FORK");
+  if ((!fork || strcmp (fork, "no") != 0) && !ASAN)
+    {
+      TCase *tm = tcase_create ("memory");
+      tcase_add_test (tm, test_working_set_limit);
+      suite_add_tcase (s, tm);
+    }
+  return s;
+}
+
+int
+main (void)
+{
+  return gct_run (hostile_suite ());
+}
