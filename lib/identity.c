@@ -84,6 +84,7 @@ gc__identity_digest (const gc_result *r)
   h = fnv_double (h, r->false_alarm);
   h = fnv_u64 (h, (uint64_t) r->direction_kind);
   h = fnv_u64 (h, r->n_total);
+  h = fnv_u64 (h, r->random_per_block);
   h = fnv_u64 (h, r->seed);
   h = fnv_u64 (h, r->shard_count);
   h = fnv_u64 (h, r->forward_depth);

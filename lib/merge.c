@@ -395,6 +395,10 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
     return fail (r, j, GC_EFORMAT);
   r->precision = (mpfr_prec_t) prec;
   r->seed = seed;
+  /* random directions per block (absent: over the whole vector)  */
+  if (json_object_get (j, "random_per_block")
+      && !size (j, "random_per_block", &r->random_per_block))
+    return fail (r, j, GC_EFORMAT);
   struct { const char *key; double *dst; } f[] = {
     { "false_alarm", &r->false_alarm },
     { "lambda_forward", &r->lambda_forward },

@@ -33,6 +33,14 @@ $G run gdn --directions random:6 --format json > "$TMPD/gw.json"
 for i in 0 1; do $G run gdn --directions random:6 --shard $i/2 --format json > "$TMPD/g$i.json"; done
 $G merge --format json "$TMPD/g0.json" "$TMPD/g1.json" > "$TMPD/gm.json"
 check "gdn random directions: shard + merge equals unsharded" cmp -s "$TMPD/gw.json" "$TMPD/gm.json"
+# random directions per block: the merged report keeps each direction's
+# tensor (the text names "random direction k within W")
+$G run tanh-gemm --mutant dw-twice --directions random-per-block:3 --format json > "$TMPD/pw.json"
+for i in 0 1; do $G run tanh-gemm --mutant dw-twice --directions random-per-block:3 --shard $i/2 --format json > "$TMPD/p$i.json"; done
+$G merge --format json "$TMPD/p0.json" "$TMPD/p1.json" > "$TMPD/pm.json"
+$G merge "$TMPD/p0.json" "$TMPD/p1.json" > "$TMPD/pm.txt"
+check "random-per-block: shard + merge equals the unsharded JSON report" cmp -s "$TMPD/pw.json" "$TMPD/pm.json"
+check "random-per-block: the merged report names the tensor of a direction" grep -q 'random direction [0-9]* within ' "$TMPD/pm.txt"
 expect_rc 2 "merge with a shard missing" $G merge "$TMPD/s0.json" "$TMPD/s1.json"
 expect_rc 2 "merge with a shard repeated" $G merge "$TMPD/s0.json" "$TMPD/s0.json" "$TMPD/s1.json"
 expect_rc 2 "merge of shards of different checks" $G merge "$TMPD/s0.json" "$TMPD/m1.json"
