@@ -68,6 +68,8 @@ gc_status gc__copy_constants (gc_result *r, const gc_constant *c, size_t n);
    memory runs out.  */
 const char *gc__keep_string (gc_result *r, const char *s);
 bool gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n);
+/* Counts, worst direction and verdict of R from its directions
+   (judge.c).  */
 void gc__summarise (gc_result *r);
 
 /* The diagnosis of a finished result (diagnose.c).  */
@@ -90,7 +92,7 @@ const char *gc__known_name (const char *s);
    precision P, reference R (manual: "The forward oracle").  */
 void gc__terms_output (gc_term t[GC_N_TERMS], double lambda, size_t depth,
                        mpfr_prec_t p, double mk, double r);
-/* Sum D's terms into its bar and judge it: diff, nu, resolution, verdict;
+/* (judge.c) Sum D's terms into its bar and judge it: diff, nu, resolution, verdict;
    non-smooth when its kink estimate exceeds the bar plus NOISE_J.  */
 void gc__judge (gc_direction *d, double noise_j);
 /* Value of the reference-rounding epsilon (per evaluation) for a forward of
