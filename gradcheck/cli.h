@@ -10,7 +10,8 @@
 
 #include <stdbool.h>
 
-enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
+enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3,
+       EXIT_INCONCLUSIVE = 4 };
 
 extern const char *progname;
 

@@ -72,7 +72,8 @@ print_help (FILE *f)
 "  -V, --version           version and OpenBLAS kernel\n"
 "\n"
 "Exit status: 0 pass, 1 the check failed (or hit a non-smooth point),\n"
-"2 usage or input error, 3 internal error.\n"
+"2 usage or input error, 3 internal error, 4 inconclusive (no failure, but\n"
+"a direction the check cannot judge: its resolution is >= 1).\n"
 "The manual (info gradcheck) derives every term of the bar.\n",
            gcm_default_name (), options_help);
 }
@@ -119,7 +120,7 @@ print_cmd_help (const char *cmd)
         if (!strcmp (cmd, "steps"))
           printf ("  --output FILE.svg       where the plot goes\n");
         printf ("\nExit status: 0 pass, 1 failed, 2 usage or input error, 3 "
-                "internal error.\n");
+                "internal error, 4 inconclusive.\n");
         return EXIT_PASS;
       }
   return EXIT_USAGE;
@@ -439,6 +440,8 @@ exit_code (gc_status st, const gc_result *r)
     return EXIT_INTERNAL;
   if (st != GC_OK)
     return EXIT_USAGE;
+  if (r->verdict == GC_INCONCLUSIVE)
+    return EXIT_INCONCLUSIVE;
   return r->verdict == GC_PASS ? EXIT_PASS : EXIT_FAILED;
 }
 

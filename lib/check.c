@@ -353,6 +353,7 @@ direction_mpfr (worker *w, gc_direction *d)
       gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
                         sh->r->backward_depth, wm, w1);
       gc__judge (d, jump_noise (sh, GC_REF_MPFR, lmax, h));
+      gc__judge_resolution (d);
     }
   return ok;
 }
@@ -500,6 +501,7 @@ direction_float (worker *w, gc_direction *d)
                     sh->r->backward_depth, wm, w1);
   d->jump = jump_estimate (fb[0], fb[1], fb[2], fb[3], sh->f0, a1, b1, a2, b2);
   gc__judge (d, jump_noise (sh, sh->best, lmax, d->step));
+  gc__judge_resolution (d);
   return true;
 }
 

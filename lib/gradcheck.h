@@ -227,7 +227,12 @@ typedef enum gc_verdict
   GC_PASS = 0,
   GC_FAIL,
   GC_NONSMOOTH,      /* the loss has a kink inside the stencil: neither */
-  GC_ERROR
+  GC_ERROR,
+  /* The check cannot judge: a direction whose bar is at least its
+     reference (resolution >= 1), or whose reference could not be trusted;
+     a check with one such direction and no failure (manual: "Inconclusive
+     directions").  Neither pass nor fail.  */
+  GC_INCONCLUSIVE
 } gc_verdict;
 
 const char *gc_verdict_name (gc_verdict v);   /* "pass", "fail", ... */
@@ -356,6 +361,15 @@ typedef struct gc_result
   size_t n_constants;
   gc_constant *constants;
   void *strings;           /* storage of strings read back (internal) */
+  /* Inconclusive directions, and the distribution of the resolution over
+     the judged directions (manual: "Inconclusive directions"): median,
+     worst (NaN when none was judged) and its position in dirs[] (SIZE_MAX
+     when none), how many are coarser than 1e-3 and how many are blind
+     (resolution >= 1).  */
+  size_t n_inconclusive;
+  double resolution_median, resolution_worst;
+  size_t blindest;
+  size_t n_resolution_coarse, n_resolution_blind;
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

@@ -60,6 +60,12 @@ int gc__default_step_exponent (gc_reference ref, mpfr_prec_t p);
 /* Status names as the JSON report writes them ("ECALLBACK").  */
 const char *gc__status_name (gc_status s);
 int gc__status_from_name (const char *name);
+/* The verdict named NAME ("inconclusive"), -1 for none: for reports read
+   back (the inverse of gc_verdict_name).  */
+int gc__verdict_from_name (const char *name);
+/* (judge.c) A passing gradient direction whose resolution is >= 1 is
+   inconclusive (manual: "Inconclusive directions").  */
+void gc__judge_resolution (gc_direction *d);
 
 /* Shared by gc_check and gc_forward_check (check.c).  */
 gc_status gc__copy_blocks (gc_result *r, const gc_block *blocks, size_t nb);

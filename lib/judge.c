@@ -8,6 +8,8 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 /* Judge one direction from its measured values.  */
 void
@@ -28,10 +30,94 @@ gc__judge (gc_direction *d, double noise_j)
     d->verdict = d->nu <= 1 ? GC_PASS : GC_FAIL;
 }
 
+/* Manual: "Inconclusive directions".  A direction that passes with a bar
+   at least as large as its reference (resolution >= 1, including a
+   reference of 0) cannot see a 100% error: it is inconclusive.  A failing
+   direction stays a failure at any resolution.  */
+void
+gc__judge_resolution (gc_direction *d)
+{
+  if (d->verdict == GC_PASS && !(d->resolution < 1))
+    d->verdict = GC_INCONCLUSIVE;
+}
+
+/* Whether direction D was judged (it holds a resolution).  */
+static bool
+judged (const gc_direction *d)
+{
+  return d->verdict != GC_ERROR && !isnan (d->resolution);
+}
+
+/* The order of a resolution (non-negative, possibly +Inf): for IEEE
+   doubles >= 0 the bit pattern orders as the value.  */
+static uint64_t
+order_of (double v)
+{
+  uint64_t u;
+  memcpy (&u, &v, sizeof u);
+  return u;
+}
+
+/* The K-th smallest resolution (from 0) among the judged directions, found
+   by bisection on the bit patterns: 64 passes, no allocation, exact.  */
+static double
+kth_resolution (const gc_result *r, size_t k)
+{
+  uint64_t lo = 0, hi = order_of (INFINITY);
+  while (lo < hi)
+    {
+      uint64_t mid = lo + (hi - lo) / 2;
+      size_t at_most = 0;
+      for (size_t j = 0; j < r->n_directions; j++)
+        if (judged (&r->dirs[j]) && order_of (fabs (r->dirs[j].resolution)) <= mid)
+          at_most++;
+      if (at_most > k)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+  double v;
+  memcpy (&v, &lo, sizeof v);
+  return v;
+}
+
+/* The distribution of the resolution (manual: "Inconclusive
+   directions").  */
+static void
+resolution_summary (gc_result *r)
+{
+  size_t n = 0;
+  r->n_resolution_coarse = r->n_resolution_blind = 0;
+  r->resolution_worst = NAN;
+  r->resolution_median = NAN;
+  r->blindest = SIZE_MAX;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (!judged (d))
+        continue;
+      double res = fabs (d->resolution);
+      n++;
+      if (res > 1e-3)
+        r->n_resolution_coarse++;
+      if (res >= 1)
+        r->n_resolution_blind++;
+      if (r->blindest == SIZE_MAX || res > r->resolution_worst)
+        {
+          r->blindest = k;
+          r->resolution_worst = res;
+        }
+    }
+  if (n == 0)
+    return;
+  double lo = kth_resolution (r, (n - 1) / 2);
+  r->resolution_median = n % 2 ? lo : (lo + kth_resolution (r, n / 2)) / 2;
+}
+
 void
 gc__summarise (gc_result *r)
 {
-  r->n_failed = r->n_nonsmooth = 0;
+  r->n_failed = r->n_nonsmooth = r->n_inconclusive = 0;
   r->worst = SIZE_MAX;
   r->worst_nu = 0;
   for (size_t k = 0; k < r->n_directions; k++)
@@ -41,6 +127,8 @@ gc__summarise (gc_result *r)
         r->n_failed++;
       else if (d->verdict == GC_NONSMOOTH)
         r->n_nonsmooth++;
+      else if (d->verdict == GC_INCONCLUSIVE)
+        r->n_inconclusive++;
       if (d->forward_error_ulps > r->forward_error_ulps
           && r->reference == GC_REF_F32)
         r->forward_error_ulps = d->forward_error_ulps;
@@ -56,6 +144,9 @@ gc__summarise (gc_result *r)
     r->verdict = GC_FAIL;
   else if (r->n_nonsmooth)
     r->verdict = GC_NONSMOOTH;
+  else if (r->n_inconclusive)
+    r->verdict = GC_INCONCLUSIVE;
   else
     r->verdict = GC_PASS;
+  resolution_summary (r);
 }

@@ -240,6 +240,30 @@ gc_derivation (const gc_result *r, size_t dir, gc_format fmt)
 /* ---------------------------------------------------------------------- */
 /* Whole reports.  */
 
+/* The distribution of the resolution (manual: "Inconclusive
+   directions"), and the blindest direction when one is blind.  */
+static void
+resolution_text (gc__buf *b, const gc_result *r)
+{
+  if (r->blindest == SIZE_MAX)
+    return;
+  gc__buf_printf (b, "resolution: median %.3g, worst %.3g; %zu of %zu "
+                  "directions coarser than 1e-3, %zu blind (>= 1: a 100%% "
+                  "error passes there)\n", r->resolution_median,
+                  r->resolution_worst, r->n_resolution_coarse,
+                  r->n_directions, r->n_resolution_blind);
+  if (r->n_inconclusive)
+    {
+      char label[160];
+      direction_label (r, &r->dirs[r->blindest], label, sizeof label);
+      gc__buf_printf (b, "inconclusive: the check cannot judge %zu "
+                      "direction(s); the blindest, %s, has bar %.3e against "
+                      "a reference of %.3e\n", r->n_inconclusive, label,
+                      r->dirs[r->blindest].bar,
+                      r->dirs[r->blindest].reference);
+    }
+}
+
 static void
 report_text (gc__buf *b, const gc_result *r)
 {
@@ -284,15 +308,22 @@ report_text (gc__buf *b, const gc_result *r)
   gc__buf_puts (b, fwd ? "\n" : "\n\n");
   const char *vname = r->verdict == GC_PASS ? "PASS" : r->verdict == GC_FAIL
                       ? "FAIL" : r->verdict == GC_NONSMOOTH ? "NON-SMOOTH"
+                      : r->verdict == GC_INCONCLUSIVE ? "INCONCLUSIVE"
                       : "ERROR";
   if (fwd)
     gc__buf_printf (b, "verdict: %s -- %zu of %zu outputs off; worst nu = "
                     "%.3g\n", vname, r->n_failed, r->n_directions,
                     r->worst_nu);
   else
-    gc__buf_printf (b, "verdict: %s -- %zu failed, %zu non-smooth of %zu; "
-                    "worst nu = %.3g\n", vname, r->n_failed, r->n_nonsmooth,
-                    r->n_directions, r->worst_nu);
+    {
+      gc__buf_printf (b, "verdict: %s -- %zu failed, %zu non-smooth",
+                      vname, r->n_failed, r->n_nonsmooth);
+      if (r->n_inconclusive)
+        gc__buf_printf (b, ", %zu inconclusive", r->n_inconclusive);
+      gc__buf_printf (b, " of %zu; worst nu = %.3g\n", r->n_directions,
+                      r->worst_nu);
+      resolution_text (b, r);
+    }
   if (r->diagnosis.kind != GC_DIAG_NONE)
     gc__buf_printf (b, "diagnosis: %s\n", r->diagnosis.text);
   if (r->worst == SIZE_MAX)
@@ -438,10 +469,16 @@ report_tap (gc__buf *b, const gc_result *r)
       const gc_direction *d = &r->dirs[k];
       char label[160];
       direction_label (r, d, label, sizeof label);
-      const char *ok = d->verdict == GC_FAIL ? "not ok" : "ok";
+      /* An inconclusive direction is neither ok nor a failure: TAP's
+         "not ok # TODO" (manual: "Inconclusive directions").  */
+      const char *ok = d->verdict == GC_FAIL || d->verdict == GC_INCONCLUSIVE
+                       ? "not ok" : "ok";
       gc__buf_printf (b, "%s %zu - %s nu=%.3g", ok, k + 1, label, d->nu);
       if (d->verdict == GC_NONSMOOTH)
         gc__buf_puts (b, " # SKIP non-smooth point");
+      if (d->verdict == GC_INCONCLUSIVE)
+        gc__buf_printf (b, " # TODO inconclusive: resolution %.3g >= 1, a "
+                        "100%% error passes here", d->resolution);
       gc__buf_puts (b, "\n");
       if (d->verdict == GC_FAIL)
         gc__buf_printf (b, "#   analytic %.9g reference %.9g bar %.3e\n",
@@ -449,6 +486,7 @@ report_tap (gc__buf *b, const gc_result *r)
     }
   if (r->diagnosis.kind != GC_DIAG_NONE)
     gc__buf_printf (b, "# diagnosis: %s\n", r->diagnosis.text);
+  gc__buf_printf (b, "# verdict: %s\n", gc_verdict_name (r->verdict));
 }
 
 char *

@@ -58,8 +58,18 @@ gc_verdict_name (gc_verdict v)
     case GC_FAIL: return "fail";
     case GC_NONSMOOTH: return "non-smooth";
     case GC_ERROR: return "error";
+    case GC_INCONCLUSIVE: return "inconclusive";
     }
   return "unknown";
+}
+
+int
+gc__verdict_from_name (const char *name)
+{
+  for (int v = GC_PASS; v <= GC_INCONCLUSIVE; v++)
+    if (strcmp (gc_verdict_name ((gc_verdict) v), name) == 0)
+      return v;
+  return -1;
 }
 
 const char *
