@@ -71,7 +71,8 @@ print_help (FILE *f)
 "  -h, --help              this help (also: gradcheck COMMAND --help)\n"
 "  -V, --version           version and OpenBLAS kernel\n"
 "\n"
-"Exit status: 0 pass, 1 the check failed (or hit a non-smooth point),\n"
+"Exit status: 0 pass, 1 the check failed (or hit a non-smooth point, or\n"
+"the model is non-deterministic),\n"
 "2 usage or input error, 3 internal error, 4 inconclusive (no failure, but\n"
 "a direction the check cannot judge: its resolution is >= 1).\n"
 "The manual (info gradcheck) derives every term of the bar.\n",

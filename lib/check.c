@@ -135,12 +135,14 @@ eval_mpfr (worker *w, mpfr_ptr out)
   return accept (w, rc, mpfr_number_p (out), "loss_mpfr");
 }
 
-/* y = xi + t*vi exactly: the precision of y grows until the sum is exact
-   (manual: "Applied steps").  T1 is scratch.  */
+/* y = xi + t*2^te*vi exactly: the precision of y grows until the sum is
+   exact (manual: "Applied steps"; the scale 2^te keeps a step below the
+   doubles' range exact: "Default precision and step").  T1 is scratch.  */
 static void
-set_exact (mpfr_ptr y, float xi, double t, float vi, mpfr_ptr t1)
+set_exact (mpfr_ptr y, float xi, double t, long te, float vi, mpfr_ptr t1)
 {
   mpfr_set_d (t1, t, MPFR_RNDN);             /* t1 has 128 bits: exact */
+  mpfr_mul_2si (t1, t1, te, MPFR_RNDN);      /* exact */
   mpfr_mul_d (t1, t1, (double) vi, MPFR_RNDN); /* 53 + 24 bits: exact */
   for (mpfr_prec_t prec = 64;; prec *= 2)
     {
@@ -229,15 +231,32 @@ jump_estimate (double fp1, double fm1, double fp2, double fm2, double f0,
   return 2 * d1 - d2;
 }
 
-static double
-step_for (const shared *sh, size_t index)
+/* The step of direction INDEX as HM * 2^HE ("Default precision and
+   step"): the user's step, or 2^(floor(log2 s) + step exponent), never
+   formed as a double in MPFR mode (at p = 3300 it is below 2^-1074).  */
+static void
+step_scaled (const shared *sh, size_t index, double *hm, long *he)
 {
   if (sh->user_step)
-    return sh->h_user;
+    {
+      *hm = sh->h_user;
+      *he = 0;
+      return;
+    }
   double s = index == SIZE_MAX ? sh->scale_random : sh->scale[index];
   int e;
   frexp (s, &e);     /* s in [2^(e-1), 2^e) */
-  return ldexp (1.0, e - 1 + (int) sh->r->step_exponent);
+  *hm = 1;
+  *he = e - 1 + (long) sh->r->step_exponent;
+}
+
+static double
+step_for (const shared *sh, size_t index)
+{
+  double hm;
+  long he;
+  step_scaled (sh, index, &hm, &he);
+  return ldexp (hm, (int) he);
 }
 
 static void
@@ -262,24 +281,20 @@ make_random (const shared *sh, size_t id, float *v)
    differences of error eps/s each, J = 2 Delta(h) - Delta(2h): at most
    (2*4 + 2) eps / h, eps the reference forward's evaluation error.  */
 static double
-jump_noise (const shared *sh, gc_reference ref, double lmax, double h)
+jump_noise (const shared *sh, gc_reference ref, double lmax, double hm,
+            long he)
 {
-  return 10 * gc__eval_error (ref, sh->p, sh->r->lambda_forward,
-                              sh->r->forward_depth, lmax) / h;
+  return 10 * gc__eval_error_over_step (ref, sh->p, sh->r->lambda_forward,
+                                        sh->r->forward_depth, lmax, hm, he);
 }
 
+/* The MPFR stencil of direction D at the step h = HM * 2^HE: values, terms,
+   verdict.  V is the random direction or NULL.  */
 static bool
-direction_mpfr (worker *w, gc_direction *d)
+stencil_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
 {
   shared *sh = w->sh;
   size_t n = sh->n, i = d->index;
-  double h = step_for (sh, i);
-  const float *v = NULL;
-  if (i == SIZE_MAX)
-    {
-      make_random (sh, d->id, w->v);
-      v = w->v;
-    }
   static const double mult[4] = { 1, -1, 2, -2 };
   mpfr_ptr f[4] = { w->f[0], w->f[1], w->f[2], w->f[3] };
   bool ok = true;
@@ -287,9 +302,9 @@ direction_mpfr (worker *w, gc_direction *d)
     {
       if (v)
         for (size_t j = 0; j < n; j++)
-          set_exact (w->xm + j, sh->x[j], mult[k] * h, v[j], w->t1);
+          set_exact (w->xm + j, sh->x[j], mult[k] * hm, he, v[j], w->t1);
       else
-        set_exact (w->xm + i, sh->x[i], mult[k] * h, 1.0f, w->t1);
+        set_exact (w->xm + i, sh->x[i], mult[k] * hm, he, 1.0f, w->t1);
       ok = eval_mpfr (w, f[k]);
       if (v)
         for (size_t j = 0; j < n; j++)
@@ -297,65 +312,157 @@ direction_mpfr (worker *w, gc_direction *d)
       else
         reset_mpfr (w, i);
     }
-  if (ok)
+  if (!ok)
+    return false;
+  /* D(h), D(2h) with differences at twice the working precision; the
+     divisions by 2^he are exact.  */
+  mpfr_sub (w->t2, f[0], f[1], MPFR_RNDN);
+  mpfr_div_d (w->t2, w->t2, 2 * hm, MPFR_RNDN);
+  mpfr_div_2si (w->t2, w->t2, he, MPFR_RNDN);
+  d->reference = mpfr_get_d (w->t2, MPFR_RNDN);
+  mpfr_sub (w->t3, f[2], f[3], MPFR_RNDN);
+  mpfr_div_d (w->t3, w->t3, 4 * hm, MPFR_RNDN);
+  mpfr_div_2si (w->t3, w->t3, he, MPFR_RNDN);
+  d->d2h = mpfr_get_d (w->t3, MPFR_RNDN);
+  mpfr_sub (w->t3, w->t3, w->t2, MPFR_RNDN);
+  double tdiff = mpfr_get_d (w->t3, MPFR_RNDN);
+  /* J = 2 Delta(h) - Delta(2h), Delta(s) = (f(x+s) - 2 f0 + f(x-s)) / s */
+  mpfr_add (w->t2, f[0], f[1], MPFR_RNDN);
+  mpfr_mul_2ui (w->t3, sh->f0_mpfr, 1, MPFR_RNDN);
+  mpfr_sub (w->t2, w->t2, w->t3, MPFR_RNDN);
+  mpfr_div_d (w->t2, w->t2, hm, MPFR_RNDN);
+  mpfr_div_2si (w->t2, w->t2, he, MPFR_RNDN);
+  mpfr_mul_2ui (w->t2, w->t2, 1, MPFR_RNDN);
+  mpfr_add (w->prod, f[2], f[3], MPFR_RNDN);
+  mpfr_sub (w->prod, w->prod, w->t3, MPFR_RNDN);
+  mpfr_div_d (w->prod, w->prod, 2 * hm, MPFR_RNDN);
+  mpfr_div_2si (w->prod, w->prod, he, MPFR_RNDN);
+  mpfr_sub (w->t2, w->t2, w->prod, MPFR_RNDN);
+  d->jump = mpfr_get_d (w->t2, MPFR_RNDN);
+  d->forward_error_ulps = -1;
+  double lmax = fmax (fmax (fabs (mpfr_get_d (f[0], MPFR_RNDN)),
+                            fabs (mpfr_get_d (f[1], MPFR_RNDN))),
+                      sh->mag_loss);
+  d->step = ldexp (hm, (int) (he < -4000 ? -4000 : he));
+  gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], d->reference,
+                       d->d2h, tdiff, d->step);
+  gc__term_reference (&d->terms[GC_TERM_REFERENCE], GC_REF_MPFR, sh->p,
+                      sh->r->lambda_forward, sh->r->forward_depth, lmax, hm,
+                      he, d->reference);
+  /* analytic <g, v> and sum |v_i| m_i  */
+  double wm = 0, w1 = 0;
+  if (v)
     {
-      /* D(h), D(2h) with differences at twice the working precision.  */
-      mpfr_sub (w->t2, f[0], f[1], MPFR_RNDN);
-      mpfr_div_d (w->t2, w->t2, 2 * h, MPFR_RNDN);
-      d->reference = mpfr_get_d (w->t2, MPFR_RNDN);
-      mpfr_sub (w->t3, f[2], f[3], MPFR_RNDN);
-      mpfr_div_d (w->t3, w->t3, 4 * h, MPFR_RNDN);
-      d->d2h = mpfr_get_d (w->t3, MPFR_RNDN);
-      mpfr_sub (w->t3, w->t3, w->t2, MPFR_RNDN);
-      double tdiff = mpfr_get_d (w->t3, MPFR_RNDN);
-      /* J = 2 Delta(h) - Delta(2h), Delta(s) = (f(x+s) - 2 f0 + f(x-s)) / s */
-      mpfr_add (w->t2, f[0], f[1], MPFR_RNDN);
-      mpfr_mul_2ui (w->t3, sh->f0_mpfr, 1, MPFR_RNDN);
-      mpfr_sub (w->t2, w->t2, w->t3, MPFR_RNDN);
-      mpfr_div_d (w->t2, w->t2, h, MPFR_RNDN);
-      mpfr_mul_2ui (w->t2, w->t2, 1, MPFR_RNDN);
-      mpfr_add (w->prod, f[2], f[3], MPFR_RNDN);
-      mpfr_sub (w->prod, w->prod, w->t3, MPFR_RNDN);
-      mpfr_div_d (w->prod, w->prod, 2 * h, MPFR_RNDN);
-      mpfr_sub (w->t2, w->t2, w->prod, MPFR_RNDN);
-      d->jump = mpfr_get_d (w->t2, MPFR_RNDN);
-      d->forward_error_ulps = -1;
-      double lmax = fmax (fmax (fabs (mpfr_get_d (f[0], MPFR_RNDN)),
-                                fabs (mpfr_get_d (f[1], MPFR_RNDN))),
-                          sh->mag_loss);
-      d->step = h;
-      gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], d->reference,
-                           d->d2h, tdiff, h);
-      gc__term_reference (&d->terms[GC_TERM_REFERENCE], GC_REF_MPFR, sh->p,
-                          sh->r->lambda_forward, sh->r->forward_depth, lmax, h,
-                          d->reference);
-      /* analytic <g, v> and sum |v_i| m_i  */
-      double wm = 0, w1 = 0;
-      if (v)
+      mpfr_set_zero (w->t2, 1);
+      for (size_t j = 0; j < n; j++)
         {
-          mpfr_set_zero (w->t2, 1);
-          for (size_t j = 0; j < n; j++)
-            {
-              mpfr_set_flt (w->prod, v[j], MPFR_RNDN);
-              mpfr_mul_d (w->prod, w->prod, (double) sh->g[j], MPFR_RNDN);
-              mpfr_add (w->t2, w->t2, w->prod, MPFR_RNDN);
-              wm += fabs ((double) v[j]) * sh->mag[j];
-              w1 += fabs ((double) v[j]);
-            }
-          d->analytic = mpfr_get_d (w->t2, MPFR_RNDN);
+          mpfr_set_flt (w->prod, v[j], MPFR_RNDN);
+          mpfr_mul_d (w->prod, w->prod, (double) sh->g[j], MPFR_RNDN);
+          mpfr_add (w->t2, w->t2, w->prod, MPFR_RNDN);
+          wm += fabs ((double) v[j]) * sh->mag[j];
+          w1 += fabs ((double) v[j]);
         }
-      else
-        {
-          d->analytic = sh->g[i];
-          wm = sh->mag[i];
-          w1 = 1;
-        }
-      gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
-                        sh->r->backward_depth, wm, w1);
-      gc__judge (d, jump_noise (sh, GC_REF_MPFR, lmax, h));
-      gc__judge_resolution (d);
+      d->analytic = mpfr_get_d (w->t2, MPFR_RNDN);
     }
-  return ok;
+  else
+    {
+      d->analytic = sh->g[i];
+      wm = sh->mag[i];
+      w1 = 1;
+    }
+  gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
+                    sh->r->backward_depth, wm, w1);
+  gc__judge (d, jump_noise (sh, GC_REF_MPFR, lmax, hm, he));
+  gc__judge_resolution (d);
+  return true;
+}
+
+/* Manual: "Confirming a direction".  Level A is consistent with the next,
+   finer level B when neither's truncation term exceeds the rest of its bar
+   and their references differ by no more than both truncation and both
+   rounding terms.  */
+static bool
+truncation_dominates (const gc_direction *a)
+{
+  return a->terms[GC_TERM_TRUNCATION].value
+         > a->terms[GC_TERM_REFERENCE].value + a->terms[GC_TERM_ADJOINT].value;
+}
+
+static bool
+levels_consistent (const gc_direction *a, const gc_direction *b)
+{
+  return !truncation_dominates (a) && !truncation_dominates (b)
+         && fabs (a->reference - b->reference)
+         <= a->terms[GC_TERM_TRUNCATION].value
+            + b->terms[GC_TERM_TRUNCATION].value
+            + a->terms[GC_TERM_REFERENCE].value
+            + b->terms[GC_TERM_REFERENCE].value;
+}
+
+static bool
+direction_mpfr (worker *w, gc_direction *d)
+{
+  shared *sh = w->sh;
+  const float *v = NULL;
+  if (d->index == SIZE_MAX)
+    {
+      make_random (sh, d->id, w->v);
+      v = w->v;
+    }
+  double hm;
+  long he;
+  step_scaled (sh, d->index, &hm, &he);
+  d->level = 0;
+  if (!stencil_mpfr (w, d, v, hm, he))
+    return false;
+  /* Confirm a direction whose verdict could rest on a wrong truncation
+     estimate ("Confirming a direction"): it fails, is non-smooth, or its
+     truncation term exceeds the rest of its bar.  */
+  if (d->verdict != GC_FAIL && d->verdict != GC_NONSMOOTH
+      && !truncation_dominates (d))
+    return true;
+  /* Levels 0 .. k; level j is judged at when (j, j+1) and (j+1, j+2) are
+     consistent, or, where the descent stops at k, when (k-1, k) is.  */
+  gc_direction lv[9];
+  lv[0] = *d;
+  int k = 1;
+  for (; k <= 8; k++)
+    {
+      long hk = he - 8L * k;
+      /* stop before the reference rounding exceeds the adjoint term */
+      double ek = gc__eval_error_over_step (GC_REF_MPFR, sh->p,
+                                            sh->r->lambda_forward,
+                                            sh->r->forward_depth,
+                                            fmax (sh->mag_loss,
+                                                  fabs (sh->f0)), hm, hk);
+      if (ek > d->terms[GC_TERM_ADJOINT].value)
+        break;
+      lv[k] = *d;
+      lv[k].level = k;
+      if (!stencil_mpfr (w, &lv[k], v, hm, hk))
+        return false;
+      if (k >= 2 && levels_consistent (&lv[k - 2], &lv[k - 1])
+          && levels_consistent (&lv[k - 1], &lv[k]))
+        {
+          *d = lv[k - 2];
+          return true;
+        }
+    }
+  int last = k - 1;     /* the finest level evaluated */
+  /* No finer level possible: the first level's verdict stands,
+     unconfirmed.  */
+  if (last == 0)
+    return true;
+  if (levels_consistent (&lv[last - 1], &lv[last]))
+    {
+      *d = lv[last - 1];
+      return true;
+    }
+  /* Levels but no consistent run of them: the reference is not
+     trustworthy; the first level's values stay in the report.  */
+  d->level = -1;
+  d->verdict = GC_INCONCLUSIVE;
+  return true;
 }
 
 /* Float modes (f32, f64): rounded points, applied steps.  */
@@ -496,11 +603,11 @@ direction_float (worker *w, gc_direction *d)
     }
   gc__term_reference (&d->terms[GC_TERM_REFERENCE], sh->ref, sh->p,
                       sh->r->lambda_forward, sh->r->forward_depth, lmax,
-                      d->step, d->reference);
+                      d->step, 0, d->reference);
   gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
                     sh->r->backward_depth, wm, w1);
   d->jump = jump_estimate (fb[0], fb[1], fb[2], fb[3], sh->f0, a1, b1, a2, b2);
-  gc__judge (d, jump_noise (sh, sh->best, lmax, d->step));
+  gc__judge (d, jump_noise (sh, sh->best, lmax, d->step, 0));
   gc__judge_resolution (d);
   return true;
 }
@@ -616,6 +723,52 @@ worker_run (void *arg)
   if (w->id != 0)
     mpfr_free_cache2 (MPFR_FREE_LOCAL_CACHE);
   return NULL;
+}
+
+/* After a parallel run: evaluate a few directions again on the calling
+   thread and compare the bits ("Determinism and reentrancy"): the worst
+   direction and the first, middle and last.  */
+static bool
+recheck_serial (shared *sh, worker *w)
+{
+  gc_result *r = sh->r;
+  size_t mine = r->n_directions, worst = 0;
+  if (mine == 0)
+    return true;
+  for (size_t k = 1; k < mine; k++)
+    if (r->dirs[k].nu > r->dirs[worst].nu)
+      worst = k;
+  size_t pos[4] = { worst, 0, mine / 2, mine - 1 };
+  for (int j = 0; j < 4; j++)
+    {
+      bool seen = false;
+      for (int i = 0; i < j; i++)
+        seen |= pos[i] == pos[j];
+      if (seen)
+        continue;
+      const gc_direction *d = &r->dirs[pos[j]];
+      gc_direction again = *d;
+      bool ok = sh->ref == GC_REF_MPFR ? direction_mpfr (w, &again)
+                                       : direction_float (w, &again);
+      if (!ok)
+        return false;
+      if (memcmp (&again.reference, &d->reference, sizeof d->reference)
+          || memcmp (&again.d2h, &d->d2h, sizeof d->d2h)
+          || memcmp (&again.jump, &d->jump, sizeof d->jump))
+        {
+          char nm[96];
+          if (d->index == SIZE_MAX)
+            snprintf (nm, sizeof nm, "random direction %zu", d->id);
+          else
+            gc_param_name (r, d->index, nm, sizeof nm);
+          gc__note_nondeterminism (r, GC_ND_THREADS, pos[j], d->reference,
+                                   again.reference,
+                                   "%s: D(h) = %.9g in parallel, %.9g "
+                                   "serially: a callback is not reentrant",
+                                   nm, d->reference, again.reference);
+        }
+    }
+  return true;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -863,10 +1016,17 @@ centre (shared *sh, worker *w0)
 {
   const gc_model *m = sh->m;
   gc_result *r = sh->r;
-  double lf32;
+  double lf32, again;
   if (!eval_f32 (w0, sh->x, &lf32))
     return w0->st;
   r->loss_f32 = lf32;
+  /* Each callback twice at the centre ("Determinism and reentrancy").  */
+  if (!eval_f32 (w0, sh->x, &again))
+    return w0->st;
+  if (memcmp (&lf32, &again, sizeof lf32) != 0)
+    gc__note_nondeterminism (r, GC_ND_LOSS, SIZE_MAX, lf32, again,
+                             "loss_f32 gave %.9g, then %.9g at the same point",
+                             lf32, again);
   int rc;
   if (m->loss_magnitude_f32)
     {
@@ -899,6 +1059,31 @@ centre (shared *sh, worker *w0)
               "grad_f32 gave a non-finite value at parameter %zu", i);
         return w0->st;
       }
+  {
+    float *g2 = malloc (sh->n * sizeof *g2);
+    if (!g2)
+      return GC_ENOMEM;
+    rc = m->grad_f32 (m->ctx, sh->x, g2);
+    if (rc)
+      {
+        free (g2);
+        fail (w0, GC_ECALLBACK, rc, "grad_f32 returned %d", rc);
+        return w0->st;
+      }
+    size_t at = gc__float_spread (sh->g, g2, sh->n);
+    if (at != SIZE_MAX)
+      {
+        char nm[96];
+        gc_param_name (r, at, nm, sizeof nm);
+        double a = sh->g[at], b = g2[at];
+        double big = fmax (fabs (a), fabs (b));
+        gc__note_nondeterminism (r, GC_ND_GRAD, at, a, b,
+                                 "grad_f32 gave %s = %.9g, then %.9g at the "
+                                 "same point (%.3g relative)", nm, a, b,
+                                 big > 0 ? fabs (a - b) / big : 0.0);
+      }
+    free (g2);
+  }
   float *mag = NULL;
   if (m->grad_magnitude_f32)
     {
@@ -934,10 +1119,24 @@ centre (shared *sh, worker *w0)
       if (!eval_mpfr (w0, sh->f0_mpfr))
         return w0->st;
       sh->f0 = mpfr_get_d (sh->f0_mpfr, MPFR_RNDN);
+      if (!eval_mpfr (w0, w0->lv))
+        return w0->st;
+      if (!mpfr_equal_p (w0->lv, sh->f0_mpfr))
+        gc__note_nondeterminism (r, GC_ND_REFERENCE, SIZE_MAX, sh->f0,
+                                 mpfr_get_d (w0->lv, MPFR_RNDN),
+                                 "loss_mpfr gave two values at the same point "
+                                 "(%.17g, then %.17g)", sh->f0,
+                                 mpfr_get_d (w0->lv, MPFR_RNDN));
       break;
     case GC_REF_F64:
       if (!eval_f64 (w0, w0->xd, &sh->f0))
         return w0->st;
+      if (!eval_f64 (w0, w0->xd, &again))
+        return w0->st;
+      if (memcmp (&again, &sh->f0, sizeof again) != 0)
+        gc__note_nondeterminism (r, GC_ND_REFERENCE, SIZE_MAX, sh->f0, again,
+                                 "loss_f64 gave %.17g, then %.17g at the same "
+                                 "point", sh->f0, again);
       break;
     case GC_REF_F32:
       sh->f0 = lf32;
@@ -1100,6 +1299,12 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
         }
       if (st == GC_OK)
         st = r->status;
+      if (st == GC_OK && nt > 1 && !recheck_serial (&sh, &ws[0]))
+        {
+          st = ws[0].st;
+          r->callback_code = ws[0].cb;
+          snprintf (r->detail, sizeof r->detail, "%s", ws[0].detail);
+        }
     }
   else if (ws && ready > 0 && ws[0].st != GC_OK)
     {
@@ -1124,7 +1329,9 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   if (st != GC_OK && !r->detail[0])
     snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (st));
   gc__summarise (r);
-  if (st == GC_OK)
+  /* A model that is not a function gets no failure diagnosis
+     ("Determinism and reentrancy").  */
+  if (st == GC_OK && !r->nondeterministic)
     gc__diagnose (r);
   return st;
 }

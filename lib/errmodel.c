@@ -92,7 +92,7 @@ const char *const gc__term_texts[2][GC_N_TERMS][3] = {
 
 static const char *const input_names[] = {
   "lambda", "d_f", "d_b", "d_o", "p", "u", "h", "M_L", "ulp_p(M_L)", "D(h)",
-  "D(2h)", "|D(h)|", "sum |w_i| m_i", "sum |w_i|", "m_k", "|r|" };
+  "D(2h)", "|D(h)|", "sum |w_i| m_i", "sum |w_i|", "m_k", "|r|", "log2(h)" };
 
 const char *
 gc__known_name (const char *s)
@@ -168,14 +168,34 @@ gc__eval_error (gc_reference ref, mpfr_prec_t p, double lambda, size_t depth,
   return lambda * sqrt ((double) depth) * gc__ulp (lmax, format_bits (ref, p));
 }
 
+/* Manual: "Reference rounding" and "Default precision and step": eps / h
+   for the step h = HM * 2^HE, formed from exponents, so that neither
+   ulp_p(M_L) nor h is ever a double below 2^-1074 (at p = 3300 both are;
+   the quotient underflows only where it is itself below 2^-1074).  */
+double
+gc__eval_error_over_step (gc_reference ref, mpfr_prec_t p, double lambda,
+                          size_t depth, double lmax, double hm, long he)
+{
+  if (lmax == 0 || !isfinite (lmax))
+    return 0;
+  int e;
+  frexp (fabs (lmax), &e);
+  double ex = (double) e - format_bits (ref, p) - (double) he;
+  if (ex < -2000)
+    return 0;
+  return ldexp (lambda * sqrt ((double) depth) / hm, (int) ex);
+}
+
 /* Manual: "Reference rounding".  D(h) = (f(x+h) - f(x-h)) / 2h carries the
    two evaluation errors divided by 2h: at most eps/h.  D itself is
-   delivered as a double, rounded once more: u_53 |D|.  */
+   delivered as a double, rounded once more: u_53 |D|.  The step is
+   h = HM * 2^HE ("Default precision and step").  */
 void
 gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
-                    double lambda, size_t depth, double lmax, double h,
-                    double d)
+                    double lambda, size_t depth, double lmax, double hm,
+                    long he, double d)
 {
+  double h = ldexp (hm, (int) (he < -4000 ? -4000 : he));
   term_texts (t, 0, GC_TERM_REFERENCE);
   add_input (t, "lambda", lambda);
   add_input (t, "d_f", (double) depth);
@@ -184,7 +204,8 @@ gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
   add_input (t, "ulp_p(M_L)", gc__ulp (lmax, format_bits (ref, p)));
   add_input (t, "h", h);
   add_input (t, "|D(h)|", fabs (d));
-  t->value = gc__eval_error (ref, p, lambda, depth, lmax) / h
+  add_input (t, "log2(h)", log2 (hm) + (double) he);
+  t->value = gc__eval_error_over_step (ref, p, lambda, depth, lmax, hm, he)
              + GC_U64 * fabs (d);
 }
 

@@ -232,8 +232,16 @@ typedef enum gc_verdict
      reference (resolution >= 1), or whose reference could not be trusted;
      a check with one such direction and no failure (manual: "Inconclusive
      directions").  Neither pass nor fail.  */
-  GC_INCONCLUSIVE
+  GC_INCONCLUSIVE,
+  /* The model is not a function: a callback gave different bits for the
+     same point, or the same direction gave different values in parallel
+     and serially (manual: "Determinism and reentrancy").  */
+  GC_NONDETERMINISTIC
 } gc_verdict;
+
+/* What was seen non-deterministic (gc_result.nondeterministic).  */
+enum { GC_ND_LOSS = 1, GC_ND_GRAD = 2, GC_ND_REFERENCE = 4,
+       GC_ND_THREADS = 8 };
 
 const char *gc_verdict_name (gc_verdict v);   /* "pass", "fail", ... */
 const char *gc_reference_name (gc_reference r); /* "mpfr", "f32", "f64" */
@@ -285,6 +293,10 @@ typedef struct gc_direction
      (measured against the more precise forward); -1 when not measured.  */
   double forward_error_ulps;
   gc_term terms[GC_N_TERMS];
+  /* The confirmation level the direction was judged at: its step is the
+     first step / 2^(8 level); -1 when no two levels agreed and the
+     reference is not trustworthy (manual: "Confirming a direction").  */
+  int level;
 } gc_direction;
 
 /* What the diagnosis found among the failing directions.  */
@@ -370,6 +382,14 @@ typedef struct gc_result
   double resolution_median, resolution_worst;
   size_t blindest;
   size_t n_resolution_coarse, n_resolution_blind;
+  /* GC_ND_* flags of what gave different bits when called again (0: all
+     deterministic), and the spread: the element (or direction position)
+     that moved most, its two values, and a sentence in nd_detail (manual:
+     "Determinism and reentrancy").  */
+  unsigned nondeterministic;
+  size_t nd_index;
+  double nd_first, nd_second;
+  char nd_detail[200];
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

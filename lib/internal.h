@@ -63,6 +63,17 @@ int gc__status_from_name (const char *name);
 /* The verdict named NAME ("inconclusive"), -1 for none: for reports read
    back (the inverse of gc_verdict_name).  */
 int gc__verdict_from_name (const char *name);
+/* (noise.c) The element where A and B (N floats) differ most, relative to
+   the larger of the two (absolute where both are 0), or SIZE_MAX when they
+   are bitwise equal.  */
+size_t gc__float_spread (const float *a, const float *b, size_t n);
+/* (noise.c) Record that WHAT (GC_ND_*) gave different bits, with the
+   element INDEX (SIZE_MAX: none), both values and a sentence; the first
+   record's values and sentence are kept (manual: "Determinism and
+   reentrancy").  */
+void gc__note_nondeterminism (gc_result *r, unsigned what, size_t index,
+                              double first, double second, const char *fmt,
+                              ...) __attribute__ ((format (printf, 6, 7)));
 /* (judge.c) A passing gradient direction whose resolution is >= 1 is
    inconclusive (manual: "Inconclusive directions").  */
 void gc__judge_resolution (gc_direction *d);
@@ -84,9 +95,15 @@ void gc__diagnose (gc_result *r);
 /* Term constructors (errmodel.c).  */
 void gc__term_truncation (gc_term *t, double d1, double d2, double diff,
                           double h);
+/* The step is h = HM * 2^HE (manual: "Default precision and step").  */
 void gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
-                         double lambda, size_t depth, double lmax, double h,
-                         double d);
+                         double lambda, size_t depth, double lmax, double hm,
+                         long he, double d);
+/* lambda * sqrt(depth) * ulp_p(lmax) / h for h = HM * 2^HE, without forming
+   either as a double.  */
+double gc__eval_error_over_step (gc_reference ref, mpfr_prec_t p,
+                                 double lambda, size_t depth, double lmax,
+                                 double hm, long he);
 void gc__term_adjoint (gc_term *t, double lambda, size_t depth,
                        double weighted_magnitude, double norm1_w);
 /* The terms' name, formula and manual section by check kind (0 gradient,

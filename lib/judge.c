@@ -140,6 +140,8 @@ gc__summarise (gc_result *r)
     }
   if (r->status != GC_OK)
     r->verdict = GC_ERROR;
+  else if (r->nondeterministic)
+    r->verdict = GC_NONDETERMINISTIC;
   else if (r->n_failed)
     r->verdict = GC_FAIL;
   else if (r->n_nonsmooth)

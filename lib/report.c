@@ -309,6 +309,7 @@ report_text (gc__buf *b, const gc_result *r)
   const char *vname = r->verdict == GC_PASS ? "PASS" : r->verdict == GC_FAIL
                       ? "FAIL" : r->verdict == GC_NONSMOOTH ? "NON-SMOOTH"
                       : r->verdict == GC_INCONCLUSIVE ? "INCONCLUSIVE"
+                      : r->verdict == GC_NONDETERMINISTIC ? "NON-DETERMINISTIC"
                       : "ERROR";
   if (fwd)
     gc__buf_printf (b, "verdict: %s -- %zu of %zu outputs off; worst nu = "
@@ -324,6 +325,10 @@ report_text (gc__buf *b, const gc_result *r)
                       r->worst_nu);
       resolution_text (b, r);
     }
+  if (r->nondeterministic)
+    gc__buf_printf (b, "non-deterministic model: %s; no single gradient to "
+                    "judge (the directions below used the first call's)\n",
+                    r->nd_detail);
   if (r->diagnosis.kind != GC_DIAG_NONE)
     gc__buf_printf (b, "diagnosis: %s\n", r->diagnosis.text);
   if (r->worst == SIZE_MAX)
@@ -460,7 +465,10 @@ report_tap (gc__buf *b, const gc_result *r)
                       gc_strerror (r->status), r->detail);
       return;
     }
-  gc__buf_printf (b, "1..%zu\n", r->n_directions);
+  /* A non-deterministic model is one more test point, not ok ("Determinism
+     and reentrancy").  */
+  gc__buf_printf (b, "1..%zu\n", r->n_directions
+                  + (r->nondeterministic ? 1 : 0));
   gc__buf_printf (b, "# gradcheck %s: model %s, reference %s\n",
                   GC_VERSION_STRING, r->model_name,
                   gc_reference_name (r->reference));
@@ -486,6 +494,9 @@ report_tap (gc__buf *b, const gc_result *r)
     }
   if (r->diagnosis.kind != GC_DIAG_NONE)
     gc__buf_printf (b, "# diagnosis: %s\n", r->diagnosis.text);
+  if (r->nondeterministic)
+    gc__buf_printf (b, "not ok %zu - the model is deterministic: %s\n",
+                    r->n_directions + 1, r->nd_detail);
   gc__buf_printf (b, "# verdict: %s\n", gc_verdict_name (r->verdict));
 }
 

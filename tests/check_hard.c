@@ -92,6 +92,171 @@ START_TEST (test_resolution_summary)
 }
 END_TEST
 
+/* Run KIND (correct, then twin) over SEEDS seeds with OPTS: the correct
+   model must pass every time, the twin must never pass, and its verdict
+   must be WANT_TWIN (GC_FAIL also accepted where ALSO_FAIL).  */
+static void
+correct_and_twin (hard_kind kind, size_t n, const gc_options *o,
+                  gc_verdict want_twin, bool also_fail)
+{
+  for (uint64_t s = 0; s < gct_seeds (SEEDS); s++)
+    {
+      uint64_t seed = gct_seed () + s;
+      for (int twin = 0; twin < 2; twin++)
+        {
+          hard_model *h = hard_new (kind, n, seed, twin);
+          ck_assert_ptr_nonnull (h);
+          gc_result *r = gct_check_ok (&h->model, h->x, o);
+          if (!twin)
+            {
+              char *t = r->verdict != GC_PASS ? gc_report (r, GC_FMT_TEXT)
+                                              : NULL;
+              ck_assert_msg (r->verdict == GC_PASS, "%s, seed %llu: %s",
+                             hard_name (kind), (unsigned long long) seed,
+                             t ? t : "");
+              free (t);
+            }
+          else
+            ck_assert_msg (r->verdict == want_twin
+                           || (also_fail && r->verdict == GC_FAIL),
+                           "%s twin, seed %llu: verdict %s",
+                           hard_name (kind), (unsigned long long) seed,
+                           gc_verdict_name (r->verdict));
+          gc_result_free (r);
+          hard_free (h);
+        }
+    }
+}
+
+/* A backward that does not re-zero its reduction buffer is right on its
+   first call only: the second call at the centre shows it.  */
+START_TEST (test_stale_buffer)
+{
+  correct_and_twin (HARD_STALE_BUFFER, 8, NULL, GC_NONDETERMINISTIC, false);
+  hard_model *h = hard_new (HARD_STALE_BUFFER, 8, gct_seed (), true);
+  ck_assert_ptr_nonnull (h);
+  gc_result *r = gct_check_ok (&h->model, h->x, NULL);
+  ck_assert_uint_eq (r->nondeterministic, GC_ND_GRAD);
+  /* the second call adds the gradient once more: twice the first */
+  ck_assert (r->nd_second == 2 * r->nd_first);
+  ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_NONE);
+  char *t = gc_report (r, GC_FMT_TEXT), *tap = gc_report (r, GC_FMT_TAP);
+  ck_assert_ptr_nonnull (t);
+  ck_assert_ptr_nonnull (tap);
+  ck_assert_ptr_nonnull (strstr (t, "verdict: NON-DETERMINISTIC"));
+  ck_assert_ptr_nonnull (strstr (t, "non-deterministic model: grad_f32"));
+  ck_assert_ptr_nonnull (strstr (tap, "1..9\n"));
+  ck_assert_ptr_nonnull (strstr (tap, "\nnot ok 9 - the model is "
+                                 "deterministic: grad_f32"));
+  free (t);
+  free (tap);
+  gc_result_free (r);
+  hard_free (h);
+}
+END_TEST
+
+/* A forward through a shared scratch array is wrong only when two threads
+   call it at once: the serial re-evaluation shows it.  The correct model
+   (locked) passes under two threads.  The twin is caught whenever a race
+   made its values wrong; when the scheduler let no two calls overlap, its
+   pass must be the serial check's, bit for bit.  Over 20 seeds of 2 ms
+   windows, at least one race is expected.  */
+START_TEST (test_shared_scratch)
+{
+  gc_options o, serial;
+  gc_options_init (&o);
+  gc_options_init (&serial);
+  o.threads = 2;
+  size_t caught = 0;
+  for (uint64_t s = 0; s < gct_seeds (SEEDS); s++)
+    {
+      uint64_t seed = gct_seed () + s;
+      for (int twin = 0; twin < 2; twin++)
+        {
+          hard_model *h = hard_new (HARD_SHARED_SCRATCH, 8, seed, twin);
+          ck_assert_ptr_nonnull (h);
+          gc_result *r = gct_check_ok (&h->model, h->x, &o);
+          if (!twin)
+            ck_assert_msg (r->verdict == GC_PASS, "seed %llu: correct model "
+                           "%s", (unsigned long long) seed,
+                           gc_verdict_name (r->verdict));
+          else if (r->verdict == GC_PASS)
+            {
+              gc_result *q = gct_check_ok (&h->model, h->x, &serial);
+              for (size_t k = 0; k < r->n_directions; k++)
+                ck_assert_msg (memcmp (&r->dirs[k].reference,
+                                       &q->dirs[k].reference,
+                                       sizeof (double)) == 0,
+                               "seed %llu: the twin passed with values the "
+                               "serial check does not give",
+                               (unsigned long long) seed);
+              gc_result_free (q);
+            }
+          else
+            {
+              ck_assert_msg (r->verdict == GC_NONDETERMINISTIC
+                             && (r->nondeterministic & GC_ND_THREADS),
+                             "seed %llu: twin verdict %s",
+                             (unsigned long long) seed,
+                             gc_verdict_name (r->verdict));
+              ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_NONE);
+              caught++;
+            }
+          gc_result_free (r);
+          hard_free (h);
+        }
+    }
+  ck_assert_msg (caught > 0, "no race in %llu seeds",
+                 (unsigned long long) gct_seeds (SEEDS));
+}
+END_TEST
+
+/* sin(x) at |x| ~ 1e20: the default step (2^24 there) aliases; the
+   directions are confirmed at finer steps, where the difference quotient
+   converges (manual: "Confirming a direction").  The twin (1% off) fails.  */
+START_TEST (test_large_parameters)
+{
+  correct_and_twin (HARD_LARGE_PARAM, 8, NULL, GC_FAIL, false);
+  hard_model *h = hard_new (HARD_LARGE_PARAM, 8, gct_seed (), false);
+  ck_assert_ptr_nonnull (h);
+  gc_result *r = gct_check_ok (&h->model, h->x, NULL);
+  for (size_t k = 0; k < r->n_directions; k++)
+    ck_assert_msg (r->dirs[k].level > 0, "direction %zu judged at level %d: "
+                   "the first step cannot resolve sin at 1e20", k,
+                   r->dirs[k].level);
+  gc_result_free (r);
+  hard_free (h);
+}
+END_TEST
+
+/* --prec 3300 (inside the documented range): the default step 2^-1100 s
+   is below the smallest double; a correct model must pass, its twin
+   (dW doubled) fail.  */
+START_TEST (test_high_precision)
+{
+  gc_options o;
+  gc_options_init (&o);
+  o.precision = 3300;
+  int twice = gct_tanh_mutant ("dw-twice");
+  for (uint64_t s = 0; s < gct_seeds (SEEDS); s++)
+    for (int twin = 0; twin < 2; twin++)
+      {
+        gct_model *t = gct_tanh_gemm (2, 3, 2, gct_seed () + s,
+                                      twin ? twice : 0);
+        gc_result *r = gct_check_ok (&t->model, t->x, &o);
+        ck_assert_msg (r->verdict == (twin ? GC_FAIL : GC_PASS),
+                       "seed %llu%s: %s, worst nu %g",
+                       (unsigned long long) (gct_seed () + s),
+                       twin ? " (dw-twice)" : "",
+                       gc_verdict_name (r->verdict), r->worst_nu);
+        /* the step is 2^-1100 of the scale: below the doubles, yet exact */
+        ck_assert (r->dirs[0].step == 0);
+        gc_result_free (r);
+        gct_free (t);
+      }
+}
+END_TEST
+
 static Suite *
 hard_suite (void)
 {
@@ -100,6 +265,10 @@ hard_suite (void)
   tcase_set_timeout (tc, 600);
   tcase_add_test (tc, test_subnormal_twin_never_passes);
   tcase_add_test (tc, test_resolution_summary);
+  tcase_add_test (tc, test_stale_buffer);
+  tcase_add_test (tc, test_shared_scratch);
+  tcase_add_test (tc, test_large_parameters);
+  tcase_add_test (tc, test_high_precision);
   suite_add_tcase (s, tc);
   return s;
 }

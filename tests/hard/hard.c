@@ -81,8 +81,8 @@ grad_f32 (void *ctx, const float *x, float *g)
 }
 
 /* The MPFR forward of the shared-scratch model: x is copied into one
-   scratch array of the model, then read back after a pause (which makes
-   two unlocked calls overlap for certain).  */
+   scratch array of the model, then read back after a pause of 2 ms (which
+   makes two unlocked calls overlap whenever both threads run).  */
 static int
 loss_mpfr_scratch (hard_model *h, mpfr_srcptr x, mpfr_ptr loss)
 {
@@ -92,7 +92,7 @@ loss_mpfr_scratch (hard_model *h, mpfr_srcptr x, mpfr_ptr loss)
     pthread_mutex_lock (h->lock);
   for (size_t i = 0; i < m; i++)
     mpfr_set (sc + i, x + i, MPFR_RNDN);
-  struct timespec ts = { 0, 200000 };
+  struct timespec ts = { 0, 2000000 };
   nanosleep (&ts, NULL);
   mpfr_t t;
   mpfr_init2 (t, mpfr_get_prec (loss));
