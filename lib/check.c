@@ -277,15 +277,26 @@ make_random (const shared *sh, size_t id, float *v)
 }
 
 /* The noise of the kink estimate J when it comes from a rounded forward
-   (manual: "Non-smooth points"): each Delta carries two one-sided
-   differences of error eps/s each, J = 2 Delta(h) - Delta(2h): at most
-   (2*4 + 2) eps / h, eps the reference forward's evaluation error.  */
+   (manual: "Non-smooth points"): J is a combination of five evaluations,
+   each erring by at most eps; COEF * eps / h bounds it, COEF = h times the
+   sum of the absolute coefficients (8 for a symmetric stencil).  */
 static double
 jump_noise (const shared *sh, gc_reference ref, double lmax, double hm,
-            long he)
+            long he, double coef)
 {
-  return 10 * gc__eval_error_over_step (ref, sh->p, sh->r->lambda_forward,
-                                        sh->r->forward_depth, lmax, hm, he);
+  return coef * gc__eval_error_over_step (ref, sh->p, sh->r->lambda_forward,
+                                          sh->r->forward_depth, lmax, hm, he);
+}
+
+/* COEF of jump_noise for one-sided steps A1, B1 (at h) and A2, B2 (at
+   2h): J = 2 (f1+ - f0) / a1 - 2 (f0 - f1-) / b1 - (f2+ - f0) / a2
+   + (f0 - f2-) / b2, whose coefficients sum in absolute value to
+   2/a1 + 2/b1 + 1/a2 + 1/b2 + |2/a1 + 2/b1 - 1/a2 - 1/b2|.  */
+static double
+jump_coef (double h, double a1, double b1, double a2, double b2)
+{
+  double s1 = 2 / a1 + 2 / b1, s2 = 1 / a2 + 1 / b2;
+  return h * (s1 + s2 + fabs (s1 - s2));
 }
 
 /* The MPFR stencil of direction D at the step h = HM * 2^HE: values, terms,
@@ -372,7 +383,8 @@ stencil_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
     }
   gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
                     sh->r->backward_depth, wm, w1);
-  gc__judge (d, jump_noise (sh, GC_REF_MPFR, lmax, hm, he));
+  gc__judge (d, jump_noise (sh, GC_REF_MPFR, lmax, hm, he,
+                            jump_coef (1, 1, 1, 2, 2)));
   gc__judge_resolution (d);
   return true;
 }
@@ -607,7 +619,8 @@ direction_float (worker *w, gc_direction *d)
   gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
                     sh->r->backward_depth, wm, w1);
   d->jump = jump_estimate (fb[0], fb[1], fb[2], fb[3], sh->f0, a1, b1, a2, b2);
-  gc__judge (d, jump_noise (sh, sh->best, lmax, d->step, 0));
+  gc__judge (d, jump_noise (sh, sh->best, lmax, d->step, 0,
+                            jump_coef (d->step, a1, b1, a2, b2)));
   gc__judge_resolution (d);
   return true;
 }
