@@ -242,6 +242,9 @@ typedef enum gc_verdict
 /* What was seen non-deterministic (gc_result.nondeterministic).  */
 enum { GC_ND_LOSS = 1, GC_ND_GRAD = 2, GC_ND_REFERENCE = 4,
        GC_ND_THREADS = 8 };
+/* Which inputs of the bar were defaulted (gc_result.defaulted).  */
+enum { GC_DEFAULTED_FORWARD_DEPTH = 1, GC_DEFAULTED_BACKWARD_DEPTH = 2,
+       GC_DEFAULTED_MAGNITUDES = 4, GC_DEFAULTED_LOSS_MAGNITUDE = 8 };
 
 const char *gc_verdict_name (gc_verdict v);   /* "pass", "fail", ... */
 const char *gc_reference_name (gc_reference r); /* "mpfr", "f32", "f64" */
@@ -253,7 +256,7 @@ typedef struct gc_input
   double value;
 } gc_input;
 
-#define GC_TERM_MAX_INPUTS 8
+#define GC_TERM_MAX_INPUTS 10
 
 enum { GC_TERM_TRUNCATION = 0, GC_TERM_REFERENCE, GC_TERM_ADJOINT,
        GC_N_TERMS };
@@ -387,6 +390,12 @@ typedef struct gc_result
      that moved most, its two values, and a sentence in nd_detail (manual:
      "Determinism and reentrancy").  */
   unsigned nondeterministic;
+  /* GC_DEFAULTED_* flags: the inputs of the bar the model did not declare
+     (manual: "What the bar assumes"); and how many magnitudes m_i were
+     below half the value |g_i| they bound (each m_i is raised to |g_i|:
+     |x|^T|y| >= |x^T y|).  */
+  unsigned defaulted;
+  size_t n_magnitude_low;
   size_t nd_index;
   double nd_first, nd_second;
   char nd_detail[200];

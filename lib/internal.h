@@ -99,6 +99,10 @@ void gc__term_truncation (gc_term *t, double d1, double d2, double diff,
 void gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
                          double lambda, size_t depth, double lmax, double hm,
                          long he, double d);
+/* gamma_depth(2^-P) * lmax / h for h = HM * 2^HE (manual: "Reference
+   rounding"), without forming either as a double.  */
+double gc__gamma_over_step (mpfr_prec_t p, size_t depth, double lmax,
+                            double hm, long he);
 /* lambda * sqrt(depth) * ulp_p(lmax) / h for h = HM * 2^HE, without forming
    either as a double.  */
 double gc__eval_error_over_step (gc_reference ref, mpfr_prec_t p,

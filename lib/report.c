@@ -240,6 +240,28 @@ gc_derivation (const gc_result *r, size_t dir, gc_format fmt)
 /* ---------------------------------------------------------------------- */
 /* Whole reports.  */
 
+/* Which inputs of the bar were declared and which defaulted (manual:
+   "What the bar assumes").  */
+static void
+inputs_text (gc__buf *b, const gc_result *r)
+{
+  unsigned d = r->defaulted;
+  gc__buf_printf (b, "inputs: d_f %zu%s, d_b %zu%s, magnitudes %s, M_L %s\n",
+                  r->forward_depth, d & GC_DEFAULTED_FORWARD_DEPTH
+                  ? " (NOT DECLARED: n used)" : "",
+                  r->backward_depth, d & GC_DEFAULTED_BACKWARD_DEPTH
+                  ? " (NOT DECLARED: n used)" : "",
+                  d & GC_DEFAULTED_MAGNITUDES
+                  ? "defaulted (largest |g| per tensor)" : "the model's",
+                  d & GC_DEFAULTED_LOSS_MAGNITUDE ? "defaulted (|L|)"
+                  : "the model's");
+  if (r->n_magnitude_low)
+    gc__buf_printf (b, "  %zu magnitude(s) below half the gradient value they "
+                    "bound (m_i < |g_i| / 2: no rounding does that); each "
+                    "raised to |g_i|: check grad_magnitude_f32\n",
+                    r->n_magnitude_low);
+}
+
 /* The distribution of the resolution (manual: "Inconclusive
    directions"), and the blindest direction when one is blind.  */
 static void
@@ -305,7 +327,11 @@ report_text (gc__buf *b, const gc_result *r)
                     r->forward_error_ulps, r->forward_budget_ulps,
                     r->forward_error_ulps > r->forward_budget_ulps
                     ? " EXCEEDED: the declared forward depth is too small" : "");
-  gc__buf_puts (b, fwd ? "\n" : "\n\n");
+  gc__buf_puts (b, "\n");
+  if (!fwd)
+    inputs_text (b, r);
+  if (!fwd)
+    gc__buf_puts (b, "\n");
   const char *vname = r->verdict == GC_PASS ? "PASS" : r->verdict == GC_FAIL
                       ? "FAIL" : r->verdict == GC_NONSMOOTH ? "NON-SMOOTH"
                       : r->verdict == GC_INCONCLUSIVE ? "INCONCLUSIVE"
