@@ -37,11 +37,14 @@ loss_f32 (void *ctx, const float *x, float *loss)
       case HARD_LARGE_PARAM:
         s += h->c[i] * sinf (x[i]);
         break;
+      case HARD_TINY_PARAM:
+        s += h->c[i] * x[i] * (1.0f + 1e24f * x[i]);
+        break;
       default:
         s += h->c[i] * (x[i] * x[i] * x[i]) / 3.0f;
         break;
       }
-  *loss = s;
+  *loss = h->kind == HARD_TINY_PARAM ? 1.0f + s : s;
   return 0;
 }
 
@@ -62,6 +65,10 @@ grad_f32 (void *ctx, const float *x, float *g)
     case HARD_LARGE_PARAM:
       for (size_t i = 0; i < m; i++)
         g[i] = h->c[i] * cosf (x[i]) * (h->twin ? 1.01f : 1.0f);
+      break;
+    case HARD_TINY_PARAM:
+      for (size_t i = 0; i < m; i++)
+        g[i] = h->c[i] * (1.0f + 2e24f * x[i]) * (h->twin ? 1.86f : 1.0f);
       break;
     case HARD_STALE_BUFFER:
       /* The reduction buffer: zeroed on every call, except in the twin,
@@ -135,6 +142,13 @@ loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
           mpfr_sin (t, x + i, MPFR_RNDN);
           mpfr_mul_d (t, t, h->c[i], MPFR_RNDN);
           break;
+        case HARD_TINY_PARAM:
+          /* c_i x_i (1 + 1e24 x_i), 1e24 as the f32 forward rounds it */
+          mpfr_mul_d (t, x + i, (double) 1e24f, MPFR_RNDN);
+          mpfr_add_ui (t, t, 1, MPFR_RNDN);
+          mpfr_mul (t, t, x + i, MPFR_RNDN);
+          mpfr_mul_d (t, t, h->c[i], MPFR_RNDN);
+          break;
         default:
           mpfr_pow_ui (t, x + i, 3, MPFR_RNDN);
           mpfr_mul_d (t, t, h->c[i], MPFR_RNDN);
@@ -143,6 +157,8 @@ loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
         }
       mpfr_add (loss, loss, t, MPFR_RNDN);
     }
+  if (h->kind == HARD_TINY_PARAM)
+    mpfr_add_ui (loss, loss, 1, MPFR_RNDN);
   mpfr_clear (t);
   return 0;
 }
@@ -151,7 +167,8 @@ const char *
 hard_name (hard_kind kind)
 {
   static const char *const names[] = { "subnormal-gradient", "stale-buffer",
-                                        "shared-scratch", "large-parameter" };
+                                        "shared-scratch", "large-parameter",
+                                        "tiny-parameter" };
   return kind < HARD_N_KINDS ? names[kind] : "unknown";
 }
 
@@ -217,6 +234,7 @@ hard_new (hard_kind kind, size_t n, uint64_t seed, bool twin)
       h->c[i] = (float) (0.5 + gcm_uniform (&r));
       double z = gcm_normal (&r);
       h->x[i] = kind == HARD_LARGE_PARAM ? (float) (1e20 * (1.5 + z / 4))
+                : kind == HARD_TINY_PARAM ? (float) (1e-25 * (1.5 + z / 4))
                 : (float) z;
     }
   if (kind == HARD_SUBNORMAL)

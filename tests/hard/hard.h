@@ -28,6 +28,11 @@ typedef enum hard_kind
   /* L = sum c_i sin(x_i) at |x_i| ~ 1e20: the function varies on a scale
      of 1, the parameter's scale is 1e20.  Twin: dx off by 1%.  */
   HARD_LARGE_PARAM,
+  /* L = 1 + sum c_i x_i (1 + 1e24 x_i) at |x_i| ~ 1e-25: an O(1) loss of
+     tiny parameters with O(1) gradients, where the 128-bit reference's
+     rounding over the step (2^-42 |x|) is 5 times the gradient.  Twin: dx
+     off by 86%.  */
+  HARD_TINY_PARAM,
   HARD_N_KINDS
 } hard_kind;
 
