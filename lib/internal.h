@@ -74,8 +74,9 @@ size_t gc__float_spread (const float *a, const float *b, size_t n);
 void gc__note_nondeterminism (gc_result *r, unsigned what, size_t index,
                               double first, double second, const char *fmt,
                               ...) __attribute__ ((format (printf, 6, 7)));
-/* (judge.c) A passing gradient direction whose resolution is >= 1 is
-   inconclusive (manual: "Inconclusive directions").  */
+/* (judge.c) A passing gradient direction whose resolution is >= 1 and
+   whose reference terms are at least its adjoint term is inconclusive
+   (manual: "Inconclusive directions").  */
 void gc__judge_resolution (gc_direction *d);
 
 /* Shared by gc_check and gc_forward_check (check.c).  */

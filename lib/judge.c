@@ -32,12 +32,19 @@ gc__judge (gc_direction *d, double noise_j)
 
 /* Manual: "Inconclusive directions".  A direction that passes with a bar
    at least as large as its reference (resolution >= 1, including a
-   reference of 0) cannot see a 100% error: it is inconclusive.  A failing
-   direction stays a failure at any resolution.  */
+   reference of 0) cannot see a 100% error; when the reference's own terms
+   (truncation, reference rounding) make up at least half of that bar, the
+   blindness is the check's and the direction is inconclusive.  When the
+   adjoint term dominates, the element is below the rounding a correct f32
+   backward may make at its scale: no check can see more, and it passes.  A
+   failing direction stays a failure at any resolution.  */
 void
 gc__judge_resolution (gc_direction *d)
 {
-  if (d->verdict == GC_PASS && !(d->resolution < 1))
+  double ref = d->terms[GC_TERM_TRUNCATION].value
+               + d->terms[GC_TERM_REFERENCE].value;
+  if (d->verdict == GC_PASS && !(d->resolution < 1)
+      && !(ref < d->terms[GC_TERM_ADJOINT].value))
     d->verdict = GC_INCONCLUSIVE;
 }
 

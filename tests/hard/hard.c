@@ -40,6 +40,10 @@ loss_f32 (void *ctx, const float *x, float *loss)
       case HARD_TINY_PARAM:
         s += h->c[i] * x[i] * (1.0f + 1e24f * x[i]);
         break;
+      case HARD_KNEE:
+        s += h->c[i] * fmaxf (0.0f, (float) ((double) x[i] - h->knee[i]))
+             + x[i] * x[i] * 0.5f;
+        break;
       default:
         s += h->c[i] * (x[i] * x[i] * x[i]) / 3.0f;
         break;
@@ -69,6 +73,11 @@ grad_f32 (void *ctx, const float *x, float *g)
     case HARD_TINY_PARAM:
       for (size_t i = 0; i < m; i++)
         g[i] = h->c[i] * (1.0f + 2e24f * x[i]) * (h->twin ? 1.86f : 1.0f);
+      break;
+    case HARD_KNEE:
+      for (size_t i = 0; i < m; i++)
+        g[i] = ((double) x[i] > h->knee[i] ? h->c[i] : 0.0f)
+               * (h->twin ? 0.8f : 1.0f) + x[i];
       break;
     case HARD_STALE_BUFFER:
       /* The reduction buffer: zeroed on every call, except in the twin,
@@ -142,6 +151,15 @@ loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
           mpfr_sin (t, x + i, MPFR_RNDN);
           mpfr_mul_d (t, t, h->c[i], MPFR_RNDN);
           break;
+        case HARD_KNEE:
+          mpfr_sub_d (t, x + i, h->knee[i], MPFR_RNDN);
+          if (mpfr_sgn (t) < 0)
+            mpfr_set_zero (t, 1);
+          mpfr_mul_d (t, t, h->c[i], MPFR_RNDN);
+          mpfr_add (loss, loss, t, MPFR_RNDN);
+          mpfr_sqr (t, x + i, MPFR_RNDN);
+          mpfr_div_2ui (t, t, 1, MPFR_RNDN);
+          break;
         case HARD_TINY_PARAM:
           /* c_i x_i (1 + 1e24 x_i), 1e24 as the f32 forward rounds it */
           mpfr_mul_d (t, x + i, (double) 1e24f, MPFR_RNDN);
@@ -168,7 +186,7 @@ hard_name (hard_kind kind)
 {
   static const char *const names[] = { "subnormal-gradient", "stale-buffer",
                                         "shared-scratch", "large-parameter",
-                                        "tiny-parameter" };
+                                        "tiny-parameter", "knee" };
   return kind < HARD_N_KINDS ? names[kind] : "unknown";
 }
 
@@ -191,6 +209,7 @@ hard_free (hard_model *h)
   free (h->x);
   free (h->c);
   free (h->acc);
+  free (h->knee);
   free (h);
 }
 
@@ -240,6 +259,28 @@ hard_new (hard_kind kind, size_t n, uint64_t seed, bool twin)
   if (kind == HARD_SUBNORMAL)
     for (size_t i = 0; i < n; i++)
       h->x[n + i] = (float) (0.5 + gcm_uniform (&r));
+  if (kind == HARD_KNEE)
+    {
+      /* The default MPFR step at 128 bits ("Default precision and step"):
+         h_i = 2^(floor(log2 s_i) - 42), s_i = max(|x_i|, rms x); the knee
+         sits 0.6 h_i below x_i, inside the first stencil x +- 2h.  */
+      h->knee = malloc (n * sizeof *h->knee);
+      if (!h->knee)
+        {
+          hard_free (h);
+          return NULL;
+        }
+      double sq = 0;
+      for (size_t i = 0; i < n; i++)
+        sq += (double) h->x[i] * h->x[i];
+      double rms = sqrt (sq / (double) n);
+      for (size_t i = 0; i < n; i++)
+        {
+          int e;
+          frexp (fmax (fabs ((double) h->x[i]), rms), &e);
+          h->knee[i] = (double) h->x[i] - 0.6 * ldexp (1.0, e - 1 - 42);
+        }
+    }
   gc_model *m = &h->model;
   m->abi = GC_MODEL_ABI;
   m->name = hard_name (kind);

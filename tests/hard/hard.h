@@ -33,6 +33,11 @@ typedef enum hard_kind
      rounding over the step (2^-42 |x|) is 5 times the gradient.  Twin: dx
      off by 86%.  */
   HARD_TINY_PARAM,
+  /* L = sum c_i relu(x_i - k_i) + x_i^2 / 2 with the knee k_i at 0.6 of
+     the default MPFR step below x_i: smooth at the point, a kink inside
+     the first stencil (D(h) averages to 0.8 c_i).  Twin: the relu part's
+     gradient is 0.8 c_i, the biased difference quotient's value.  */
+  HARD_KNEE,
   HARD_N_KINDS
 } hard_kind;
 
@@ -47,6 +52,7 @@ typedef struct hard_model
   float *acc;             /* the stale-buffer model's accumulator */
   void *scratch;          /* the shared-scratch model's MPFR scratch */
   void *lock;
+  double *knee;           /* the knee model's k_i */
   gc_block blocks[2];
 } hard_model;
 
