@@ -374,7 +374,23 @@ report_text (gc__buf *b, const gc_result *r)
   gc__buf_printf (b, "  resolution   %.3e   (bar / |reference|: the smallest "
                   "relative error this check sees here)\n", d->resolution);
   if (!fwd)
-    gc__buf_printf (b, "  step h       %.6g\n", d->step);
+    {
+      gc__buf_printf (b, "  step h       %.6g\n", d->step);
+      /* manual: "Confirming a direction", "Raising the precision" */
+      if (d->level > 0)
+        gc__buf_printf (b, "  confirmed    at level %d: step h / 2^%d (the "
+                        "first step's truncation estimate did not hold)\n",
+                        d->level, 8 * d->level);
+      else if (d->level < 0)
+        gc__buf_printf (b, "  unconfirmed  no two finer steps agreed: the "
+                        "reference is not trustworthy here\n");
+      const gc_term *e = &d->terms[GC_TERM_REFERENCE];
+      if (r->reference == GC_REF_MPFR && e->n_inputs > 2
+          && e->inputs[2].value != (double) r->precision)
+        gc__buf_printf (b, "  precision    raised to %.0f bits (the %ld-bit "
+                        "reference's rounding dominated)\n",
+                        e->inputs[2].value, (long) r->precision);
+    }
   gc__buf_puts (b, "\n");
   gc__buf_puts (b, "derivation (manual, chapter \"Deriving the pass bar\"):\n");
   derivation_text (b, d, "  ");
