@@ -532,7 +532,8 @@ speed (void)
 typedef struct tally
 {
   char model[16], ref[8], mutant[32];
-  long cells, derived_fail, c5_fail, c25_fail, torch_fail, oracle_fail,
+  long cells, derived_fail, derived_inconclusive, c5_fail, c25_fail,
+       torch_fail, oracle_fail,
        oracle_cells;
   double worst_nu;
   char kernels[512];
@@ -610,7 +611,11 @@ summarize (const char *path, bool misses)
         }
       tally *c = &t[k];
       c->cells++;
-      c->derived_fail += strcmp (verdict, "pass") != 0;
+      /* an inconclusive cell is neither a catch nor a false alarm: counted
+         apart (manual: "Inconclusive directions") */
+      c->derived_fail += strcmp (verdict, "pass") != 0
+                         && strcmp (verdict, "inconclusive") != 0;
+      c->derived_inconclusive += !strcmp (verdict, "inconclusive");
       c->c5_fail += !strcmp (c5, "fail");
       c->c25_fail += !strcmp (c25, "fail");
       c->torch_fail += !strcmp (torch, "fail");
@@ -631,12 +636,13 @@ summarize (const char *path, bool misses)
   if (misses)
     return list_misses (path);
   printf ("model\tref\tbackward\tcells\tderived\trel<=5e-2\trel<=0.25\t"
-          "torch\toracle\tworst_nu\tkernels\n");
+          "torch\toracle\tworst_nu\tkernels\tinconclusive\n");
   for (size_t k = 0; k < nt; k++)
-    printf ("%s\t%s\t%s\t%ld\t%ld\t%ld\t%ld\t%ld\t%ld/%ld\t%.3g\t%s\n",
+    printf ("%s\t%s\t%s\t%ld\t%ld\t%ld\t%ld\t%ld\t%ld/%ld\t%.3g\t%s\t%ld\n",
             t[k].model, t[k].ref, t[k].mutant, t[k].cells, t[k].derived_fail,
             t[k].c5_fail, t[k].c25_fail, t[k].torch_fail, t[k].oracle_fail,
-            t[k].oracle_cells, t[k].worst_nu, t[k].kernels + 1);
+            t[k].oracle_cells, t[k].worst_nu, t[k].kernels + 1,
+            t[k].derived_inconclusive);
   free (t);
   return 0;
 }

@@ -11,7 +11,9 @@
 #include <stdbool.h>
 
 enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3,
-       EXIT_MODEL = 4 /* the model failed: a callback's error, NaN, overrun,
+       EXIT_INCONCLUSIVE = 4, /* the check cannot judge (manual:
+                                 "Inconclusive directions") */
+       EXIT_MODEL = 5 /* the model failed: a callback's error, NaN, overrun,
                          time limit, or exit() */ };
 
 extern const char *progname;

@@ -128,10 +128,12 @@ print_trailer (FILE *f)
 {
   fprintf (f,
 "\n"
-"Exit status: 0 pass, 1 the check failed (or hit a non-smooth point),\n"
-"2 usage or input error, 3 internal error (out of memory) or write error,\n"
-"4 the model failed (a callback's error, NaN or Inf, a write past its\n"
-"buffer, the time limit, exit()).\n"
+"Exit status: 0 pass, 1 the check failed (or hit a non-smooth point, or\n"
+"the model is non-deterministic), 2 usage or input error, 3 internal error\n"
+"(out of memory) or write error, 4 inconclusive (no failure, but a\n"
+"direction the check cannot judge: its resolution is >= 1), 5 the model\n"
+"failed (a callback's error, NaN or Inf, a write past its buffer, the time\n"
+"limit, exit()).\n"
 "The manual (info gradcheck) derives every term of the bar.\n"
 "\n"
 "Report bugs to: %s\n"
@@ -626,7 +628,7 @@ cli_model_close (cli_model *cm)
 /* ---------------------------------------------------------------------- */
 
 /* The exit status of a check that stopped with ST: the model's failures
-   (4) apart from the caller's (2) and the machine's (3).  */
+   (5) apart from the caller's (2) and the machine's (3).  */
 int
 cli_status_exit (gc_status st)
 {
@@ -651,6 +653,8 @@ exit_code (gc_status st, const gc_result *r)
 {
   if (st != GC_OK)
     return cli_status_exit (st);
+  if (r->verdict == GC_INCONCLUSIVE)
+    return EXIT_INCONCLUSIVE;
   return r->verdict == GC_PASS ? EXIT_PASS : EXIT_FAILED;
 }
 

@@ -4,7 +4,7 @@
    the library's reach (manual: "What is isolated"): a callback that never
    returns (the --timeout watchdog), a callback that calls exit(), and GMP's
    abort when memory runs out inside MPFR.  Each ends the process with a
-   message on stderr and exit status 4 (3 for memory), never with a status
+   message on stderr and exit status 5 (3 for memory), never with a status
    that claims a pass the command did not print.  */
 
 #include "cli.h"
@@ -47,7 +47,7 @@ at_exit (void)
   fflush (stdout);
   say (progname);
   say (": the model called exit() during the check; no verdict stands "
-       "(exit status 4)\n");
+       "(exit status 5)\n");
   _exit (EXIT_MODEL);
 }
 
@@ -121,7 +121,7 @@ cli_watch_begin (double timeout)
   int len = snprintf (timeout_msg, sizeof timeout_msg,
                       "%s: the check ran past its time limit of %g s and a "
                       "model callback has not returned (watchdog after %g "
-                      "s); no verdict (exit status 4)\n", progname, timeout,
+                      "s); no verdict (exit status 5)\n", progname, timeout,
                       t);
   timeout_len = len > 0 && (size_t) len < sizeof timeout_msg
                 ? (size_t) len : strlen (timeout_msg);

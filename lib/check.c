@@ -75,6 +75,9 @@ typedef struct worker
      3) that a write past the one number changes.  */
   __mpfr_struct lout[3];
   mpfr_t f[4];           /* stencil values, MPFR mode */
+  mpfr_prec_t wp;        /* working precision: p, or raised ("Raising the
+                            precision") */
+  mpfr_t f0w;            /* centre value at a raised precision */
   gc_status st;
   int cb;
   char detail[160];
@@ -210,12 +213,14 @@ eval_mpfr (worker *w, mpfr_ptr out)
   return accept_guarded (w, rc, intact, mpfr_number_p (l), "loss_mpfr");
 }
 
-/* y = xi + t*vi exactly: the precision of y grows until the sum is exact
-   (manual: "Applied steps").  T1 is scratch.  */
+/* y = xi + t*2^te*vi exactly: the precision of y grows until the sum is
+   exact (manual: "Applied steps"; the scale 2^te keeps a step below the
+   doubles' range exact: "Default precision and step").  T1 is scratch.  */
 static void
-set_exact (mpfr_ptr y, float xi, double t, float vi, mpfr_ptr t1)
+set_exact (mpfr_ptr y, float xi, double t, long te, float vi, mpfr_ptr t1)
 {
   mpfr_set_d (t1, t, MPFR_RNDN);             /* t1 has 128 bits: exact */
+  mpfr_mul_2si (t1, t1, te, MPFR_RNDN);      /* exact */
   mpfr_mul_d (t1, t1, (double) vi, MPFR_RNDN); /* 53 + 24 bits: exact */
   for (mpfr_prec_t prec = 64;; prec *= 2)
     {
@@ -337,11 +342,19 @@ random_block (const shared *sh, size_t id)
   return k ? &sh->m->blocks[id / k] : NULL;
 }
 
-static double
-step_for (const shared *sh, size_t index, size_t id)
+/* The step of direction INDEX as HM * 2^HE ("Default precision and
+   step"): the user's step, or 2^(floor(log2 s) + step exponent), never
+   formed as a double in MPFR mode (at p = 3300 it is below 2^-1074).  */
+static void
+step_scaled (const shared *sh, size_t index, size_t id, double *hm,
+             long *he)
 {
   if (sh->user_step)
-    return sh->h_user;
+    {
+      *hm = sh->h_user;
+      *he = 0;
+      return;
+    }
   double s = index == SIZE_MAX ? sh->scale_random : sh->scale[index];
   const gc_block *b = index == SIZE_MAX ? random_block (sh, id) : NULL;
   if (b)
@@ -354,7 +367,17 @@ step_for (const shared *sh, size_t index, size_t id)
     }
   int e;
   frexp (s, &e);     /* s in [2^(e-1), 2^e) */
-  return ldexp (1.0, e - 1 + (int) sh->r->step_exponent);
+  *hm = 1;
+  *he = e - 1 + (long) sh->r->step_exponent;
+}
+
+static double
+step_for (const shared *sh, size_t index, size_t id)
+{
+  double hm;
+  long he;
+  step_scaled (sh, index, id, &hm, &he);
+  return ldexp (hm, (int) he);
 }
 
 static void
@@ -377,48 +400,36 @@ make_random (const shared *sh, size_t id, float *v)
     v[i] = (float) (v[i] / norm);
 }
 
-/* Judge one direction from its measured values.  */
-void
-gc__judge (gc_direction *d, double noise_j)
-{
-  d->bar = d->terms[0].value + d->terms[1].value + d->terms[2].value;
-  d->diff = fabs (d->analytic - d->reference);
-  if (d->diff == 0)
-    d->nu = 0;
-  else if (d->bar > 0)
-    d->nu = d->diff / d->bar;
-  else
-    d->nu = INFINITY;
-  d->resolution = d->reference != 0 ? d->bar / fabs (d->reference) : INFINITY;
-  if (fabs (d->jump) > d->bar + noise_j)
-    d->verdict = GC_NONSMOOTH;
-  else
-    d->verdict = d->nu <= 1 ? GC_PASS : GC_FAIL;
-}
-
 /* The noise of the kink estimate J when it comes from a rounded forward
-   (manual: "Non-smooth points"): each Delta carries two one-sided
-   differences of error eps/s each, J = 2 Delta(h) - Delta(2h): at most
-   (2*4 + 2) eps / h, eps the reference forward's evaluation error.  */
+   (manual: "Non-smooth points"): J is a combination of five evaluations,
+   each erring by at most eps; COEF * eps / h bounds it, COEF = h times the
+   sum of the absolute coefficients (8 for a symmetric stencil).  */
 static double
-jump_noise (const shared *sh, gc_reference ref, double lmax, double h)
+jump_noise (const shared *sh, gc_reference ref, mpfr_prec_t p, double lmax,
+            double hm, long he, double coef)
 {
-  return 10 * gc__eval_error (ref, sh->p, sh->r->lambda_forward,
-                              sh->r->forward_depth, lmax) / h;
+  return coef * gc__eval_error_over_step (ref, p, sh->r->lambda_forward,
+                                          sh->r->forward_depth, lmax, hm, he);
 }
 
+/* COEF of jump_noise for one-sided steps A1, B1 (at h) and A2, B2 (at
+   2h): J = 2 (f1+ - f0) / a1 - 2 (f0 - f1-) / b1 - (f2+ - f0) / a2
+   + (f0 - f2-) / b2, whose coefficients sum in absolute value to
+   2/a1 + 2/b1 + 1/a2 + 1/b2 + |2/a1 + 2/b1 - 1/a2 - 1/b2|.  */
+static double
+jump_coef (double h, double a1, double b1, double a2, double b2)
+{
+  double s1 = 2 / a1 + 2 / b1, s2 = 1 / a2 + 1 / b2;
+  return h * (s1 + s2 + fabs (s1 - s2));
+}
+
+/* The MPFR stencil of direction D at the step h = HM * 2^HE: values, terms,
+   verdict.  V is the random direction or NULL.  */
 static bool
-direction_mpfr (worker *w, gc_direction *d)
+stencil_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
 {
   shared *sh = w->sh;
   size_t n = sh->n, i = d->index;
-  double h = step_for (sh, i, d->id);
-  const float *v = NULL;
-  if (i == SIZE_MAX)
-    {
-      make_random (sh, d->id, w->v);
-      v = w->v;
-    }
   static const double mult[4] = { 1, -1, 2, -2 };
   mpfr_ptr f[4] = { w->f[0], w->f[1], w->f[2], w->f[3] };
   bool ok = true;
@@ -426,76 +437,227 @@ direction_mpfr (worker *w, gc_direction *d)
     {
       if (v)
         for (size_t j = 0; j < n; j++)
-          set_exact (w->xm + j, sh->x[j], mult[k] * h, v[j], w->t1);
+          set_exact (w->xm + j, sh->x[j], mult[k] * hm, he, v[j], w->t1);
       else
-        set_exact (w->xm + i, sh->x[i], mult[k] * h, 1.0f, w->t1);
+        set_exact (w->xm + i, sh->x[i], mult[k] * hm, he, 1.0f, w->t1);
       ok = eval_mpfr (w, f[k]);
       if (!ok)
-        stencil_note (w, k, h, i);
+        stencil_note (w, k, ldexp (hm, (int) he), i);
       if (v)
         for (size_t j = 0; j < n; j++)
           reset_mpfr (w, j);
       else
         reset_mpfr (w, i);
     }
-  if (ok)
+  if (!ok)
+    return false;
+  /* D(h), D(2h) with differences at twice the working precision; the
+     divisions by 2^he are exact.  */
+  mpfr_sub (w->t2, f[0], f[1], MPFR_RNDN);
+  mpfr_div_d (w->t2, w->t2, 2 * hm, MPFR_RNDN);
+  mpfr_div_2si (w->t2, w->t2, he, MPFR_RNDN);
+  d->reference = mpfr_get_d (w->t2, MPFR_RNDN);
+  mpfr_sub (w->t3, f[2], f[3], MPFR_RNDN);
+  mpfr_div_d (w->t3, w->t3, 4 * hm, MPFR_RNDN);
+  mpfr_div_2si (w->t3, w->t3, he, MPFR_RNDN);
+  d->d2h = mpfr_get_d (w->t3, MPFR_RNDN);
+  mpfr_sub (w->t3, w->t3, w->t2, MPFR_RNDN);
+  double tdiff = mpfr_get_d (w->t3, MPFR_RNDN);
+  /* J = 2 Delta(h) - Delta(2h), Delta(s) = (f(x+s) - 2 f0 + f(x-s)) / s */
+  mpfr_add (w->t2, f[0], f[1], MPFR_RNDN);
+  mpfr_mul_2ui (w->t3, w->wp == sh->p ? sh->f0_mpfr : w->f0w, 1,
+                MPFR_RNDN);
+  mpfr_sub (w->t2, w->t2, w->t3, MPFR_RNDN);
+  mpfr_div_d (w->t2, w->t2, hm, MPFR_RNDN);
+  mpfr_div_2si (w->t2, w->t2, he, MPFR_RNDN);
+  mpfr_mul_2ui (w->t2, w->t2, 1, MPFR_RNDN);
+  mpfr_add (w->prod, f[2], f[3], MPFR_RNDN);
+  mpfr_sub (w->prod, w->prod, w->t3, MPFR_RNDN);
+  mpfr_div_d (w->prod, w->prod, 2 * hm, MPFR_RNDN);
+  mpfr_div_2si (w->prod, w->prod, he, MPFR_RNDN);
+  mpfr_sub (w->t2, w->t2, w->prod, MPFR_RNDN);
+  d->jump = mpfr_get_d (w->t2, MPFR_RNDN);
+  d->forward_error_ulps = -1;
+  double lmax = fmax (fmax (fabs (mpfr_get_d (f[0], MPFR_RNDN)),
+                            fabs (mpfr_get_d (f[1], MPFR_RNDN))),
+                      sh->mag_loss);
+  d->step = ldexp (hm, (int) (he < -4000 ? -4000 : he));
+  gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], d->reference,
+                       d->d2h, tdiff, d->step);
+  gc__term_reference (&d->terms[GC_TERM_REFERENCE], GC_REF_MPFR, w->wp,
+                      sh->r->lambda_forward, sh->r->forward_depth, lmax, hm,
+                      he, d->reference);
+  /* analytic <g, v> and sum |v_i| m_i  */
+  double wm = 0, w1 = 0;
+  if (v)
     {
-      /* D(h), D(2h) with differences at twice the working precision.  */
-      mpfr_sub (w->t2, f[0], f[1], MPFR_RNDN);
-      mpfr_div_d (w->t2, w->t2, 2 * h, MPFR_RNDN);
-      d->reference = mpfr_get_d (w->t2, MPFR_RNDN);
-      mpfr_sub (w->t3, f[2], f[3], MPFR_RNDN);
-      mpfr_div_d (w->t3, w->t3, 4 * h, MPFR_RNDN);
-      d->d2h = mpfr_get_d (w->t3, MPFR_RNDN);
-      mpfr_sub (w->t3, w->t3, w->t2, MPFR_RNDN);
-      double tdiff = mpfr_get_d (w->t3, MPFR_RNDN);
-      /* J = 2 Delta(h) - Delta(2h), Delta(s) = (f(x+s) - 2 f0 + f(x-s)) / s */
-      mpfr_add (w->t2, f[0], f[1], MPFR_RNDN);
-      mpfr_mul_2ui (w->t3, sh->f0_mpfr, 1, MPFR_RNDN);
-      mpfr_sub (w->t2, w->t2, w->t3, MPFR_RNDN);
-      mpfr_div_d (w->t2, w->t2, h, MPFR_RNDN);
-      mpfr_mul_2ui (w->t2, w->t2, 1, MPFR_RNDN);
-      mpfr_add (w->prod, f[2], f[3], MPFR_RNDN);
-      mpfr_sub (w->prod, w->prod, w->t3, MPFR_RNDN);
-      mpfr_div_d (w->prod, w->prod, 2 * h, MPFR_RNDN);
-      mpfr_sub (w->t2, w->t2, w->prod, MPFR_RNDN);
-      d->jump = mpfr_get_d (w->t2, MPFR_RNDN);
-      d->forward_error_ulps = -1;
-      double lmax = fmax (fmax (fabs (mpfr_get_d (f[0], MPFR_RNDN)),
-                                fabs (mpfr_get_d (f[1], MPFR_RNDN))),
-                          sh->mag_loss);
-      d->step = h;
-      gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], d->reference,
-                           d->d2h, tdiff, h);
-      gc__term_reference (&d->terms[GC_TERM_REFERENCE], GC_REF_MPFR, sh->p,
-                          sh->r->lambda_forward, sh->r->forward_depth, lmax, h,
-                          d->reference);
-      /* analytic <g, v> and sum |v_i| m_i  */
-      double wm = 0, w1 = 0;
-      if (v)
+      mpfr_set_zero (w->t2, 1);
+      for (size_t j = 0; j < n; j++)
         {
-          mpfr_set_zero (w->t2, 1);
-          for (size_t j = 0; j < n; j++)
-            {
-              mpfr_set_flt (w->prod, v[j], MPFR_RNDN);
-              mpfr_mul_d (w->prod, w->prod, (double) sh->g[j], MPFR_RNDN);
-              mpfr_add (w->t2, w->t2, w->prod, MPFR_RNDN);
-              wm += fabs ((double) v[j]) * sh->mag[j];
-              w1 += fabs ((double) v[j]);
-            }
-          d->analytic = mpfr_get_d (w->t2, MPFR_RNDN);
+          mpfr_set_flt (w->prod, v[j], MPFR_RNDN);
+          mpfr_mul_d (w->prod, w->prod, (double) sh->g[j], MPFR_RNDN);
+          mpfr_add (w->t2, w->t2, w->prod, MPFR_RNDN);
+          wm += fabs ((double) v[j]) * sh->mag[j];
+          w1 += fabs ((double) v[j]);
         }
-      else
-        {
-          d->analytic = sh->g[i];
-          wm = sh->mag[i];
-          w1 = 1;
-        }
-      gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
-                        sh->r->backward_depth, wm, w1);
-      gc__judge (d, jump_noise (sh, GC_REF_MPFR, lmax, h));
+      d->analytic = mpfr_get_d (w->t2, MPFR_RNDN);
     }
+  else
+    {
+      d->analytic = sh->g[i];
+      wm = sh->mag[i];
+      w1 = 1;
+    }
+  gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
+                    sh->r->backward_depth, wm, w1);
+  gc__judge (d, jump_noise (sh, GC_REF_MPFR, w->wp, lmax, hm, he,
+                            jump_coef (1, 1, 1, 2, 2)));
+  gc__judge_resolution (d);
+  return true;
+}
+
+/* Manual: "Confirming a direction".  Level A is consistent with the next,
+   finer level B when neither's truncation term exceeds the rest of its bar
+   and their references differ by no more than both truncation and both
+   rounding terms.  */
+static bool
+truncation_dominates (const gc_direction *a)
+{
+  return a->terms[GC_TERM_TRUNCATION].value
+         > a->terms[GC_TERM_REFERENCE].value + a->terms[GC_TERM_ADJOINT].value;
+}
+
+static bool
+levels_consistent (const gc_direction *a, const gc_direction *b)
+{
+  return !truncation_dominates (a) && !truncation_dominates (b)
+         && fabs (a->reference - b->reference)
+         <= a->terms[GC_TERM_TRUNCATION].value
+            + b->terms[GC_TERM_TRUNCATION].value
+            + a->terms[GC_TERM_REFERENCE].value
+            + b->terms[GC_TERM_REFERENCE].value;
+}
+
+/* The worker's MPFR variables at working precision P; at a raised P also
+   the centre value ("Raising the precision").  */
+static bool
+set_precision (worker *w, mpfr_prec_t p)
+{
+  shared *sh = w->sh;
+  w->wp = p;
+  mpfr_set_prec (w->lv, p);
+  mpfr_set_prec (w->lout, p);   /* the loss the model writes (its guards
+                                   after it keep their 2 bits) */
+  for (int k = 0; k < 4; k++)
+    mpfr_set_prec (w->f[k], p);
+  mpfr_set_prec (w->t2, 2 * p);
+  mpfr_set_prec (w->t3, 2 * p);
+  mpfr_set_prec (w->prod, 2 * p > 256 ? 2 * p : 256);
+  if (p == sh->p)
+    return true;
+  mpfr_set_prec (w->f0w, p);
+  return eval_mpfr (w, w->f0w);
+}
+
+static bool confirm_mpfr (worker *w, gc_direction *d, const float *v,
+                          double hm, long he);
+
+static bool
+direction_mpfr (worker *w, gc_direction *d)
+{
+  shared *sh = w->sh;
+  const float *v = NULL;
+  if (d->index == SIZE_MAX)
+    {
+      make_random (sh, d->id, w->v);
+      v = w->v;
+    }
+  double hm;
+  long he;
+  step_scaled (sh, d->index, d->id, &hm, &he);
+  d->level = 0;
+  if (!stencil_mpfr (w, d, v, hm, he))
+    return false;
+  /* Manual: "Raising the precision".  A direction the check cannot judge
+     because the reference's own rounding dominates its bar is evaluated
+     again at 2p, 4p, 8p, 16p (the default step shrinking with p) until the
+     rounding no longer dominates.  */
+  bool ok = true;
+  for (int up = 1; up <= 4 && d->verdict == GC_INCONCLUSIVE
+       && d->terms[GC_TERM_REFERENCE].value > d->terms[GC_TERM_ADJOINT].value;
+       up++)
+    {
+      mpfr_prec_t p2 = sh->p << up;
+      if (!gc__precision_usable (p2))
+        break;
+      if (!(ok = set_precision (w, p2)))
+        break;
+      if (!sh->user_step)
+        he -= (long) (p2 / 3) - (long) (p2 / 6);
+      gc_direction e = *d;
+      if (!(ok = stencil_mpfr (w, &e, v, hm, he)))
+        break;
+      *d = e;
+    }
+  if (ok)
+    ok = confirm_mpfr (w, d, v, hm, he);
+  if (w->wp != sh->p)
+    set_precision (w, sh->p);
   return ok;
+}
+
+static bool
+confirm_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
+{
+  shared *sh = w->sh;
+  /* Confirm a direction whose verdict could rest on a wrong truncation
+     estimate ("Confirming a direction"): it fails, is non-smooth, or its
+     truncation term exceeds the rest of its bar.  */
+  if (d->verdict != GC_FAIL && d->verdict != GC_NONSMOOTH
+      && !truncation_dominates (d))
+    return true;
+  /* Levels 0 .. k; level j is judged at when (j, j+1) and (j+1, j+2) are
+     consistent, or, where the descent stops at k, when (k-1, k) is.  */
+  gc_direction lv[9];
+  lv[0] = *d;
+  int k = 1;
+  for (; k <= 8; k++)
+    {
+      long hk = he - 8L * k;
+      /* stop before the reference rounding exceeds the adjoint term */
+      double ek = gc__eval_error_over_step (GC_REF_MPFR, w->wp,
+                                            sh->r->lambda_forward,
+                                            sh->r->forward_depth,
+                                            fmax (sh->mag_loss,
+                                                  fabs (sh->f0)), hm, hk);
+      if (ek > d->terms[GC_TERM_ADJOINT].value)
+        break;
+      lv[k] = *d;
+      lv[k].level = k;
+      if (!stencil_mpfr (w, &lv[k], v, hm, hk))
+        return false;
+      if (k >= 2 && levels_consistent (&lv[k - 2], &lv[k - 1])
+          && levels_consistent (&lv[k - 1], &lv[k]))
+        {
+          *d = lv[k - 2];
+          return true;
+        }
+    }
+  int last = k - 1;     /* the finest level evaluated */
+  /* No finer level possible: the first level's verdict stands,
+     unconfirmed.  */
+  if (last == 0)
+    return true;
+  if (levels_consistent (&lv[last - 1], &lv[last]))
+    {
+      *d = lv[last - 1];
+      return true;
+    }
+  /* Levels but no consistent run of them: the reference is not
+     trustworthy; the first level's values stay in the report.  */
+  d->level = -1;
+  d->verdict = GC_INCONCLUSIVE;
+  return true;
 }
 
 /* Float modes (f32, f64): rounded points, applied steps.  */
@@ -648,11 +810,13 @@ direction_float (worker *w, gc_direction *d)
     }
   gc__term_reference (&d->terms[GC_TERM_REFERENCE], sh->ref, sh->p,
                       sh->r->lambda_forward, sh->r->forward_depth, lmax,
-                      d->step, d->reference);
+                      d->step, 0, d->reference);
   gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
                     sh->r->backward_depth, wm, w1);
   d->jump = jump_estimate (fb[0], fb[1], fb[2], fb[3], sh->f0, a1, b1, a2, b2);
-  gc__judge (d, jump_noise (sh, sh->best, lmax, d->step));
+  gc__judge (d, jump_noise (sh, sh->best, sh->p, lmax, d->step, 0,
+                            jump_coef (d->step, a1, b1, a2, b2)));
+  gc__judge_resolution (d);
   return true;
 }
 
@@ -667,7 +831,7 @@ worker_free (worker *w)
         mpfr_clear (w->xm + j);
       free (w->xm);
       mpfr_clears (w->lv, w->t1, w->t2, w->t3, w->prod, w->f[0], w->f[1],
-                   w->f[2], w->f[3], (mpfr_ptr) 0);
+                   w->f[2], w->f[3], w->f0w, (mpfr_ptr) 0);
       for (int k = 0; k < 3; k++)
         mpfr_clear (w->lout + k);
     }
@@ -736,6 +900,8 @@ worker_init (worker *w, shared *sh, unsigned id, unsigned count)
           mpfr_init2 (w->lout + k, 2);
           mpfr_set_ui (w->lout + k, 3, MPFR_RNDN);
         }
+      mpfr_init2 (w->f0w, sh->p);
+      w->wp = sh->p;
     }
   return true;
 }
@@ -776,6 +942,52 @@ worker_run (void *arg)
   if (w->id != 0)
     mpfr_free_cache2 (MPFR_FREE_LOCAL_CACHE);
   return NULL;
+}
+
+/* After a parallel run: evaluate a few directions again on the calling
+   thread and compare the bits ("Determinism and reentrancy"): the worst
+   direction and the first, middle and last.  */
+static bool
+recheck_serial (shared *sh, worker *w)
+{
+  gc_result *r = sh->r;
+  size_t mine = r->n_directions, worst = 0;
+  if (mine == 0)
+    return true;
+  for (size_t k = 1; k < mine; k++)
+    if (r->dirs[k].nu > r->dirs[worst].nu)
+      worst = k;
+  size_t pos[4] = { worst, 0, mine / 2, mine - 1 };
+  for (int j = 0; j < 4; j++)
+    {
+      bool seen = false;
+      for (int i = 0; i < j; i++)
+        seen |= pos[i] == pos[j];
+      if (seen)
+        continue;
+      const gc_direction *d = &r->dirs[pos[j]];
+      gc_direction again = *d;
+      bool ok = sh->ref == GC_REF_MPFR ? direction_mpfr (w, &again)
+                                       : direction_float (w, &again);
+      if (!ok)
+        return false;
+      if (memcmp (&again.reference, &d->reference, sizeof d->reference)
+          || memcmp (&again.d2h, &d->d2h, sizeof d->d2h)
+          || memcmp (&again.jump, &d->jump, sizeof d->jump))
+        {
+          char nm[96];
+          if (d->index == SIZE_MAX)
+            snprintf (nm, sizeof nm, "random direction %zu", d->id);
+          else
+            gc_param_name (r, d->index, nm, sizeof nm);
+          gc__note_nondeterminism (r, GC_ND_THREADS, pos[j], d->reference,
+                                   again.reference,
+                                   "%s: D(h) = %.9g in parallel, %.9g "
+                                   "serially: a callback is not reentrant",
+                                   nm, d->reference, again.reference);
+        }
+    }
+  return true;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1046,6 +1258,12 @@ scales_and_magnitudes (shared *sh, const float *mag_model)
           double s = fmax (fabs ((double) sh->x[i]), rms);
           sh->scale[i] = s > 0 ? s : 1.0;
           sh->mag[i] = mag_model ? fabs ((double) mag_model[i]) : gmax;
+          /* A magnitude bounds its value: |x|^T|y| >= |x^T y| ("What the
+             bar assumes").  Below half of it is no rounding: counted.  */
+          double gi = fabs ((double) sh->g[i]);
+          if (sh->mag[i] < gi / 2)
+            sh->r->n_magnitude_low++;
+          sh->mag[i] = fmax (sh->mag[i], gi);
         }
     }
   double norm = sqrt (total_sq);
@@ -1057,12 +1275,19 @@ centre (shared *sh, worker *w0)
 {
   const gc_model *m = sh->m;
   gc_result *r = sh->r;
-  double lf32;
+  double lf32, again;
   /* Callbacks read the worker's copy of x, never the caller's buffer: a
      callback that writes into its input is seen (inputs_intact).  */
   if (!eval_f32 (w0, w0->xf, &lf32))
     return w0->st;
   r->loss_f32 = lf32;
+  /* Each callback twice at the centre ("Determinism and reentrancy").  */
+  if (!eval_f32 (w0, w0->xf, &again))
+    return w0->st;
+  if (memcmp (&lf32, &again, sizeof lf32) != 0)
+    gc__note_nondeterminism (r, GC_ND_LOSS, SIZE_MAX, lf32, again,
+                             "loss_f32 gave %.9g, then %.9g at the same point",
+                             lf32, again);
   int rc;
   if (m->loss_magnitude_f32)
     {
@@ -1114,6 +1339,39 @@ centre (shared *sh, worker *w0)
               "grad_f32 gave a non-finite value at parameter %zu", i);
         return w0->st;
       }
+  {
+    /* guarded like the first call's buffer (manual: "What is isolated") */
+    float *g2 = gc__guarded_alloc (sh->n * sizeof *g2);
+    if (!g2)
+      return GC_ENOMEM;
+    rc = m->grad_f32 (m->ctx, w0->xf, g2);
+    if (rc)
+      {
+        gc__guarded_free (g2);
+        fail (w0, GC_ECALLBACK, rc, "grad_f32 returned %d", rc);
+        return w0->st;
+      }
+    if (!gc__guarded_intact (g2, sh->n * sizeof *g2))
+      {
+        gc__guarded_free (g2);
+        fail (w0, GC_EOVERRUN, 0, "grad_f32 wrote outside its n = %zu "
+              "floats (second call)", sh->n);
+        return w0->st;
+      }
+    size_t at = gc__float_spread (sh->g, g2, sh->n);
+    if (at != SIZE_MAX)
+      {
+        char nm[96];
+        gc_param_name (r, at, nm, sizeof nm);
+        double a = sh->g[at], b = g2[at];
+        double big = fmax (fabs (a), fabs (b));
+        gc__note_nondeterminism (r, GC_ND_GRAD, at, a, b,
+                                 "grad_f32 gave %s = %.9g, then %.9g at the "
+                                 "same point (%.3g relative)", nm, a, b,
+                                 big > 0 ? fabs (a - b) / big : 0.0);
+      }
+    gc__guarded_free (g2);
+  }
   float *mag = NULL;
   if (m->grad_magnitude_f32)
     {
@@ -1161,10 +1419,24 @@ centre (shared *sh, worker *w0)
       if (!eval_mpfr (w0, sh->f0_mpfr))
         return w0->st;
       sh->f0 = mpfr_get_d (sh->f0_mpfr, MPFR_RNDN);
+      if (!eval_mpfr (w0, w0->lv))
+        return w0->st;
+      if (!mpfr_equal_p (w0->lv, sh->f0_mpfr))
+        gc__note_nondeterminism (r, GC_ND_REFERENCE, SIZE_MAX, sh->f0,
+                                 mpfr_get_d (w0->lv, MPFR_RNDN),
+                                 "loss_mpfr gave two values at the same point "
+                                 "(%.17g, then %.17g)", sh->f0,
+                                 mpfr_get_d (w0->lv, MPFR_RNDN));
       break;
     case GC_REF_F64:
       if (!eval_f64 (w0, w0->xd, &sh->f0))
         return w0->st;
+      if (!eval_f64 (w0, w0->xd, &again))
+        return w0->st;
+      if (memcmp (&again, &sh->f0, sizeof again) != 0)
+        gc__note_nondeterminism (r, GC_ND_REFERENCE, SIZE_MAX, sh->f0, again,
+                                 "loss_f64 gave %.17g, then %.17g at the same "
+                                 "point", sh->f0, again);
       break;
     case GC_REF_F32:
       sh->f0 = lf32;
@@ -1182,38 +1454,6 @@ centre (shared *sh, worker *w0)
   else
     r->forward_error_ulps = -1;
   return GC_OK;
-}
-
-void
-gc__summarise (gc_result *r)
-{
-  r->n_failed = r->n_nonsmooth = 0;
-  r->worst = SIZE_MAX;
-  r->worst_nu = 0;
-  for (size_t k = 0; k < r->n_directions; k++)
-    {
-      const gc_direction *d = &r->dirs[k];
-      if (d->verdict == GC_FAIL)
-        r->n_failed++;
-      else if (d->verdict == GC_NONSMOOTH)
-        r->n_nonsmooth++;
-      if (d->forward_error_ulps > r->forward_error_ulps
-          && r->reference == GC_REF_F32)
-        r->forward_error_ulps = d->forward_error_ulps;
-      if (r->worst == SIZE_MAX || d->nu > r->worst_nu)
-        {
-          r->worst = k;
-          r->worst_nu = d->nu;
-        }
-    }
-  if (r->status != GC_OK)
-    r->verdict = GC_ERROR;
-  else if (r->n_failed)
-    r->verdict = GC_FAIL;
-  else if (r->n_nonsmooth)
-    r->verdict = GC_NONSMOOTH;
-  else
-    r->verdict = GC_PASS;
 }
 
 gc_status
@@ -1308,6 +1548,10 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   r->n_directions = mine;
   r->forward_depth = m->forward_depth ? m->forward_depth : m->n;
   r->backward_depth = m->backward_depth ? m->backward_depth : m->n;
+  r->defaulted = (m->forward_depth ? 0 : GC_DEFAULTED_FORWARD_DEPTH)
+                 | (m->backward_depth ? 0 : GC_DEFAULTED_BACKWARD_DEPTH)
+                 | (m->grad_magnitude_f32 ? 0 : GC_DEFAULTED_MAGNITUDES)
+                 | (m->loss_magnitude_f32 ? 0 : GC_DEFAULTED_LOSS_MAGNITUDE);
   /* Two probabilistic bounds per direction (reference and adjoint).  */
   r->lambda_forward = gc__lambda (o->false_alarm, 2 * total, r->forward_depth);
   r->lambda_backward = gc__lambda (o->false_alarm, 2 * total,
@@ -1423,6 +1667,12 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
         }
       if (st == GC_OK)
         st = r->status;
+      if (st == GC_OK && nt > 1 && !recheck_serial (&sh, &ws[0]))
+        {
+          st = ws[0].st;
+          r->callback_code = ws[0].cb;
+          snprintf (r->detail, sizeof r->detail, "%s", ws[0].detail);
+        }
     }
   else if (ws && ready > 0 && ws[0].st != GC_OK)
     {
@@ -1447,7 +1697,9 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   if (st != GC_OK && !r->detail[0])
     snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (st));
   gc__summarise (r);
-  if (st == GC_OK)
+  /* A model that is not a function gets no failure diagnosis
+     ("Determinism and reentrancy").  */
+  if (st == GC_OK && !r->nondeterministic)
     {
       gc__diagnose (r);
       gc__predict_f64 (r, m->loss_f64 != NULL, sh.user_step);

@@ -80,9 +80,11 @@ gc__default_step_exponent (gc_reference ref, mpfr_prec_t p)
 const char *const gc__term_texts[2][GC_N_TERMS][3] = {
   { { "truncation", "|D(2h) - D(h)|", "Truncation" },
     { "reference rounding",
-      "lambda * sqrt(d_f) * ulp_p(M_L) / h + u_53 |D(h)|",
+      "max(lambda * sqrt(d_f) * ulp_p(M_L), gamma_d(2^-p) M_L [MPFR]) / h"
+      " + u_53 |D(h)|",
       "Reference rounding" },
-    { "adjoint rounding", "lambda * sqrt(d_b) * u * sum_i |w_i| m_i",
+    { "adjoint rounding",
+      "lambda * sqrt(d_b) * (u * sum_i |w_i| m_i + 2^-150 * sum_i |w_i|)",
       "Adjoint rounding" } },
   { { "f32 output rounding", "lambda * sqrt(d_o) * u * m_k",
       "The forward oracle" },
@@ -92,7 +94,8 @@ const char *const gc__term_texts[2][GC_N_TERMS][3] = {
 
 static const char *const input_names[] = {
   "lambda", "d_f", "d_b", "d_o", "p", "u", "h", "M_L", "ulp_p(M_L)", "D(h)",
-  "D(2h)", "|D(h)|", "sum |w_i| m_i", "sum |w_i|", "m_k", "|r|" };
+  "D(2h)", "|D(h)|", "sum |w_i| m_i", "sum |w_i|", "m_k", "|r|", "log2(h)",
+  "gamma_d(2^-p) M_L / h" };
 
 const char *
 gc__known_name (const char *s)
@@ -168,14 +171,57 @@ gc__eval_error (gc_reference ref, mpfr_prec_t p, double lambda, size_t depth,
   return lambda * sqrt ((double) depth) * gc__ulp (lmax, format_bits (ref, p));
 }
 
+/* Manual: "Reference rounding" and "Default precision and step": eps / h
+   for the step h = HM * 2^HE, formed from exponents, so that neither
+   ulp_p(M_L) nor h is ever a double below 2^-1074 (at p = 3300 both are;
+   the quotient underflows only where it is itself below 2^-1074).  */
+double
+gc__eval_error_over_step (gc_reference ref, mpfr_prec_t p, double lambda,
+                          size_t depth, double lmax, double hm, long he)
+{
+  if (lmax == 0 || !isfinite (lmax))
+    return 0;
+  int e;
+  frexp (fabs (lmax), &e);
+  double ex = (double) e - format_bits (ref, p) - (double) he;
+  if (ex < -2000)
+    return 0;
+  return ldexp (lambda * sqrt ((double) depth) / hm, (int) ex);
+}
+
+/* Manual: "Reference rounding".  gamma_d(2^-p) M_L / h for h = HM * 2^HE:
+   the deterministic first-order bound of a chain of DEPTH correctly rounded
+   operations at precision P, over the step, formed from exponents.  */
+double
+gc__gamma_over_step (mpfr_prec_t p, size_t depth, double lmax, double hm,
+                     long he)
+{
+  if (lmax == 0 || !isfinite (lmax))
+    return 0;
+  int e;
+  double f = frexp (fabs (lmax), &e);
+  double ex = (double) e - (double) p - (double) he;
+  if (ex < -2000)
+    return 0;
+  /* d 2^-p / (1 - d 2^-p): the denominator is 1 to double precision
+     whenever d 2^-p < 2^-53, and gc__precision_usable keeps p >= 25 */
+  double du = ldexp ((double) depth, -(int) (p < 1000 ? p : 1000));
+  double den = du < 1 ? 1 - du : 0;
+  if (den <= 0)
+    return INFINITY;
+  return ldexp ((double) depth * f / (hm * den), (int) ex);
+}
+
 /* Manual: "Reference rounding".  D(h) = (f(x+h) - f(x-h)) / 2h carries the
    two evaluation errors divided by 2h: at most eps/h.  D itself is
-   delivered as a double, rounded once more: u_53 |D|.  */
+   delivered as a double, rounded once more: u_53 |D|.  The step is
+   h = HM * 2^HE ("Default precision and step").  */
 void
 gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
-                    double lambda, size_t depth, double lmax, double h,
-                    double d)
+                    double lambda, size_t depth, double lmax, double hm,
+                    long he, double d)
 {
+  double h = ldexp (hm, (int) (he < -4000 ? -4000 : he));
   term_texts (t, 0, GC_TERM_REFERENCE);
   add_input (t, "lambda", lambda);
   add_input (t, "d_f", (double) depth);
@@ -184,14 +230,26 @@ gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
   add_input (t, "ulp_p(M_L)", gc__ulp (lmax, format_bits (ref, p)));
   add_input (t, "h", h);
   add_input (t, "|D(h)|", fabs (d));
-  t->value = gc__eval_error (ref, p, lambda, depth, lmax) / h
-             + GC_U64 * fabs (d);
+  add_input (t, "log2(h)", log2 (hm) + (double) he);
+  double eps_h = gc__eval_error_over_step (ref, p, lambda, depth, lmax, hm,
+                                           he);
+  if (ref == GC_REF_MPFR)
+    {
+      /* Manual: "Reference rounding": the deterministic first-order bound
+         gamma_d = d 2^-p / (1 - d 2^-p) of the MPFR forward, beside the
+         probabilistic one; the larger is taken (it costs nothing).  */
+      double g = gc__gamma_over_step (p, depth, lmax, hm, he);
+      add_input (t, "gamma_d(2^-p) M_L / h", g);
+      eps_h = fmax (eps_h, g);
+    }
+  t->value = eps_h + GC_U64 * fabs (d);
 }
 
 /* Manual: "Adjoint rounding".  Element i of the f32 backward errs by at
-   most lambda*sqrt(d_b)*u*m_i, m_i the magnitude of its computation; along
-   the applied direction w the errors add up to at most
-   lambda*sqrt(d_b)*u*sum_i |w_i| m_i.  */
+   most lambda*sqrt(d_b)*(u*m_i + 2^-150), m_i the magnitude of its
+   computation, 2^-150 the absolute error of a rounding in the subnormal
+   range; along the applied direction w the errors add up to at most
+   lambda*sqrt(d_b)*(u*sum_i |w_i| m_i + 2^-150 sum_i |w_i|).  */
 void
 gc__term_adjoint (gc_term *t, double lambda, size_t depth,
                   double weighted_magnitude, double norm1_w)
@@ -202,7 +260,8 @@ gc__term_adjoint (gc_term *t, double lambda, size_t depth,
   add_input (t, "u", GC_U32);
   add_input (t, "sum |w_i| m_i", weighted_magnitude);
   add_input (t, "sum |w_i|", norm1_w);
-  t->value = lambda * sqrt ((double) depth) * GC_U32 * weighted_magnitude;
+  t->value = lambda * sqrt ((double) depth)
+             * (GC_U32 * weighted_magnitude + 0x1p-150 * norm1_w);
 }
 
 /* Manual: "The forward oracle".  Output k of the f32 forward errs by at

@@ -3,7 +3,8 @@
 /* gradcheck-check.h -- run a gradient check inside a Check test.
 
    gc_ck_assert_gradient (model, x, opts) passes when the check's verdict is
-   pass, and otherwise fails the current Check test at the caller's file and
+   pass (not inconclusive: manual "Inconclusive directions"), and otherwise
+   fails the current Check test at the caller's file and
    line with the check's text report (verdict, worst element, bar terms) as
    the message.  gc_ck_assert_gradient_fails asserts the opposite: that the
    check runs and fails (a known bug must be seen).

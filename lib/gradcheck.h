@@ -245,8 +245,24 @@ typedef enum gc_verdict
   GC_PASS = 0,
   GC_FAIL,
   GC_NONSMOOTH,      /* the loss has a kink inside the stencil: neither */
-  GC_ERROR
+  GC_ERROR,
+  /* The check cannot judge: a direction whose bar is at least its
+     reference (resolution >= 1), or whose reference could not be trusted;
+     a check with one such direction and no failure (manual: "Inconclusive
+     directions").  Neither pass nor fail.  */
+  GC_INCONCLUSIVE,
+  /* The model is not a function: a callback gave different bits for the
+     same point, or the same direction gave different values in parallel
+     and serially (manual: "Determinism and reentrancy").  */
+  GC_NONDETERMINISTIC
 } gc_verdict;
+
+/* What was seen non-deterministic (gc_result.nondeterministic).  */
+enum { GC_ND_LOSS = 1, GC_ND_GRAD = 2, GC_ND_REFERENCE = 4,
+       GC_ND_THREADS = 8 };
+/* Which inputs of the bar were defaulted (gc_result.defaulted).  */
+enum { GC_DEFAULTED_FORWARD_DEPTH = 1, GC_DEFAULTED_BACKWARD_DEPTH = 2,
+       GC_DEFAULTED_MAGNITUDES = 4, GC_DEFAULTED_LOSS_MAGNITUDE = 8 };
 
 const char *gc_verdict_name (gc_verdict v);   /* "pass", "fail", ... */
 const char *gc_reference_name (gc_reference r); /* "mpfr", "f32", "f64" */
@@ -258,7 +274,7 @@ typedef struct gc_input
   double value;
 } gc_input;
 
-#define GC_TERM_MAX_INPUTS 8
+#define GC_TERM_MAX_INPUTS 10
 
 enum { GC_TERM_TRUNCATION = 0, GC_TERM_REFERENCE, GC_TERM_ADJOINT,
        GC_N_TERMS };
@@ -298,6 +314,10 @@ typedef struct gc_direction
      (measured against the more precise forward); -1 when not measured.  */
   double forward_error_ulps;
   gc_term terms[GC_N_TERMS];
+  /* The confirmation level the direction was judged at: its step is the
+     first step / 2^(8 level); -1 when no two levels agreed and the
+     reference is not trustworthy (manual: "Confirming a direction").  */
+  int level;
 } gc_direction;
 
 /* What the diagnosis found among the failing directions.  */
@@ -404,6 +424,29 @@ typedef struct gc_result
      the f64 reference's predicted terms to the adjoint term.  */
   int f64_same_verdict;
   double f64_term_ratio;
+  /* Inconclusive directions, and the distribution of the resolution over
+     the judged directions (manual: "Inconclusive directions"): median,
+     worst (NaN when none was judged) and its position in dirs[] (SIZE_MAX
+     when none), how many are coarser than 1e-3 and how many are blind
+     (resolution >= 1).  */
+  size_t n_inconclusive;
+  double resolution_median, resolution_worst;
+  size_t blindest;
+  size_t n_resolution_coarse, n_resolution_blind;
+  /* GC_ND_* flags of what gave different bits when called again (0: all
+     deterministic), and the spread: the element (or direction position)
+     that moved most, its two values, and a sentence in nd_detail (manual:
+     "Determinism and reentrancy").  */
+  unsigned nondeterministic;
+  /* GC_DEFAULTED_* flags: the inputs of the bar the model did not declare
+     (manual: "What the bar assumes"); and how many magnitudes m_i were
+     below half the value |g_i| they bound (each m_i is raised to |g_i|:
+     |x|^T|y| >= |x^T y|).  */
+  unsigned defaulted;
+  size_t n_magnitude_low;
+  size_t nd_index;
+  double nd_first, nd_second;
+  char nd_detail[200];
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

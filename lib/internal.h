@@ -64,6 +64,24 @@ int gc__default_step_exponent (gc_reference ref, mpfr_prec_t p);
 /* Status names as the JSON report writes them ("ECALLBACK").  */
 const char *gc__status_name (gc_status s);
 int gc__status_from_name (const char *name);
+/* The verdict named NAME ("inconclusive"), -1 for none: for reports read
+   back (the inverse of gc_verdict_name).  */
+int gc__verdict_from_name (const char *name);
+/* (noise.c) The element where A and B (N floats) differ most, relative to
+   the larger of the two (absolute where both are 0), or SIZE_MAX when they
+   are bitwise equal.  */
+size_t gc__float_spread (const float *a, const float *b, size_t n);
+/* (noise.c) Record that WHAT (GC_ND_*) gave different bits, with the
+   element INDEX (SIZE_MAX: none), both values and a sentence; the first
+   record's values and sentence are kept (manual: "Determinism and
+   reentrancy").  */
+void gc__note_nondeterminism (gc_result *r, unsigned what, size_t index,
+                              double first, double second, const char *fmt,
+                              ...) __attribute__ ((format (printf, 6, 7)));
+/* (judge.c) A passing gradient direction whose resolution is >= 1 and
+   whose reference terms are at least its adjoint term is inconclusive
+   (manual: "Inconclusive directions").  */
+void gc__judge_resolution (gc_direction *d);
 
 /* Shared by gc_check and gc_forward_check (check.c).  */
 gc_status gc__copy_blocks (gc_result *r, const gc_block *blocks, size_t nb);
@@ -76,6 +94,8 @@ bool gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n);
    point X of N floats holds NaN or Inf.  */
 gc_status gc__point_finite (const float *x, size_t n, char *detail,
                             size_t size);
+/* Counts, worst direction and verdict of R from its directions
+   (judge.c).  */
 void gc__summarise (gc_result *r);
 
 /* The identity of a check (identity.c, manual: "Merging shards"): set
@@ -124,9 +144,19 @@ void gc__detail_status (gc_result *r, const gc_model *m, const gc_options *o);
 /* Term constructors (errmodel.c).  */
 void gc__term_truncation (gc_term *t, double d1, double d2, double diff,
                           double h);
+/* The step is h = HM * 2^HE (manual: "Default precision and step").  */
 void gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
-                         double lambda, size_t depth, double lmax, double h,
-                         double d);
+                         double lambda, size_t depth, double lmax, double hm,
+                         long he, double d);
+/* gamma_depth(2^-P) * lmax / h for h = HM * 2^HE (manual: "Reference
+   rounding"), without forming either as a double.  */
+double gc__gamma_over_step (mpfr_prec_t p, size_t depth, double lmax,
+                            double hm, long he);
+/* lambda * sqrt(depth) * ulp_p(lmax) / h for h = HM * 2^HE, without forming
+   either as a double.  */
+double gc__eval_error_over_step (gc_reference ref, mpfr_prec_t p,
+                                 double lambda, size_t depth, double lmax,
+                                 double hm, long he);
 void gc__term_adjoint (gc_term *t, double lambda, size_t depth,
                        double weighted_magnitude, double norm1_w);
 /* The terms' name, formula and manual section by check kind (0 gradient,
@@ -138,7 +168,7 @@ const char *gc__known_name (const char *s);
    precision P, reference R (manual: "The forward oracle").  */
 void gc__terms_output (gc_term t[GC_N_TERMS], double lambda, size_t depth,
                        mpfr_prec_t p, double mk, double r);
-/* Sum D's terms into its bar and judge it: diff, nu, resolution, verdict;
+/* (judge.c) Sum D's terms into its bar and judge it: diff, nu, resolution, verdict;
    non-smooth when its kink estimate exceeds the bar plus NOISE_J.  */
 void gc__judge (gc_direction *d, double noise_j);
 /* Value of the reference-rounding epsilon (per evaluation) for a forward of

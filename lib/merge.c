@@ -124,8 +124,6 @@ lookup (const char *s, const char *const *names, int n)
 static gc_status
 direction (gc_result *r, const json_t *o, gc_direction *d, bool full)
 {
-  static const char *const verdicts[] = { "pass", "fail", "non-smooth",
-                                          "error" };
   double v;
   size_t id;
   if (!json_is_object (o) || !size (o, "id", &id))
@@ -135,10 +133,20 @@ direction (gc_result *r, const json_t *o, gc_direction *d, bool full)
     d->index = SIZE_MAX;
   else if (!size (o, "index", &d->index) || d->index == SIZE_MAX)
     return GC_EFORMAT;
-  int vd = lookup (str (o, "verdict"), verdicts, 4);
+  const char *vname = str (o, "verdict");
+  int vd = vname ? gc__verdict_from_name (vname) : -1;
   if (vd < 0)
     return GC_EFORMAT;
   d->verdict = (gc_verdict) vd;
+  /* the confirmation level (absent in older reports: 0) */
+  const json_t *lj = json_object_get (o, "level");
+  if (!lj)
+    d->level = 0;
+  else if (!json_is_integer (lj) || json_integer_value (lj) < -1
+           || json_integer_value (lj) > 64)
+    return GC_EFORMAT;
+  else
+    d->level = (int) json_integer_value (lj);
   struct { const char *key; double *dst; } f[] = {
     { "analytic", &d->analytic }, { "reference", &d->reference },
     { "d2h", &d->d2h }, { "diff", &d->diff }, { "bar", &d->bar },
@@ -339,8 +347,6 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
   static const char *const kinds[] = { "gradient", "forward" };
   static const char *const refs[] = { "mpfr", "f32", "f64" };
   static const char *const dirkinds[] = { "all", "random", "list" };
-  static const char *const verdicts[] = { "pass", "fail", "non-smooth",
-                                          "error" };
   if (!text || !out)
     return GC_EINVAL;
   *out = NULL;
@@ -370,7 +376,8 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
   if ((k = lookup (str (j, "directions"), dirkinds, 3)) < 0)
     return fail (r, j, GC_EFORMAT);
   r->direction_kind = (gc_direction_kind) k;
-  if ((k = lookup (str (j, "verdict"), verdicts, 4)) < 0)
+  const char *vname = str (j, "verdict");
+  if (!vname || (k = gc__verdict_from_name (vname)) < 0)
     return fail (r, j, GC_EFORMAT);
   r->verdict = (gc_verdict) k;
   const char *sname = str (j, "status");
@@ -395,6 +402,33 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
     return fail (r, j, GC_EFORMAT);
   r->precision = (mpfr_prec_t) prec;
   r->seed = seed;
+  /* What the check found of the model itself (absent in older reports:
+     nothing): manual "Determinism and reentrancy", "What the bar
+     assumes".  */
+  size_t flags;
+  if (json_object_get (j, "nondeterministic"))
+    {
+      const char *nd = str (j, "nd_detail");
+      if (!size (j, "nondeterministic", &flags) || flags > 0xffff || !nd
+          || !num (j, "nd_first", &r->nd_first)
+          || !num (j, "nd_second", &r->nd_second))
+        return fail (r, j, GC_EFORMAT);
+      r->nondeterministic = (unsigned) flags;
+      snprintf (r->nd_detail, sizeof r->nd_detail, "%s", nd);
+      if (json_is_null (json_object_get (j, "nd_index")))
+        r->nd_index = SIZE_MAX;
+      else if (!size (j, "nd_index", &r->nd_index))
+        return fail (r, j, GC_EFORMAT);
+    }
+  else
+    r->nd_index = SIZE_MAX;
+  if (json_object_get (j, "defaulted"))
+    {
+      if (!size (j, "defaulted", &flags) || flags > 0xffff
+          || !size (j, "n_magnitude_low", &r->n_magnitude_low))
+        return fail (r, j, GC_EFORMAT);
+      r->defaulted = (unsigned) flags;
+    }
   /* random directions per block (absent: over the whole vector)  */
   if (json_object_get (j, "random_per_block")
       && !size (j, "random_per_block", &r->random_per_block))
@@ -699,6 +733,16 @@ gc_result_merge (gc_result *const *shards, size_t n, gc_result **out)
         }
       if (sh->forward_error_ulps > r->forward_error_ulps)
         r->forward_error_ulps = sh->forward_error_ulps;
+      /* a model seen non-deterministic in any shard is so in the whole
+         check (manual: "Determinism and reentrancy") */
+      if (sh->nondeterministic && !r->nondeterministic)
+        {
+          r->nd_index = sh->nd_index;
+          r->nd_first = sh->nd_first;
+          r->nd_second = sh->nd_second;
+          snprintf (r->nd_detail, sizeof r->nd_detail, "%s", sh->nd_detail);
+        }
+      r->nondeterministic |= sh->nondeterministic;
       for (size_t q = 0; q < sh->n_directions; q++)
         {
           size_t id = sh->dirs[q].id;
@@ -748,7 +792,16 @@ gc_result_merge (gc_result *const *shards, size_t n, gc_result **out)
       /* Every verdict from the direction's own numbers, by the judge of
          gc_check: a stored verdict is not trusted.  */
       for (size_t q = 0; q < total; q++)
-        gc__judge (&r->dirs[q], stored_jump_noise (r, &r->dirs[q]));
+        {
+          gc_direction *d = &r->dirs[q];
+          gc__judge (d, stored_jump_noise (r, d));
+          /* no two confirmation levels agreed: the reference could not be
+             trusted (manual: "Confirming a direction") */
+          if (d->level < 0)
+            d->verdict = GC_INCONCLUSIVE;
+          else
+            gc__judge_resolution (d);
+        }
       r->detail[0] = 0;
     }
   /* the merged result is the unsharded check  */

@@ -367,7 +367,8 @@ direction_json (const gc_result *r, const gc_direction *d, bool terms)
   json_t *a = json_array ();
   for (int t = 0; ok && a && t < GC_N_TERMS; t++)
     ok = push (a, terms ? term_json (&d->terms[t]) : jnum (d->terms[t].value));
-  ok = ok && put (o, terms ? "terms" : "term_values", json_incref (a));
+  ok = ok && put (o, terms ? "terms" : "term_values", json_incref (a))
+       && put (o, "level", json_integer (d->level));
   json_decref (a);
   if (!ok)
     {
@@ -594,6 +595,51 @@ f64_text (gc__buf *b, const gc_result *r)
                     "of the adjoint term): keep MPFR\n", r->f64_term_ratio);
 }
 
+/* Which inputs of the bar were declared and which defaulted (manual:
+   "What the bar assumes").  */
+static void
+inputs_text (gc__buf *b, const gc_result *r)
+{
+  unsigned d = r->defaulted;
+  gc__buf_printf (b, "inputs: d_f %zu%s, d_b %zu%s, magnitudes %s, M_L %s\n",
+                  r->forward_depth, d & GC_DEFAULTED_FORWARD_DEPTH
+                  ? " (NOT DECLARED: n used)" : "",
+                  r->backward_depth, d & GC_DEFAULTED_BACKWARD_DEPTH
+                  ? " (NOT DECLARED: n used)" : "",
+                  d & GC_DEFAULTED_MAGNITUDES
+                  ? "defaulted (largest |g| per tensor)" : "the model's",
+                  d & GC_DEFAULTED_LOSS_MAGNITUDE ? "defaulted (|L|)"
+                  : "the model's");
+  if (r->n_magnitude_low)
+    gc__buf_printf (b, "  %zu magnitude(s) below half the gradient value they "
+                    "bound (m_i < |g_i| / 2: no rounding does that); each "
+                    "raised to |g_i|: check grad_magnitude_f32\n",
+                    r->n_magnitude_low);
+}
+
+/* The distribution of the resolution (manual: "Inconclusive
+   directions"), and the blindest direction when one is blind.  */
+static void
+resolution_text (gc__buf *b, const gc_result *r)
+{
+  if (r->blindest == SIZE_MAX)
+    return;
+  gc__buf_printf (b, "resolution: median %.3g, worst %.3g; %zu of %zu "
+                  "directions coarser than 1e-3, %zu blind (>= 1: a 100%% "
+                  "error passes there)\n", r->resolution_median,
+                  r->resolution_worst, r->n_resolution_coarse,
+                  r->n_directions, r->n_resolution_blind);
+  if (r->n_inconclusive)
+    {
+      gc__buf_printf (b, "inconclusive: the check cannot judge %zu "
+                      "direction(s); the blindest, ", r->n_inconclusive);
+      put_label (b, r, &r->dirs[r->blindest], GC__ESC_TEXT);
+      gc__buf_printf (b, ", has bar %.3e against a reference of %.3e\n",
+                      r->dirs[r->blindest].bar,
+                      r->dirs[r->blindest].reference);
+    }
+}
+
 static void
 report_text (gc__buf *b, const gc_result *r)
 {
@@ -638,24 +684,47 @@ report_text (gc__buf *b, const gc_result *r)
                     r->loss_f32, r->loss_reference, r->loss_magnitude);
   if (!fwd && r->forward_error_ulps >= 0)
     forward_agreement_text (b, r);
-  gc__buf_puts (b, fwd ? "\n" : "\n\n");
+  gc__buf_puts (b, "\n");
+  if (!fwd)
+    {
+      inputs_text (b, r);
+      gc__buf_puts (b, "\n");
+    }
   const char *vname = r->verdict == GC_PASS ? "PASS" : r->verdict == GC_FAIL
                       ? "FAIL" : r->verdict == GC_NONSMOOTH ? "NON-SMOOTH"
+                      : r->verdict == GC_INCONCLUSIVE ? "INCONCLUSIVE"
+                      : r->verdict == GC_NONDETERMINISTIC ? "NON-DETERMINISTIC"
                       : "ERROR";
   if (fwd)
     gc__buf_printf (b, "verdict: %s -- %zu of %zu outputs off; worst nu = "
                     "%.3g\n", vname, r->n_failed, r->n_directions,
                     r->worst_nu);
   else
-    gc__buf_printf (b, "verdict: %s -- %zu failed, %zu non-smooth of %zu; "
-                    "worst nu = %.3g\n", vname, r->n_failed, r->n_nonsmooth,
-                    r->n_directions, r->worst_nu);
+    {
+      gc__buf_printf (b, "verdict: %s -- %zu failed, %zu non-smooth",
+                      vname, r->n_failed, r->n_nonsmooth);
+      if (r->n_inconclusive)
+        gc__buf_printf (b, ", %zu inconclusive", r->n_inconclusive);
+      gc__buf_printf (b, " of %zu; worst nu = %.3g\n", r->n_directions,
+                      r->worst_nu);
+    }
+  /* The findings first (a forward disagreement, a non-deterministic
+     model, the diagnosis), then the resolution and the tensors.  */
+  if (r->nondeterministic)
+    {
+      gc__buf_puts (b, "non-deterministic model: ");
+      put_esc (b, r->nd_detail, GC__ESC_TEXT);
+      gc__buf_puts (b, "; no single gradient to judge (the directions below "
+                    "used the first call's)\n");
+    }
   if (r->diagnosis.kind != GC_DIAG_NONE)
     {
       gc__buf_puts (b, "diagnosis: ");
       put_esc (b, r->diagnosis.text, GC__ESC_TEXT);
       gc__buf_puts (b, "\n");
     }
+  if (!fwd)
+    resolution_text (b, r);
   tensors_text (b, r, "");
   f64_text (b, r);
   if (r->worst == SIZE_MAX)
@@ -675,7 +744,23 @@ report_text (gc__buf *b, const gc_result *r)
   gc__buf_printf (b, "  resolution   %.3e   (bar / |reference|: the smallest "
                   "relative error this check sees here)\n", d->resolution);
   if (!fwd)
-    gc__buf_printf (b, "  step h       %.6g\n", d->step);
+    {
+      gc__buf_printf (b, "  step h       %.6g\n", d->step);
+      /* manual: "Confirming a direction", "Raising the precision" */
+      if (d->level > 0)
+        gc__buf_printf (b, "  confirmed    at level %d: step h / 2^%d (the "
+                        "first step's truncation estimate did not hold)\n",
+                        d->level, 8 * d->level);
+      else if (d->level < 0)
+        gc__buf_printf (b, "  unconfirmed  no two finer steps agreed: the "
+                        "reference is not trustworthy here\n");
+      const gc_term *e = &d->terms[GC_TERM_REFERENCE];
+      if (r->reference == GC_REF_MPFR && e->n_inputs > 2
+          && e->inputs[2].value != (double) r->precision)
+        gc__buf_printf (b, "  precision    raised to %.0f bits (the %ld-bit "
+                        "reference's rounding dominated)\n",
+                        e->inputs[2].value, (long) r->precision);
+    }
   gc__buf_puts (b, "\n");
   gc__buf_puts (b, "derivation (manual, chapter \"Deriving the pass bar\"):\n");
   derivation_text (b, d, "  ");
@@ -717,7 +802,17 @@ report_json (const gc_result *r)
     && put (o, "shard_index", juint (r->shard_index))
     && put (o, "shard_count", juint (r->shard_count))
     && put (o, "n_failed", juint (r->n_failed))
-    && put (o, "n_nonsmooth", juint (r->n_nonsmooth));
+    && put (o, "n_nonsmooth", juint (r->n_nonsmooth))
+    && put (o, "n_inconclusive", juint (r->n_inconclusive))
+    /* manual: "Determinism and reentrancy", "What the bar assumes" */
+    && put (o, "nondeterministic", juint (r->nondeterministic))
+    && put (o, "nd_detail", jstr (r->nd_detail))
+    && put (o, "nd_index", r->nd_index == SIZE_MAX ? json_null ()
+                           : juint (r->nd_index))
+    && put (o, "nd_first", jnum (r->nd_first))
+    && put (o, "nd_second", jnum (r->nd_second))
+    && put (o, "defaulted", juint (r->defaulted))
+    && put (o, "n_magnitude_low", juint (r->n_magnitude_low));
   const gc_identity *id = &r->identity;
   char version[sizeof id->version + 1];
   memcpy (version, id->version, sizeof id->version);
@@ -808,19 +903,28 @@ report_tap (gc__buf *b, const gc_result *r)
       gc__buf_puts (b, "\n");
       return;
     }
-  gc__buf_printf (b, "1..%zu\n", r->n_directions);
+  /* A non-deterministic model is one more test point, not ok ("Determinism
+     and reentrancy").  */
+  gc__buf_printf (b, "1..%zu\n", r->n_directions
+                  + (r->nondeterministic ? 1 : 0));
   gc__buf_printf (b, "# gradcheck %s: model ", GC_VERSION_STRING);
   put_esc (b, r->model_name, GC__ESC_TAP);
   gc__buf_printf (b, ", reference %s\n", gc_reference_name (r->reference));
   for (size_t k = 0; k < r->n_directions; k++)
     {
       const gc_direction *d = &r->dirs[k];
-      const char *ok = d->verdict == GC_FAIL ? "not ok" : "ok";
+      /* An inconclusive direction is neither ok nor a failure: TAP's
+         "not ok # TODO" (manual: "Inconclusive directions").  */
+      const char *ok = d->verdict == GC_FAIL || d->verdict == GC_INCONCLUSIVE
+                       ? "not ok" : "ok";
       gc__buf_printf (b, "%s %zu - ", ok, k + 1);
       put_label (b, r, d, GC__ESC_TAP);
       gc__buf_printf (b, " nu=%.3g", d->nu);
       if (d->verdict == GC_NONSMOOTH)
         gc__buf_puts (b, " # SKIP non-smooth point");
+      if (d->verdict == GC_INCONCLUSIVE)
+        gc__buf_printf (b, " # TODO inconclusive: resolution %.3g >= 1, a "
+                        "100%% error passes here", d->resolution);
       gc__buf_puts (b, "\n");
       if (d->verdict == GC_FAIL)
         gc__buf_printf (b, "#   analytic %.9g reference %.9g bar %.3e\n",
@@ -833,6 +937,14 @@ report_tap (gc__buf *b, const gc_result *r)
       gc__buf_puts (b, "\n");
     }
   tensors_text (b, r, "# ");
+  if (r->nondeterministic)
+    {
+      gc__buf_printf (b, "not ok %zu - the model is deterministic: ",
+                      r->n_directions + 1);
+      put_esc (b, r->nd_detail, GC__ESC_TAP);
+      gc__buf_puts (b, "\n");
+    }
+  gc__buf_printf (b, "# verdict: %s\n", gc_verdict_name (r->verdict));
 }
 
 char *

@@ -62,8 +62,19 @@ gc_verdict_name (gc_verdict v)
     case GC_FAIL: return "fail";
     case GC_NONSMOOTH: return "non-smooth";
     case GC_ERROR: return "error";
+    case GC_INCONCLUSIVE: return "inconclusive";
+    case GC_NONDETERMINISTIC: return "non-deterministic";
     }
   return "unknown";
+}
+
+int
+gc__verdict_from_name (const char *name)
+{
+  for (int v = GC_PASS; v <= GC_NONDETERMINISTIC; v++)
+    if (strcmp (gc_verdict_name ((gc_verdict) v), name) == 0)
+      return v;
+  return -1;
 }
 
 const char *

@@ -43,7 +43,10 @@ START_TEST (test_f32_noise_covered)
       pick (&o, t->n, gct_seed () + s);
       o.reference = GC_REF_F32;
       gc_result *r = gct_check_ok (&t->model, t->x, &o);
-      ck_assert_msg (r->verdict == GC_PASS, "seed %llu: worst nu %g",
+      /* no false alarm; blind directions are inconclusive (manual:
+         "Inconclusive directions")  */
+      ck_assert_msg (r->verdict == GC_PASS || r->verdict == GC_INCONCLUSIVE,
+                     "seed %llu: worst nu %g",
                      (unsigned long long) (gct_seed () + s), r->worst_nu);
       double max_err = 0, max_term = 0;
       for (size_t k = 0; k < r->n_directions; k++)
@@ -83,7 +86,8 @@ START_TEST (test_injected_error_fails)
   pick (&o, t->n, gct_seed ());
   o.reference = refs[_i];
   gc_result *r = gct_check_ok (&t->model, t->x, &o);
-  ck_assert_int_eq (r->verdict, GC_PASS);
+  /* no failure (an f32 reference may leave directions inconclusive) */
+  ck_assert (r->verdict == GC_PASS || r->verdict == GC_INCONCLUSIVE);
   const gc_direction *d = &r->dirs[17];
   size_t at = d->index;
   double bump = 2 * d->bar;

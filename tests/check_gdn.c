@@ -67,7 +67,12 @@ START_TEST (test_correct_passes)
         o.seed = seed;
         gc_result *r = NULL;
         gc_status st = gc_check (&inst->model, inst->x, &o, &r);
-        ck_assert_msg (st == GC_OK && r->verdict == GC_PASS,
+        /* No false alarm.  An f32 reference may be blind on some
+           directions (resolution >= 1): inconclusive, never a failure
+           (manual: "Inconclusive directions").  */
+        ck_assert_msg (st == GC_OK && (r->verdict == GC_PASS
+                                       || (ref && r->verdict
+                                           == GC_INCONCLUSIVE)),
                        "T=%ld BT=%ld gate=%d seed=%llu ref=%s: %s, worst nu "
                        "%g", T, BT, gate, (unsigned long long) seed,
                        ref ? "f32" : "mpfr", st ? gc_strerror (st)

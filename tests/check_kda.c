@@ -93,7 +93,10 @@ START_TEST (test_correct_passes)
           double nu;
           gc_verdict v = gradient (inst, ref ? GC_REF_F32 : GC_REF_MPFR,
                                    GC_DIR_RANDOM, seed, &nu);
-          ck_assert_msg (v == GC_PASS, "chunk=%ld HV=%ld strong=%ld gate=%ld "
+          /* an f32 reference may be blind somewhere: inconclusive, never
+             a failure (manual: "Inconclusive directions")  */
+          ck_assert_msg (v == GC_PASS || (ref && v == GC_INCONCLUSIVE),
+                         "chunk=%ld HV=%ld strong=%ld gate=%ld "
                          "seed=%llu %s: %s, worst nu %g", chunk, hv, strong,
                          gate, (unsigned long long) seed, ref ? "f32" : "mpfr",
                          gc_verdict_name (v), nu);
@@ -146,7 +149,11 @@ START_TEST (test_mutants)
   gc_verdict want_oracle = inert ? GC_PASS : table[k].oracle;
   double nu;
   gc_verdict v = gradient (inst, GC_REF_F32, GC_DIR_ALL, 1, &nu);
-  ck_assert_msg (v == want_f32, "%s chunk=%ld: f32 gradient check %s (worst "
+  /* Where the f32 check is expected to pass, a blind direction makes it
+     inconclusive instead: either way it does not fail.  */
+  ck_assert_msg (v == want_f32 || (want_f32 == GC_PASS
+                                   && v == GC_INCONCLUSIVE),
+                 "%s chunk=%ld: f32 gradient check %s (worst "
                  "nu %g)", table[k].name, chunk, gc_verdict_name (v), nu);
   v = gradient (inst, GC_REF_MPFR, GC_DIR_ALL, 1, &nu);
   ck_assert_msg (v == want_mpfr, "%s chunk=%ld: MPFR gradient check %s (worst "

@@ -6,7 +6,7 @@
 # callbacks (overrun, NaN, exit, hang), --timeout, long plugin paths, and
 # --dump over bad descriptions, planted symlinks, a size limit, SIGINT and
 # a concurrent dump.  Each must end with a message and the documented exit
-# status (0 pass, 1 fail, 2 usage or input, 3 internal, 4 the model failed),
+# status (0 pass, 1 fail, 2 usage or input, 3 internal, 4 inconclusive, 5 the model failed),
 # never a crash or a status that claims a pass the command did not print.
 . "${srcdir:-.}/tests/tap.sh"
 G=$GRADCHECK
@@ -79,15 +79,15 @@ outcome 2 "cannot be read" "n = x_count = 2^28 over 4 floats is refused" $G run 
 outcome 2 "the point x holds NaN or Inf" "NaN in the point is named as such, exit 2" $G run --plugin "$L" --ref f64 --shape nanx
 check "... naming the element" grep -q 'x\[1\]' "$TMPD/err"
 
-# Callbacks that misbehave: exit 4, the model's failure
-outcome 4 "grad_f32 wrote outside" "a backward writing 16 floats past n" $G run --plugin "$L" --ref f64 --shape overrun
-outcome 4 "grad_f32 wrote outside" "a backward writing 2 floats past n" $G run --plugin "$L" --ref f64 --shape overrun2
-outcome 4 "non-finite" "a forward giving NaN exits 4, not 2" $G run --plugin "$L" --ref f64 --shape nan
-outcome 4 "called exit()" "a backward calling exit(0) does not exit 0" $G run --plugin "$L" --ref f64 --shape exit0
+# Callbacks that misbehave: exit 5, the model's failure
+outcome 5 "grad_f32 wrote outside" "a backward writing 16 floats past n" $G run --plugin "$L" --ref f64 --shape overrun
+outcome 5 "grad_f32 wrote outside" "a backward writing 2 floats past n" $G run --plugin "$L" --ref f64 --shape overrun2
+outcome 5 "non-finite" "a forward giving NaN exits 5, not 2" $G run --plugin "$L" --ref f64 --shape nan
+outcome 5 "called exit()" "a backward calling exit(0) does not exit 0" $G run --plugin "$L" --ref f64 --shape exit0
 check "... and printed no verdict" sh -c "! grep -q 'verdict' '$TMPD/out'"
-outcome 4 "time limit" "slow callbacks stop at --timeout 0.2" $G run --plugin "$L" --ref f64 --shape slow --timeout 0.2
+outcome 5 "time limit" "slow callbacks stop at --timeout 0.2" $G run --plugin "$L" --ref f64 --shape slow --timeout 0.2
 start=$(date +%s)
-outcome 4 "has not returned" "a callback that never returns: the watchdog ends it" \
+outcome 5 "has not returned" "a callback that never returns: the watchdog ends it" \
   $G run --plugin "$L" --ref f64 --shape hang --timeout 0.5
 took=$(( $(date +%s) - start ))
 check "... within seconds ($took s)" test "$took" -le 10

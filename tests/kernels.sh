@@ -24,11 +24,18 @@ LABELS="tanh-gemm-mpfr tanh-gemm-f32 gdn-suite kda-suite"
 JOBS=${GC_KERNEL_JOBS:-2}
 exec 4>&1   # progress comments from the kernels running in the background
 
-# verdict CORETYPE REF: the tanh-gemm check under the kernel must pass
+# verdict CORETYPE REF: the tanh-gemm check of the correct model under the
+# kernel passes -- or, with the f32 reference, is inconclusive (exit 4):
+# the f32 difference quotient cannot see some directions (manual:
+# "Inconclusive directions"), and that is never a failure.  A signal is
+# returned as the shell's 128 + N for under_kernel's rule.
 verdict () {
   with_kernel "$1" $G $ARGS --ref "$2" > "$TMPD/v.$1.$2" 2>/dev/null; rc=$?
-  [ "$rc" -eq 0 ] || return "$rc"
-  grep -q '"verdict":"pass"' "$TMPD/v.$1.$2"
+  if [ "$rc" -eq 0 ]; then grep -q '"verdict":"pass"' "$TMPD/v.$1.$2"; return; fi
+  if [ "$rc" -eq 4 ] && [ "$2" = f32 ]; then
+    grep -q '"verdict":"inconclusive"' "$TMPD/v.$1.$2"; return
+  fi
+  return "$rc"
 }
 
 # one CORETYPE NAME: the kernel's tests, into $TMPD/k.CORETYPE (TAP lines
@@ -38,7 +45,7 @@ one () {
   (
     tap_n=0
     for ref in mpfr f32; do
-      under_kernel "$1" "$2" "tanh-gemm-$ref: the correct model passes" verdict "$1" $ref
+      under_kernel "$1" "$2" "tanh-gemm-$ref: the correct model passes (f32: or is inconclusive)" verdict "$1" $ref
       echo "# kernel ${1:-pinned}: tanh-gemm-$ref done (exit $uk_rc)" >&4
     done
     # The model suites under this kernel: each asserts every verdict itself.

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* judge.c -- from measured values to verdicts: one direction against its
+   bar (gc__judge), and a whole result from its directions (gc__summarise).
+   Shared by the gradient check (check.c), the forward oracle (forward.c)
+   and merged reports (merge.c).  */
+
+#include "internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Judge one direction from its measured values.  */
+void
+gc__judge (gc_direction *d, double noise_j)
+{
+  d->bar = d->terms[0].value + d->terms[1].value + d->terms[2].value;
+  d->diff = fabs (d->analytic - d->reference);
+  if (d->diff == 0)
+    d->nu = 0;
+  else if (d->bar > 0)
+    d->nu = d->diff / d->bar;
+  else
+    d->nu = INFINITY;
+  d->resolution = d->reference != 0 ? d->bar / fabs (d->reference) : INFINITY;
+  if (fabs (d->jump) > d->bar + noise_j)
+    d->verdict = GC_NONSMOOTH;
+  else
+    d->verdict = d->nu <= 1 ? GC_PASS : GC_FAIL;
+}
+
+/* Manual: "Inconclusive directions".  A direction that passes with a bar
+   at least as large as its reference (resolution >= 1, including a
+   reference of 0) cannot see a 100% error; when the reference's own terms
+   (truncation, reference rounding) make up at least half of that bar, the
+   blindness is the check's and the direction is inconclusive.  When the
+   adjoint term dominates, the element is below the rounding a correct f32
+   backward may make at its scale: no check can see more, and it passes.  A
+   failing direction stays a failure at any resolution.  */
+void
+gc__judge_resolution (gc_direction *d)
+{
+  double ref = d->terms[GC_TERM_TRUNCATION].value
+               + d->terms[GC_TERM_REFERENCE].value;
+  if (d->verdict == GC_PASS && !(d->resolution < 1)
+      && !(ref < d->terms[GC_TERM_ADJOINT].value))
+    d->verdict = GC_INCONCLUSIVE;
+}
+
+/* Whether direction D was judged (it holds a resolution).  */
+static bool
+judged (const gc_direction *d)
+{
+  return d->verdict != GC_ERROR && !isnan (d->resolution);
+}
+
+/* The order of a resolution (non-negative, possibly +Inf): for IEEE
+   doubles >= 0 the bit pattern orders as the value.  */
+static uint64_t
+order_of (double v)
+{
+  uint64_t u;
+  memcpy (&u, &v, sizeof u);
+  return u;
+}
+
+/* The K-th smallest resolution (from 0) among the judged directions, found
+   by bisection on the bit patterns: 64 passes, no allocation, exact.  */
+static double
+kth_resolution (const gc_result *r, size_t k)
+{
+  uint64_t lo = 0, hi = order_of (INFINITY);
+  while (lo < hi)
+    {
+      uint64_t mid = lo + (hi - lo) / 2;
+      size_t at_most = 0;
+      for (size_t j = 0; j < r->n_directions; j++)
+        if (judged (&r->dirs[j]) && order_of (fabs (r->dirs[j].resolution)) <= mid)
+          at_most++;
+      if (at_most > k)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+  double v;
+  memcpy (&v, &lo, sizeof v);
+  return v;
+}
+
+/* The distribution of the resolution (manual: "Inconclusive
+   directions").  */
+static void
+resolution_summary (gc_result *r)
+{
+  size_t n = 0;
+  r->n_resolution_coarse = r->n_resolution_blind = 0;
+  r->resolution_worst = NAN;
+  r->resolution_median = NAN;
+  r->blindest = SIZE_MAX;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (!judged (d))
+        continue;
+      double res = fabs (d->resolution);
+      n++;
+      if (res > 1e-3)
+        r->n_resolution_coarse++;
+      if (res >= 1)
+        r->n_resolution_blind++;
+      if (r->blindest == SIZE_MAX || res > r->resolution_worst)
+        {
+          r->blindest = k;
+          r->resolution_worst = res;
+        }
+    }
+  if (n == 0)
+    return;
+  double lo = kth_resolution (r, (n - 1) / 2);
+  r->resolution_median = n % 2 ? lo : (lo + kth_resolution (r, n / 2)) / 2;
+}
+
+void
+gc__summarise (gc_result *r)
+{
+  r->n_failed = r->n_nonsmooth = r->n_inconclusive = 0;
+  r->worst = SIZE_MAX;
+  r->worst_nu = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict == GC_FAIL)
+        r->n_failed++;
+      else if (d->verdict == GC_NONSMOOTH)
+        r->n_nonsmooth++;
+      else if (d->verdict == GC_INCONCLUSIVE)
+        r->n_inconclusive++;
+      if (d->forward_error_ulps > r->forward_error_ulps
+          && r->reference == GC_REF_F32)
+        r->forward_error_ulps = d->forward_error_ulps;
+      if (r->worst == SIZE_MAX || d->nu > r->worst_nu)
+        {
+          r->worst = k;
+          r->worst_nu = d->nu;
+        }
+    }
+  if (r->status != GC_OK)
+    r->verdict = GC_ERROR;
+  else if (r->nondeterministic)
+    r->verdict = GC_NONDETERMINISTIC;
+  else if (r->n_failed)
+    r->verdict = GC_FAIL;
+  else if (r->n_nonsmooth)
+    r->verdict = GC_NONSMOOTH;
+  else if (r->n_inconclusive)
+    r->verdict = GC_INCONCLUSIVE;
+  else
+    r->verdict = GC_PASS;
+  resolution_summary (r);
+}

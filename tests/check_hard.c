@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* check_hard.c -- the catalogue of hard correct models and their buggy
+   twins (tests/hard/): every correct model passes over 20 seeds, every
+   twin fails or is inconclusive, never passes.  Also the verdict
+   machinery those cases rest on (inconclusive directions, the resolution
+   summary).  */
+
+#include "gctest.h"
+#include "hard/hard.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEEDS 20
+
+static void correct_and_twin (hard_kind kind, size_t n, const gc_options *o,
+                              gc_verdict want_twin, bool also_fail);
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* The twin of the subnormal-gradient model doubles a gradient that the
+   128-bit reference cannot see (its difference is 0): that passed; it must
+   never pass now (manual: "Inconclusive directions").  */
+START_TEST (test_subnormal_twin_never_passes)
+{
+  for (uint64_t s = 0; s < gct_seeds (SEEDS); s++)
+    {
+      hard_model *h = hard_new (HARD_SUBNORMAL, 8, gct_seed () + s, true);
+      ck_assert_ptr_nonnull (h);
+      gc_result *r = gct_check_ok (&h->model, h->x, NULL);
+      ck_assert_msg (r->verdict == GC_FAIL || r->verdict == GC_INCONCLUSIVE,
+                     "seed %llu: the twin's verdict is %s",
+                     (unsigned long long) (gct_seed () + s),
+                     gc_verdict_name (r->verdict));
+      gc_result_free (r);
+      hard_free (h);
+    }
+}
+END_TEST
+
+/* The summary's counts and resolution distribution agree with the
+   directions themselves (median from a sorted copy), and the text and TAP
+   reports name an inconclusive check as such.  */
+START_TEST (test_resolution_summary)
+{
+  /* tanh-gemm with an f32 reference at the default step: some directions
+     cannot see a 100% error */
+  gct_model *tg = gct_tanh_gemm (8, 16, 8, gct_seed (), 0);
+  gc_options o;
+  gc_options_init (&o);
+  o.reference = GC_REF_F32;
+  gc_result *r = gct_check_ok (&tg->model, tg->x, &o);
+  size_t n = r->n_directions, inc = 0, coarse = 0, blind = 0;
+  double *res = malloc (n * sizeof *res);
+  ck_assert_ptr_nonnull (res);
+  for (size_t k = 0; k < n; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      res[k] = d->resolution;
+      inc += d->verdict == GC_INCONCLUSIVE;
+      coarse += d->resolution > 1e-3;
+      blind += d->resolution >= 1;
+      /* inconclusive exactly where a pass could not see a 100% error
+         because of the reference's own terms */
+      ck_assert_int_eq (d->verdict == GC_INCONCLUSIVE,
+                        d->nu <= 1 && !(d->resolution < 1)
+                        && d->terms[0].value + d->terms[1].value
+                           >= d->terms[2].value);
+    }
+  qsort (res, n, sizeof *res, cmp_double);
+  double median = n % 2 ? res[n / 2] : (res[n / 2 - 1] + res[n / 2]) / 2;
+  ck_assert_uint_eq (r->n_inconclusive, inc);
+  ck_assert_uint_eq (r->n_resolution_coarse, coarse);
+  ck_assert_uint_eq (r->n_resolution_blind, blind);
+  ck_assert (r->resolution_median == median);
+  ck_assert (r->resolution_worst == res[n - 1]);
+  ck_assert (r->dirs[r->blindest].resolution == res[n - 1]);
+  ck_assert_uint_gt (inc, 0);
+  ck_assert_uint_eq (r->n_failed, 0);
+    {
+      ck_assert_int_eq (r->verdict, GC_INCONCLUSIVE);
+      char *t = gc_report (r, GC_FMT_TEXT);
+      char *tap = gc_report (r, GC_FMT_TAP);
+      ck_assert_ptr_nonnull (t);
+      ck_assert_ptr_nonnull (tap);
+      ck_assert_ptr_nonnull (strstr (t, "verdict: INCONCLUSIVE"));
+      ck_assert_ptr_nonnull (strstr (t, "\nresolution: median "));
+      ck_assert_ptr_nonnull (strstr (tap, "# TODO inconclusive"));
+      ck_assert_ptr_nonnull (strstr (tap, "\n# verdict: inconclusive\n"));
+      free (t);
+      free (tap);
+    }
+  free (res);
+  gc_result_free (r);
+  gct_free (tg);
+}
+END_TEST
+
+/* The subnormal-gradient model: its 128-bit reference is 0 on dy, so those
+   directions are evaluated again at higher precision, and the adjoint
+   term carries the absolute error of subnormal roundings (manual: "Raising
+   the precision", "Adjoint rounding").  The correct model passes, its twin
+   fails.  */
+START_TEST (test_subnormal_gradient)
+{
+  correct_and_twin (HARD_SUBNORMAL, 8, NULL, GC_FAIL, false);
+}
+END_TEST
+
+/* Inputs the model did not declare are reported; a magnitude of 0 (below
+   the value it bounds) is raised and reported, not silent.  The callbacks
+   share the model's context, so the zero magnitude learns n from here
+   (the test runs on one thread).  */
+static size_t zero_n;
+
+static int
+zero_magnitude (void *ctx, const float *x, float *m)
+{
+  (void) ctx;
+  (void) x;
+  for (size_t i = 0; i < zero_n; i++)
+    m[i] = 0;
+  return 0;
+}
+
+START_TEST (test_declared_inputs)
+{
+  hard_model *h = hard_new (HARD_LARGE_PARAM, 8, gct_seed (), false);
+  ck_assert_ptr_nonnull (h);
+  gc_model m = h->model;
+  m.forward_depth = 0;
+  gc_result *r = gct_check_ok (&m, h->x, NULL);
+  ck_assert_uint_eq (r->defaulted, GC_DEFAULTED_FORWARD_DEPTH
+                     | GC_DEFAULTED_MAGNITUDES | GC_DEFAULTED_LOSS_MAGNITUDE);
+  ck_assert_uint_eq (r->forward_depth, m.n);
+  char *t = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (t);
+  ck_assert_ptr_nonnull (strstr (t, "d_f 8 (NOT DECLARED: n used)"));
+  ck_assert_ptr_nonnull (strstr (t, "magnitudes defaulted"));
+  free (t);
+  gc_result_free (r);
+  hard_free (h);
+
+  gct_model *tg = gct_tanh_gemm (8, 16, 8, gct_seed (), 0);
+  r = gct_check_ok (&tg->model, tg->x, NULL);
+  ck_assert_uint_eq (r->defaulted, 0);
+  ck_assert_uint_eq (r->n_magnitude_low, 0);
+  gc_result_free (r);
+  gc_model zm = tg->model;
+  zm.grad_magnitude_f32 = zero_magnitude;
+  zero_n = zm.n;
+  r = gct_check_ok (&zm, tg->x, NULL);
+  /* every element with a nonzero gradient has m_i = 0 < |g_i| / 2 */
+  size_t nonzero = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    nonzero += r->dirs[k].analytic != 0;
+  ck_assert_uint_eq (r->n_magnitude_low, nonzero);
+  t = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (t);
+  ck_assert_ptr_nonnull (strstr (t, "below half the gradient value"));
+  free (t);
+  gc_result_free (r);
+  gct_free (tg);
+}
+END_TEST
+
+/* Run KIND (correct, then twin) over SEEDS seeds with OPTS: the correct
+   model must pass every time, the twin must never pass, and its verdict
+   must be WANT_TWIN (GC_FAIL also accepted where ALSO_FAIL).  */
+static void
+correct_and_twin (hard_kind kind, size_t n, const gc_options *o,
+                  gc_verdict want_twin, bool also_fail)
+{
+  for (uint64_t s = 0; s < gct_seeds (SEEDS); s++)
+    {
+      uint64_t seed = gct_seed () + s;
+      for (int twin = 0; twin < 2; twin++)
+        {
+          hard_model *h = hard_new (kind, n, seed, twin);
+          ck_assert_ptr_nonnull (h);
+          gc_result *r = gct_check_ok (&h->model, h->x, o);
+          if (!twin)
+            {
+              char *t = r->verdict != GC_PASS ? gc_report (r, GC_FMT_TEXT)
+                                              : NULL;
+              ck_assert_msg (r->verdict == GC_PASS, "%s, seed %llu: %s",
+                             hard_name (kind), (unsigned long long) seed,
+                             t ? t : "");
+              free (t);
+            }
+          else
+            ck_assert_msg (r->verdict == want_twin
+                           || (also_fail && r->verdict == GC_FAIL),
+                           "%s twin, seed %llu: verdict %s",
+                           hard_name (kind), (unsigned long long) seed,
+                           gc_verdict_name (r->verdict));
+          gc_result_free (r);
+          hard_free (h);
+        }
+    }
+}
+
+/* A backward that does not re-zero its reduction buffer is right on its
+   first call only: the second call at the centre shows it.  */
+START_TEST (test_stale_buffer)
+{
+  correct_and_twin (HARD_STALE_BUFFER, 8, NULL, GC_NONDETERMINISTIC, false);
+  hard_model *h = hard_new (HARD_STALE_BUFFER, 8, gct_seed (), true);
+  ck_assert_ptr_nonnull (h);
+  gc_result *r = gct_check_ok (&h->model, h->x, NULL);
+  ck_assert_uint_eq (r->nondeterministic, GC_ND_GRAD);
+  /* the second call adds the gradient once more: twice the first */
+  ck_assert (r->nd_second == 2 * r->nd_first);
+  ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_NONE);
+  char *t = gc_report (r, GC_FMT_TEXT), *tap = gc_report (r, GC_FMT_TAP);
+  ck_assert_ptr_nonnull (t);
+  ck_assert_ptr_nonnull (tap);
+  ck_assert_ptr_nonnull (strstr (t, "verdict: NON-DETERMINISTIC"));
+  ck_assert_ptr_nonnull (strstr (t, "non-deterministic model: grad_f32"));
+  ck_assert_ptr_nonnull (strstr (tap, "1..9\n"));
+  ck_assert_ptr_nonnull (strstr (tap, "\nnot ok 9 - the model is "
+                                 "deterministic: grad_f32"));
+  /* Read back and merged, the report still says what the check found: a
+     merged non-deterministic check must not come back as a pass.  */
+  char *json = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (json);
+  gc_result *back = NULL, *m = NULL;
+  ck_assert_int_eq (gc_result_parse_json (json, strlen (json), &back), GC_OK);
+  ck_assert_uint_eq (back->nondeterministic, GC_ND_GRAD);
+  ck_assert_str_eq (back->nd_detail, r->nd_detail);
+  ck_assert_int_eq (gc_result_merge (&back, 1, &m), GC_OK);
+  ck_assert_int_eq (m->verdict, GC_NONDETERMINISTIC);
+  ck_assert_uint_eq (m->nondeterministic, GC_ND_GRAD);
+  gc_result_free (m);
+  gc_result_free (back);
+  free (json);
+  free (t);
+  free (tap);
+  gc_result_free (r);
+  hard_free (h);
+}
+END_TEST
+
+/* An inconclusive check (a blind direction) merges into an inconclusive
+   check, not a pass: merge judges the blindness again from the stored
+   terms, and keeps a direction no two confirmation levels agreed on.  */
+START_TEST (test_inconclusive_merges)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gc_options o;
+  gc_options_init (&o);
+  o.reference = GC_REF_F32;
+  gc_result *r = gct_check_ok (&t->model, t->x, &o);
+  ck_assert_int_eq (r->verdict, GC_INCONCLUSIVE);
+  char *json = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (json);
+  gc_result *back = NULL, *m = NULL;
+  ck_assert_int_eq (gc_result_parse_json (json, strlen (json), &back), GC_OK);
+  ck_assert_int_eq (gc_result_merge (&back, 1, &m), GC_OK);
+  ck_assert_int_eq (m->verdict, GC_INCONCLUSIVE);
+  ck_assert_uint_eq (m->n_inconclusive, r->n_inconclusive);
+  for (size_t k = 0; k < r->n_directions; k++)
+    ck_assert_int_eq (m->dirs[k].verdict, r->dirs[k].verdict);
+  gc_result_free (m);
+  gc_result_free (back);
+  free (json);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* A forward through a shared scratch array is wrong only when two threads
+   call it at once: the serial re-evaluation shows it.  The correct model
+   (locked) passes under two threads.  The twin is caught whenever a race
+   made its values wrong; when the scheduler let no two calls overlap, its
+   pass must be the serial check's, bit for bit.  Over 20 seeds of 2 ms
+   windows, at least one race is expected.  */
+START_TEST (test_shared_scratch)
+{
+  gc_options o, serial;
+  gc_options_init (&o);
+  gc_options_init (&serial);
+  o.threads = 2;
+  size_t caught = 0;
+  for (uint64_t s = 0; s < gct_seeds (SEEDS); s++)
+    {
+      uint64_t seed = gct_seed () + s;
+      for (int twin = 0; twin < 2; twin++)
+        {
+          hard_model *h = hard_new (HARD_SHARED_SCRATCH, 8, seed, twin);
+          ck_assert_ptr_nonnull (h);
+          gc_result *r = gct_check_ok (&h->model, h->x, &o);
+          if (!twin)
+            ck_assert_msg (r->verdict == GC_PASS, "seed %llu: correct model "
+                           "%s", (unsigned long long) seed,
+                           gc_verdict_name (r->verdict));
+          else if (r->verdict == GC_PASS)
+            {
+              gc_result *q = gct_check_ok (&h->model, h->x, &serial);
+              for (size_t k = 0; k < r->n_directions; k++)
+                ck_assert_msg (memcmp (&r->dirs[k].reference,
+                                       &q->dirs[k].reference,
+                                       sizeof (double)) == 0,
+                               "seed %llu: the twin passed with values the "
+                               "serial check does not give",
+                               (unsigned long long) seed);
+              gc_result_free (q);
+            }
+          else
+            {
+              ck_assert_msg (r->verdict == GC_NONDETERMINISTIC
+                             && (r->nondeterministic & GC_ND_THREADS),
+                             "seed %llu: twin verdict %s",
+                             (unsigned long long) seed,
+                             gc_verdict_name (r->verdict));
+              ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_NONE);
+              caught++;
+            }
+          gc_result_free (r);
+          hard_free (h);
+        }
+    }
+  ck_assert_msg (caught > 0, "no race in %llu seeds",
+                 (unsigned long long) gct_seeds (SEEDS));
+}
+END_TEST
+
+/* sin(x) at |x| ~ 1e20: the default step (2^24 there) aliases; the
+   directions are confirmed at finer steps, where the difference quotient
+   converges (manual: "Confirming a direction").  The twin (1% off) fails.  */
+START_TEST (test_large_parameters)
+{
+  correct_and_twin (HARD_LARGE_PARAM, 8, NULL, GC_FAIL, false);
+  hard_model *h = hard_new (HARD_LARGE_PARAM, 8, gct_seed (), false);
+  ck_assert_ptr_nonnull (h);
+  gc_result *r = gct_check_ok (&h->model, h->x, NULL);
+  for (size_t k = 0; k < r->n_directions; k++)
+    ck_assert_msg (r->dirs[k].level > 0, "direction %zu judged at level %d: "
+                   "the first step cannot resolve sin at 1e20", k,
+                   r->dirs[k].level);
+  gc_result_free (r);
+  hard_free (h);
+}
+END_TEST
+
+/* --prec 3300 (inside the documented range): the default step 2^-1100 s
+   is below the smallest double; a correct model must pass, its twin
+   (dW doubled) fail.  */
+START_TEST (test_high_precision)
+{
+  gc_options o;
+  gc_options_init (&o);
+  o.precision = 3300;
+  int twice = gct_tanh_mutant ("dw-twice");
+  for (uint64_t s = 0; s < gct_seeds (SEEDS); s++)
+    for (int twin = 0; twin < 2; twin++)
+      {
+        gct_model *t = gct_tanh_gemm (2, 3, 2, gct_seed () + s,
+                                      twin ? twice : 0);
+        gc_result *r = gct_check_ok (&t->model, t->x, &o);
+        ck_assert_msg (r->verdict == (twin ? GC_FAIL : GC_PASS),
+                       "seed %llu%s: %s, worst nu %g",
+                       (unsigned long long) (gct_seed () + s),
+                       twin ? " (dw-twice)" : "",
+                       gc_verdict_name (r->verdict), r->worst_nu);
+        /* the step is 2^-1100 of the scale: below the doubles, yet exact */
+        ck_assert (r->dirs[0].step == 0);
+        gc_result_free (r);
+        gct_free (t);
+      }
+}
+END_TEST
+
+/* tanh-gemm at M = 64, K = N = 1: z = w x reaches |z| ~ 5, where 1 - th^2
+   cancels; with the magnitude 1 - th^2 instead of 1 + th^2 the correct
+   backward failed on 7 of 40 seeds (nu 106 at seed 22).  Every seed
+   passes; its mutants fail (no-tanh-derivative, dw-twice).  */
+START_TEST (test_tanh_cancellation)
+{
+  int mut[2] = { gct_tanh_mutant ("no-tanh-derivative"),
+                 gct_tanh_mutant ("dw-twice") };
+  for (uint64_t s = 0; s < gct_seeds (40); s++)
+    for (int k = 0; k < 3; k++)
+      {
+        gct_model *t = gct_tanh_gemm (64, 1, 1, s, k ? mut[k - 1] : 0);
+        gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+        ck_assert_msg (r->verdict == (k ? GC_FAIL : GC_PASS),
+                       "seed %llu, mutant %d: %s, worst nu %g",
+                       (unsigned long long) s, k ? mut[k - 1] : 0,
+                       gc_verdict_name (r->verdict), r->worst_nu);
+        gc_result_free (r);
+        gct_free (t);
+      }
+}
+END_TEST
+
+/* Parameters of size 1e-25 in an O(1) loss: at 128 bits the reference's
+   rounding over the step is 5 times the gradient, and an 86% bug passed;
+   the directions are evaluated again at a higher precision (manual:
+   "Raising the precision").  */
+START_TEST (test_tiny_parameters)
+{
+  correct_and_twin (HARD_TINY_PARAM, 8, NULL, GC_FAIL, false);
+}
+END_TEST
+
+/* A knee 0.6 h from the point: the first stencil straddles it, D(h) is
+   off by 20%; the confirmation's finer steps leave it out (manual:
+   "Confirming a direction").  The twin returns the biased 0.8 and fails.  */
+START_TEST (test_knee_near_point)
+{
+  correct_and_twin (HARD_KNEE, 8, NULL, GC_FAIL, false);
+}
+END_TEST
+
+static Suite *
+hard_suite (void)
+{
+  Suite *s = suite_create ("hard");
+  TCase *tc = tcase_create ("catalogue");
+  tcase_set_timeout (tc, 600);
+  tcase_add_test (tc, test_subnormal_twin_never_passes);
+  tcase_add_test (tc, test_resolution_summary);
+  tcase_add_test (tc, test_stale_buffer);
+  tcase_add_test (tc, test_inconclusive_merges);
+  tcase_add_test (tc, test_shared_scratch);
+  tcase_add_test (tc, test_large_parameters);
+  tcase_add_test (tc, test_high_precision);
+  tcase_add_test (tc, test_tanh_cancellation);
+  tcase_add_test (tc, test_subnormal_gradient);
+  tcase_add_test (tc, test_declared_inputs);
+  tcase_add_test (tc, test_tiny_parameters);
+  tcase_add_test (tc, test_knee_near_point);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  return gct_run (hard_suite ());
+}

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* hard.c -- the hard correct models and their buggy twins (hard.h).  Each
+   backward is the exact analytic derivative, evaluated in f32; each depth
+   is counted by the manual's rules ("The accumulation factor").  */
+
+#include "hard.h"
+#include "models.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* 2^-130: y_j * TAU is subnormal in f32 for |y_j| < 2^4.  */
+#define TAU 0x1p-130f
+
+static size_t
+tensor (const hard_model *h)
+{
+  return h->kind == HARD_SUBNORMAL ? h->n / 2 : h->n;
+}
+
+static int
+loss_f32 (void *ctx, const float *x, float *loss)
+{
+  hard_model *h = ctx;
+  size_t m = tensor (h);
+  float s = 0;
+  for (size_t i = 0; i < m; i++)
+    switch (h->kind)
+      {
+      case HARD_SUBNORMAL:
+        s += h->c[i] * sinf (x[i]) + TAU * (x[m + i] * x[m + i]) * 0.5f;
+        break;
+      case HARD_LARGE_PARAM:
+        s += h->c[i] * sinf (x[i]);
+        break;
+      case HARD_TINY_PARAM:
+        s += h->c[i] * x[i] * (1.0f + 1e24f * x[i]);
+        break;
+      case HARD_KNEE:
+        s += h->c[i] * fmaxf (0.0f, (float) ((double) x[i] - h->knee[i]))
+             + x[i] * x[i] * 0.5f;
+        break;
+      default:
+        s += h->c[i] * (x[i] * x[i] * x[i]) / 3.0f;
+        break;
+      }
+  *loss = h->kind == HARD_TINY_PARAM ? 1.0f + s : s;
+  return 0;
+}
+
+static int
+grad_f32 (void *ctx, const float *x, float *g)
+{
+  hard_model *h = ctx;
+  size_t m = tensor (h);
+  switch (h->kind)
+    {
+    case HARD_SUBNORMAL:
+      for (size_t i = 0; i < m; i++)
+        {
+          g[i] = h->c[i] * cosf (x[i]);
+          g[m + i] = (h->twin ? 2 * TAU : TAU) * x[m + i];
+        }
+      break;
+    case HARD_LARGE_PARAM:
+      for (size_t i = 0; i < m; i++)
+        g[i] = h->c[i] * cosf (x[i]) * (h->twin ? 1.01f : 1.0f);
+      break;
+    case HARD_TINY_PARAM:
+      for (size_t i = 0; i < m; i++)
+        g[i] = h->c[i] * (1.0f + 2e24f * x[i]) * (h->twin ? 1.86f : 1.0f);
+      break;
+    case HARD_KNEE:
+      for (size_t i = 0; i < m; i++)
+        g[i] = ((double) x[i] > h->knee[i] ? h->c[i] : 0.0f)
+               * (h->twin ? 0.8f : 1.0f) + x[i];
+      break;
+    case HARD_STALE_BUFFER:
+      /* The reduction buffer: zeroed on every call, except in the twin,
+         which zeroes it once, when the model is made.  */
+      if (!h->twin)
+        memset (h->acc, 0, m * sizeof *h->acc);
+      for (size_t i = 0; i < m; i++)
+        h->acc[i] += h->c[i] * (x[i] * x[i]);
+      memcpy (g, h->acc, m * sizeof *g);
+      break;
+    default:
+      for (size_t i = 0; i < m; i++)
+        g[i] = h->c[i] * (x[i] * x[i]);
+      break;
+    }
+  return 0;
+}
+
+/* The MPFR forward of the shared-scratch model: x is copied into one
+   scratch array of the model, then read back after a pause of 2 ms (which
+   makes two unlocked calls overlap whenever both threads run).  */
+static int
+loss_mpfr_scratch (hard_model *h, mpfr_srcptr x, mpfr_ptr loss)
+{
+  mpfr_ptr sc = h->scratch;
+  size_t m = tensor (h);
+  if (!h->twin)
+    pthread_mutex_lock (h->lock);
+  for (size_t i = 0; i < m; i++)
+    mpfr_set (sc + i, x + i, MPFR_RNDN);
+  struct timespec ts = { 0, 2000000 };
+  nanosleep (&ts, NULL);
+  mpfr_t t;
+  mpfr_init2 (t, mpfr_get_prec (loss));
+  mpfr_set_zero (loss, 1);
+  for (size_t i = 0; i < m; i++)
+    {
+      mpfr_pow_ui (t, sc + i, 3, MPFR_RNDN);
+      mpfr_mul_d (t, t, h->c[i], MPFR_RNDN);
+      mpfr_div_ui (t, t, 3, MPFR_RNDN);
+      mpfr_add (loss, loss, t, MPFR_RNDN);
+    }
+  mpfr_clear (t);
+  if (!h->twin)
+    pthread_mutex_unlock (h->lock);
+  return 0;
+}
+
+static int
+loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
+{
+  hard_model *h = ctx;
+  if (h->kind == HARD_SHARED_SCRATCH)
+    return loss_mpfr_scratch (h, x, loss);
+  size_t m = tensor (h);
+  mpfr_t t;
+  mpfr_init2 (t, mpfr_get_prec (loss));
+  mpfr_set_zero (loss, 1);
+  for (size_t i = 0; i < m; i++)
+    {
+      switch (h->kind)
+        {
+        case HARD_SUBNORMAL:
+          mpfr_sin (t, x + i, MPFR_RNDN);
+          mpfr_mul_d (t, t, h->c[i], MPFR_RNDN);
+          mpfr_add (loss, loss, t, MPFR_RNDN);
+          mpfr_sqr (t, x + m + i, MPFR_RNDN);
+          mpfr_mul_d (t, t, (double) TAU / 2, MPFR_RNDN);
+          break;
+        case HARD_LARGE_PARAM:
+          mpfr_sin (t, x + i, MPFR_RNDN);
+          mpfr_mul_d (t, t, h->c[i], MPFR_RNDN);
+          break;
+        case HARD_KNEE:
+          mpfr_sub_d (t, x + i, h->knee[i], MPFR_RNDN);
+          if (mpfr_sgn (t) < 0)
+            mpfr_set_zero (t, 1);
+          mpfr_mul_d (t, t, h->c[i], MPFR_RNDN);
+          mpfr_add (loss, loss, t, MPFR_RNDN);
+          mpfr_sqr (t, x + i, MPFR_RNDN);
+          mpfr_div_2ui (t, t, 1, MPFR_RNDN);
+          break;
+        case HARD_TINY_PARAM:
+          /* c_i x_i (1 + 1e24 x_i), 1e24 as the f32 forward rounds it */
+          mpfr_mul_d (t, x + i, (double) 1e24f, MPFR_RNDN);
+          mpfr_add_ui (t, t, 1, MPFR_RNDN);
+          mpfr_mul (t, t, x + i, MPFR_RNDN);
+          mpfr_mul_d (t, t, h->c[i], MPFR_RNDN);
+          break;
+        default:
+          mpfr_pow_ui (t, x + i, 3, MPFR_RNDN);
+          mpfr_mul_d (t, t, h->c[i], MPFR_RNDN);
+          mpfr_div_ui (t, t, 3, MPFR_RNDN);
+          break;
+        }
+      mpfr_add (loss, loss, t, MPFR_RNDN);
+    }
+  if (h->kind == HARD_TINY_PARAM)
+    mpfr_add_ui (loss, loss, 1, MPFR_RNDN);
+  mpfr_clear (t);
+  return 0;
+}
+
+const char *
+hard_name (hard_kind kind)
+{
+  static const char *const names[] = { "subnormal-gradient", "stale-buffer",
+                                        "shared-scratch", "large-parameter",
+                                        "tiny-parameter", "knee" };
+  return kind < HARD_N_KINDS ? names[kind] : "unknown";
+}
+
+void
+hard_free (hard_model *h)
+{
+  if (!h)
+    return;
+  if (h->scratch)
+    {
+      for (size_t i = 0; i < h->n; i++)
+        mpfr_clear ((mpfr_ptr) h->scratch + i);
+      free (h->scratch);
+    }
+  if (h->lock)
+    {
+      pthread_mutex_destroy (h->lock);
+      free (h->lock);
+    }
+  free (h->x);
+  free (h->c);
+  free (h->acc);
+  free (h->knee);
+  free (h);
+}
+
+hard_model *
+hard_new (hard_kind kind, size_t n, uint64_t seed, bool twin)
+{
+  hard_model *h = calloc (1, sizeof *h);
+  if (!h)
+    return NULL;
+  h->kind = kind;
+  h->twin = twin;
+  h->n = kind == HARD_SUBNORMAL ? 2 * n : n;
+  h->x = malloc (h->n * sizeof *h->x);
+  h->c = malloc (n * sizeof *h->c);
+  h->acc = calloc (n, sizeof *h->acc);
+  if (!h->x || !h->c || !h->acc)
+    {
+      hard_free (h);
+      return NULL;
+    }
+  if (kind == HARD_SHARED_SCRATCH)
+    {
+      h->scratch = malloc (n * sizeof (__mpfr_struct));
+      h->lock = malloc (sizeof (pthread_mutex_t));
+      if (!h->scratch || !h->lock)
+        {
+          free (h->scratch);
+          h->scratch = NULL;
+          hard_free (h);
+          return NULL;
+        }
+      pthread_mutex_init (h->lock, NULL);
+      /* 256 bits hold every stencil point of an f32 x exactly.  */
+      for (size_t i = 0; i < n; i++)
+        mpfr_init2 ((mpfr_ptr) h->scratch + i, 256);
+    }
+  gcm_rng r;
+  gcm_rng_seed (&r, seed, 41);
+  for (size_t i = 0; i < n; i++)
+    {
+      h->c[i] = (float) (0.5 + gcm_uniform (&r));
+      double z = gcm_normal (&r);
+      h->x[i] = kind == HARD_LARGE_PARAM ? (float) (1e20 * (1.5 + z / 4))
+                : kind == HARD_TINY_PARAM ? (float) (1e-25 * (1.5 + z / 4))
+                : (float) z;
+    }
+  if (kind == HARD_SUBNORMAL)
+    for (size_t i = 0; i < n; i++)
+      h->x[n + i] = (float) (0.5 + gcm_uniform (&r));
+  if (kind == HARD_KNEE)
+    {
+      /* The default MPFR step at 128 bits ("Default precision and step"):
+         h_i = 2^(floor(log2 s_i) - 42), s_i = max(|x_i|, rms x); the knee
+         sits 0.6 h_i below x_i, inside the first stencil x +- 2h.  */
+      h->knee = malloc (n * sizeof *h->knee);
+      if (!h->knee)
+        {
+          hard_free (h);
+          return NULL;
+        }
+      double sq = 0;
+      for (size_t i = 0; i < n; i++)
+        sq += (double) h->x[i] * h->x[i];
+      double rms = sqrt (sq / (double) n);
+      for (size_t i = 0; i < n; i++)
+        {
+          int e;
+          frexp (fmax (fabs ((double) h->x[i]), rms), &e);
+          h->knee[i] = (double) h->x[i] - 0.6 * ldexp (1.0, e - 1 - 42);
+        }
+    }
+  gc_model *m = &h->model;
+  m->abi = GC_MODEL_ABI;
+  m->name = hard_name (kind);
+  m->n = h->n;
+  m->loss_f32 = loss_f32;
+  m->grad_f32 = grad_f32;
+  m->loss_mpfr = loss_mpfr;
+  m->ctx = h;
+  /* Depths: the forward's longest chain is one element's computation (at
+     most 4 roundings: sin or the cube, the products) and the n-term sum;
+     the backward's is one element's (at most 3).  */
+  m->forward_depth = 4 + h->n;
+  m->backward_depth = 3;
+  if (kind == HARD_SUBNORMAL)
+    {
+      h->blocks[0] = (gc_block) { "x", 0, n, 1, { n } };
+      h->blocks[1] = (gc_block) { "y", n, n, 1, { n } };
+      m->n_blocks = 2;
+      m->blocks = h->blocks;
+    }
+  return h;
+}
