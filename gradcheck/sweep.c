@@ -55,11 +55,11 @@ cli_sweep (int argc, char **argv, const cli_args *a)
   bool pinned = cli_kernel_pinned ();
   bool json = a->format == GC_FMT_JSON;
   size_t nk = cli_kernel_plan (plan, false);
-  size_t ran = 0, failed = 0, crashed = 0, printed = 0;
+  size_t ran = 0, failed = 0, inconclusive = 0, crashed = 0, printed = 0;
   if (json)
     printf ("{\"pinned\":%s,\"kernels\":[", pinned ? "true" : "false");
   else
-    printf ("%-17s %-15s %-11s %-10s %-8s %s\n", "OPENBLAS_CORETYPE",
+    printf ("%-17s %-15s %-17s %-10s %-8s %s\n", "OPENBLAS_CORETYPE",
             "kernel", "verdict", "worst nu", "failed", "f32 loss");
   for (size_t k = 0; k < nk; k++)
     {
@@ -117,7 +117,7 @@ cli_sweep (int argc, char **argv, const cli_args *a)
                     crash ? "true" : "false", note);
         }
       else if (r)
-        printf ("%-17s %-15s %-11s %-10.3g %-8zu %.9g\n", label, p->name,
+        printf ("%-17s %-15s %-17s %-10.3g %-8zu %.9g\n", label, p->name,
                 gc_verdict_name (r->verdict), r->worst_nu, r->n_failed,
                 r->loss_f32);
       else
@@ -125,7 +125,9 @@ cli_sweep (int argc, char **argv, const cli_args *a)
       if (r)
         {
           ran++;
-          if (r->verdict != GC_PASS)
+          if (r->verdict == GC_INCONCLUSIVE)
+            inconclusive++;
+          else if (r->verdict != GC_PASS)
             failed++;
         }
       crashed += crash;
@@ -152,5 +154,7 @@ cli_sweep (int argc, char **argv, const cli_args *a)
   /* stdout is checked at exit (closeout.c), with the error's reason.  */
   if (crashed || failed)
     return EXIT_FAILED;
+  if (inconclusive)
+    return EXIT_INCONCLUSIVE;   /* as run: no failure, not a pass */
   return ran == 0 ? EXIT_USAGE : EXIT_PASS;
 }

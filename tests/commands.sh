@@ -152,6 +152,9 @@ if [ -n "$(pinned_kernel)" ]; then
 fi
 $G sweep tanh-gemm --mutant dw-twice --directions random:4 > /dev/null; rc=$?
 check "sweep of a mutant exits 1 (exit $rc)" test "$rc" -eq 1
+# an inconclusive check under every kernel: the sweep is inconclusive too
+# (exit 4), neither a pass nor a failure
+expect_rc 4 "sweep of an inconclusive check (f32 reference, every coordinate)" $G sweep tanh-gemm --ref f32
 $G sweep tanh-gemm --directions random:4 --format json > "$TMPD/swj"
 check "sweep --format json" grep -q '"kernels":\[{"coretype"' "$TMPD/swj"
 
