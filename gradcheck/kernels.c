@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -265,14 +266,18 @@ cli_kernel_plan (cli_kernel *plan, bool verbose)
   bool pinned = cli_kernel_pinned ();
   size_t nk = pinned ? 1 : cli_n_kernel_names;
   char *argv[] = { "gradcheck", "kernels", "--probe", NULL };
+  const char *env = getenv ("OPENBLAS_CORETYPE");
+  size_t listed = 0;
   if (pinned)   /* the others are listed, never loaded */
     for (size_t k = 0; k < cli_n_kernel_names; k++)
       {
-        cli_kernel *p = &plan[k + 1];
+        if (env && !strcasecmp (env, cli_kernel_names[k]))
+          continue;   /* the pinned one itself: plan[0] */
+        cli_kernel *p = &plan[++listed];
         memset (p, 0, sizeof *p);
         p->coretype = cli_kernel_names[k];
         p->state = CLI_K_NOT_RUN;
-        p->group = k + 1;
+        p->group = listed;
         snprintf (p->reason, sizeof p->reason, "the environment pins a "
                   "kernel (rule: never override it)");
       }
@@ -334,7 +339,7 @@ cli_kernel_plan (cli_kernel *plan, bool verbose)
             }
         }
     }
-  return pinned ? 1 + cli_n_kernel_names : nk;
+  return pinned ? 1 + listed : nk;
 }
 
 /* ------------------------------------------------------------ the command */
@@ -432,9 +437,13 @@ cli_kernels (int argc, char **argv)
                 p->reason);
     }
   if (!tsv && cli_kernel_pinned ())
-    printf ("(the environment pins a kernel: OPENBLAS_CORETYPE=%s "
-            "OPENBLAS_L2_SIZE=%s; no other kernel was probed)\n",
-            getenv ("OPENBLAS_CORETYPE") ? getenv ("OPENBLAS_CORETYPE") : "",
-            getenv ("OPENBLAS_L2_SIZE") ? getenv ("OPENBLAS_L2_SIZE") : "");
+    {
+      printf ("(the environment pins a kernel:");
+      if (getenv ("OPENBLAS_CORETYPE"))
+        printf (" OPENBLAS_CORETYPE=%s", getenv ("OPENBLAS_CORETYPE"));
+      if (getenv ("OPENBLAS_L2_SIZE"))
+        printf (" OPENBLAS_L2_SIZE=%s", getenv ("OPENBLAS_L2_SIZE"));
+      printf ("; no other kernel was probed)\n");
+    }
   return crashed ? EXIT_FAILED : EXIT_PASS;   /* stdout: closeout.c */
 }

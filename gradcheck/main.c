@@ -720,6 +720,13 @@ cmd_check (int argc, char **argv)
           rc = EXIT_USAGE;
           goto out;
         }
+      if (a.format_set && a.format == GC_FMT_TAP)
+        {
+          usage_error ("explain --format takes md, text or json (one "
+                       "direction's derivation; TAP is run's)");
+          rc = EXIT_USAGE;
+          goto out;
+        }
       free (a.indices);
       a.indices = malloc (sizeof *a.indices);
       if (!a.indices)
@@ -861,6 +868,11 @@ cmd_sweep (int argc, char **argv)
   cli_args a;
   memset (&a, 0, sizeof a);
   int rc = parse_args (argc, argv, &a);
+  if (rc < 0 && a.format != GC_FMT_TEXT && a.format != GC_FMT_JSON)
+    {
+      usage_error ("sweep --format takes text or json (a table of kernels)");
+      rc = EXIT_USAGE;
+    }
   if (rc < 0)
     rc = cli_sweep (argc, argv, &a);
   free (a.indices);

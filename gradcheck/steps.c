@@ -34,6 +34,7 @@ one (const cli_model *cm, gc_reference ref, mpfr_prec_t prec, double h,
   o.reference = ref;
   o.precision = prec;
   o.step = h;
+  o.exact_step = 1;   /* D(h) at this h: no confirmation at finer steps */
   o.directions = GC_DIR_LIST;
   o.indices = &index;
   o.n_indices = 1;

@@ -583,6 +583,8 @@ direction_mpfr (worker *w, gc_direction *d)
      again at 2p, 4p, 8p, 16p (the default step shrinking with p) until the
      rounding no longer dominates.  */
   bool ok = true;
+  if (sh->o->exact_step)
+    return true;   /* at this step and precision only (gc_options) */
   for (int up = 1; up <= 4 && d->verdict == GC_INCONCLUSIVE
        && d->terms[GC_TERM_REFERENCE].value > d->terms[GC_TERM_ADJOINT].value;
        up++)
@@ -1047,7 +1049,12 @@ validate (const gc_model *m, const float *x, const gc_options *o,
         return GC_EINVAL;
       for (size_t k = 0; k < o->n_indices; k++)
         if (o->indices[k] >= m->n)
-          return GC_EDIRECTION;
+          {
+            snprintf (detail, size, "direction index %zu is out of range: "
+                      "the model's parameters are 0 to %zu", o->indices[k],
+                      m->n - 1);
+            return GC_EDIRECTION;
+          }
     }
   else if (o->directions != GC_DIR_ALL && o->directions != GC_DIR_RANDOM)
     return GC_EINVAL;

@@ -87,6 +87,13 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
   snprintf (r->model_name, sizeof r->model_name, "%s",
             m->name ? m->name : "model");
   gc_status st = validate (m, x, o);
+  if (st == GC_ENOREF && m && (m->n_outputs == 0 || !m->outputs_f32))
+    return stop (r, st, 0, "the model declares no outputs for the oracle "
+                 "to compare (n_outputs, outputs_f32, outputs_mpfr); "
+                 "gradcheck run checks its gradient");
+  if (st == GC_ENOREF && m)
+    return stop (r, st, 0, "the model has f32 outputs but no MPFR outputs "
+                 "(outputs_mpfr) to compare them with");
   if (st != GC_OK)
     return stop (r, st, 0, gc_strerror (st));
   size_t n = m->n, no = m->n_outputs;

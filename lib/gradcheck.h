@@ -231,6 +231,13 @@ typedef struct gc_options
      A callback that never returns is beyond the library's reach (manual:
      "What is isolated"); the command adds a watchdog for it.  */
   double timeout;
+  /* Nonzero: evaluate each direction at exactly its step and precision --
+     no confirmation at finer steps (manual: "Confirming a direction") and
+     no raised precision ("Raising the precision").  For a study of the
+     error against the step (gradcheck steps); a check judged this way may
+     pass or fail where the default would be inconclusive.  0 (default):
+     both on.  */
+  int exact_step;
 } gc_options;
 
 /* Fill OPTS with the defaults: MPFR reference, derived precision and step,

@@ -647,10 +647,14 @@ report_text (gc__buf *b, const gc_result *r)
   gc__buf_printf (b, "gradcheck %s: %smodel ", GC_VERSION_STRING,
                   fwd ? "forward oracle, " : "");
   put_esc (b, r->model_name, GC__ESC_TEXT);
-  if (fwd)
+  if (fwd && r->precision > 0)
     gc__buf_printf (b, ", %zu outputs\n"
                     "reference: the MPFR forward at %ld bits, element by "
                     "element\n", r->n, (long) r->precision);
+  else if (fwd)   /* refused before a precision was set */
+    gc__buf_printf (b, ", %zu outputs\n"
+                    "reference: the MPFR forward, element by element\n",
+                    r->n);
   else
     {
       gc__buf_printf (b, ", %zu parameters\n", r->n);

@@ -216,4 +216,15 @@ expect_rc 2 "no command" $G
 expect_rc 2 "direction index out of range" $G run --directions 100000
 expect_rc 2 "bad gdn shape" $G run gdn --shape NORM=2
 
+# a format a subcommand cannot write is refused, never ignored
+expect_rc 2 "sweep --format md is refused (sweep writes text or json)" $G sweep tanh-gemm --format md
+expect_rc 2 "explain --format tap is refused" $G explain tanh-gemm --index 3 --format tap
+# an index out of range says which indices are accepted
+$G run tanh-gemm --directions 999 > /dev/null 2> "$TMPD/err"; rc=$?
+check "a direction index out of range names the accepted range (exit $rc)" \
+  sh -c "test $rc -eq 2 && grep -q '0 to 255' '$TMPD/err'"
+# the oracle on a model without outputs says that, not "no reference"
+$G oracle tanh-gemm > "$TMPD/out" 2> "$TMPD/err"; rc=$?
+check "oracle on a model without outputs says it has none (exit $rc)" \
+  sh -c "test $rc -eq 2 && grep -q 'declares no outputs' '$TMPD/err' && ! grep -q '0 bits' '$TMPD/out'"
 done_testing

@@ -105,6 +105,14 @@ v=$(awk '!/^#/ && $2 != "nan" { e[++n] = $2 + 0 }
          END { m = 1; for (k = 2; k <= n; k++) if (e[k] < e[m]) m = k;
                print (m > 1 && m < n && e[1] > 10 * e[m] && e[n] > 10 * e[m]) ? "yes" : "no" }' "$TMPD/steps.txt")
 check "the f32 error is V-shaped around the derived step" test "$v" = yes
+# The MPFR error is D(h)'s at the h of its row: in the truncation range it
+# falls as h^2, so each of the first 8 halvings divides it by more than 2
+# (a direction judged at a finer step than its row's made it jump back up
+# every eighth row).
+t=$(awk '!/^#/ && $4 != "nan" { e[++n] = $4 + 0 }
+         END { ok = n >= 9; for (k = 1; k < 9; k++) if (!(e[k] > 2 * e[k + 1])) ok = 0;
+               print ok ? "yes" : "no" }' "$TMPD/steps.txt")
+check "the MPFR error falls with h over the first 8 halvings (truncation, h^2)" test "$t" = yes
 expect_rc 2 "steps without --index" $G steps tanh-gemm
 
 # --dump: loadable .npy files whose shapes match the model's
