@@ -303,7 +303,10 @@ load (const char *text, size_t len, json_t **out)
   for (int attempt = 0; attempt < 2; attempt++)
     {
       feed f = { text, len, pad, 0 };
+      /* zeroed: Jansson may fail (out of memory) before it sets the code,
+         which lives in the last byte of text (json_error_code) */
       json_error_t e;
+      memset (&e, 0, sizeof e);
       json_t *j = json_load_callback (feed_more, &f, JSON_REJECT_DUPLICATES,
                                       &e);
       if (!j)
@@ -314,6 +317,7 @@ load (const char *text, size_t len, json_t **out)
             return GC_ENOMEM;
           feed g = { text, len, pad, 0 };
           json_error_t e2;
+          memset (&e2, 0, sizeof e2);
           json_t *again = json_load_callback (feed_more, &g,
                                               JSON_REJECT_DUPLICATES, &e2);
           if (!again)
