@@ -59,7 +59,7 @@ sed 's/^/# /' "$TMPD/segv" | head -4
 # (under AddressSanitizer the child reports the SEGV itself and exits 1:
 # still a crash, with another account)
 check "sweep: a check that dies of SIGSEGV is a CRASH" \
-  sh -c "grep -q 'CRASH (' '$TMPD/segv' && ! grep -q 'unsupported (the' '$TMPD/segv'"
+  sh -c "grep -q 'CRASH (' '$TMPD/segv' && ! grep -q 'unsupported (the check' '$TMPD/segv'"
 check "sweep: ... and the sweep fails (exit $rc)" test "$rc" -eq 1
 $G $SW --shape die:ABRT --format json > "$TMPD/abrt" 2>&1; rc=$?
 check "sweep --format json: SIGABRT is a crash (exit $rc)" \
