@@ -16,9 +16,11 @@ enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3,
        EXIT_MODEL = 5 /* the model failed: a callback's error, NaN, overrun,
                          time limit, or exit() */ };
 
+/* The command's name in its messages (usage.c).  */
 extern const char *progname;
 
-/* Print "gradcheck: <message>" and the hint to --help on stderr.  */
+/* Print "gradcheck: <message>" and the hint to --help on stderr
+   (usage.c).  */
 void usage_error (const char *fmt, ...)
   __attribute__ ((format (printf, 1, 2)));
 
@@ -59,7 +61,7 @@ typedef struct cli_model
   void *dl;                 /* plugin handle, or NULL */
 } cli_model;
 
-/* The exit status of a check that stopped with status ST (main.c).  */
+/* The exit status of a check that stopped with status ST (usage.c).  */
 int cli_status_exit (gc_status st);
 
 /* Option strings (args.c): each returns false for a malformed string.  */

@@ -27,19 +27,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *progname = "gradcheck";
-
-void
-usage_error (const char *fmt, ...)
-{
-  va_list ap;
-  fprintf (stderr, "%s: ", progname);
-  va_start (ap, fmt);
-  vfprintf (stderr, fmt, ap);
-  va_end (ap);
-  fprintf (stderr, "\nTry '%s --help' for more information.\n", progname);
-}
-
 /* The largest report merge reads: a shard of a check of about a million
    parameters (a direction takes some 400 bytes of JSON).  */
 #define CLI_REPORT_MAX ((off_t) 1 << 30)
@@ -626,27 +613,6 @@ cli_model_close (cli_model *cm)
 }
 
 /* ---------------------------------------------------------------------- */
-
-/* The exit status of a check that stopped with ST: the model's failures
-   (5) apart from the caller's (2) and the machine's (3).  */
-int
-cli_status_exit (gc_status st)
-{
-  switch (st)
-    {
-    case GC_OK:
-      return EXIT_PASS;
-    case GC_ENOMEM:
-      return EXIT_INTERNAL;
-    case GC_ECALLBACK:
-    case GC_ENONFINITE:
-    case GC_EOVERRUN:
-    case GC_ETIMEOUT:
-      return EXIT_MODEL;
-    default:
-      return EXIT_USAGE;
-    }
-}
 
 static int
 exit_code (gc_status st, const gc_result *r)

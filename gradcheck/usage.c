@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* usage.c -- what every part of the command reports through: its name in
+   messages, a usage error, and the exit status of a check that stopped.
+   The lowest file of the command: it calls no other.  */
+
+#include "config.h"
+
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+const char *progname = "gradcheck";
+
+void
+usage_error (const char *fmt, ...)
+{
+  va_list ap;
+  fprintf (stderr, "%s: ", progname);
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fprintf (stderr, "\nTry '%s --help' for more information.\n", progname);
+}
+
+/* The exit status of a check that stopped with ST: the model's failures
+   (5) apart from the caller's (2) and the machine's (3).  */
+int
+cli_status_exit (gc_status st)
+{
+  switch (st)
+    {
+    case GC_OK:
+      return EXIT_PASS;
+    case GC_ENOMEM:
+      return EXIT_INTERNAL;
+    case GC_ECALLBACK:
+    case GC_ENONFINITE:
+    case GC_EOVERRUN:
+    case GC_ETIMEOUT:
+      return EXIT_MODEL;
+    default:
+      return EXIT_USAGE;
+    }
+}

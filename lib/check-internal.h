@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* check-internal.h -- what the files of gc_check share: the check's
+   shared state, a worker's state, and the functions one file of the check
+   calls in another.  Not installed; every name is gc__ or file-local (the
+   export list keeps only gc_).
+
+   The data flow, each file calling only those below it:
+     check.c      gc_check: options, validation, the centre, orchestration
+     worker.c     the workers: set-up, the loop over directions, the serial
+                  recheck
+     stencil.c    one direction: the stencil points per reference, its
+                  terms and verdict, confirmation, raised precision
+     directions.c which directions and their steps
+     evaluate.c   one call of the model's forward, guarded
+   and below them errmodel.c (terms), judge.c (verdicts), noise.c,
+   result.c (lifetime and names).  */
+
+#ifndef GC_CHECK_INTERNAL_H
+#define GC_CHECK_INTERNAL_H
+
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+typedef struct shared
+{
+  const gc_model *m;
+  const float *x;
+  const gc_options *o;
+  gc_result *r;
+  size_t n;
+  gc_reference ref;      /* the reference of the check */
+  gc_reference best;     /* forward for truncation and J */
+  mpfr_prec_t p;
+  float *g;              /* analytic gradient at x */
+  double *mag;           /* m_i of the adjoint term */
+  double *scale;         /* s_i of the default step */
+  double scale_random;   /* scale of the default step along a random v */
+  double mag_loss;       /* M_L: the model's loss magnitude at x, or 0 */
+  bool user_step;
+  double h_user;
+  size_t *pos_id;        /* shard position -> direction id */
+  mpfr_t f0_mpfr;        /* centre value of the best forward, MPFR */
+  bool have_f0_mpfr;
+  double f0;             /* centre value of the best forward */
+  atomic_size_t done;
+  atomic_int stop;
+  pthread_mutex_t lock;
+  size_t err_pos;        /* smallest failing position */
+  double deadline;       /* gc__now () past which the check stops; 0: none */
+} shared;
+
+typedef struct worker
+{
+  shared *sh;
+  unsigned id, count;
+  float *xf;
+  double *xd;
+  __mpfr_struct *xm;     /* n MPFR numbers, or NULL */
+  float *v;              /* random direction */
+  double *dp, *dm;       /* applied deltas at +-h (float modes, random) */
+  mpfr_t lv, t1, t2, t3, prod;
+  /* loss_mpfr writes lout[0]; lout[1], lout[2] are guards (2 bits, value
+     3) that a write past the one number changes.  */
+  __mpfr_struct lout[3];
+  mpfr_t f[4];           /* stencil values, MPFR mode */
+  mpfr_prec_t wp;        /* working precision: p, or raised ("Raising the
+                            precision") */
+  mpfr_t f0w;            /* centre value at a raised precision */
+  gc_status st;
+  int cb;
+  char detail[160];
+} worker;
+
+/* (evaluate.c) Record a worker's first failure: status, callback code and
+   a sentence; later ones are ignored.  */
+void gc__fail (worker *w, gc_status st, int cb, const char *fmt, ...)
+  __attribute__ ((format (printf, 4, 5)));
+/* (evaluate.c) The time limit, checked after every callback
+   (gc_options.timeout): false, with GC_ETIMEOUT recorded, once passed.  */
+bool gc__in_time (worker *w, const char *name);
+/* The loss is written into a value followed by canaries, so that a
+   callback writing past its one value is seen instead of smashing the
+   stack.  */
+#define LOSS_GUARD 64
+
+/* (evaluate.c) One call of a forward at the worker's point, guarded: each
+   returns false after recording a failure.  */
+bool gc__eval_f32 (worker *w, const float *x, double *val);
+bool gc__eval_f64 (worker *w, const double *x, double *val);
+bool gc__eval_mpfr (worker *w, mpfr_ptr out);
+/* (evaluate.c) Whether the worker's copies of the point are still as
+   given (a callback wrote into its input, else: GC_EOVERRUN).  */
+bool gc__inputs_intact (worker *w);
+
+/* (directions.c) The step of direction INDEX (SIZE_MAX: random direction
+   ID) as HM * 2^HE, and as a double; the random direction ID into V.  */
+void gc__step_scaled (const shared *sh, size_t index, size_t id, double *hm,
+                      long *he);
+double gc__step_for (const shared *sh, size_t index, size_t id);
+void gc__make_random (const shared *sh, size_t id, float *v);
+
+/* (stencil.c) Evaluate and judge direction D in MPFR mode, or in a float
+   mode (f32, f64); false after recording a failure.  */
+bool gc__direction_mpfr (worker *w, gc_direction *d);
+bool gc__direction_float (worker *w, gc_direction *d);
+
+/* (worker.c) A worker's state for worker ID of COUNT (false when memory
+   runs out, nothing left to free); its release; its share of the
+   directions (a pthread start routine); after a parallel run, a few
+   directions again on the calling thread ("Determinism and
+   reentrancy").  */
+bool gc__worker_init (worker *w, shared *sh, unsigned id, unsigned count);
+void gc__worker_free (worker *w);
+void *gc__worker_run (void *arg);
+bool gc__recheck_serial (shared *sh, worker *w);
+
+#endif
