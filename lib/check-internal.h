@@ -13,7 +13,8 @@
                   terms and verdict, confirmation, raised precision
      directions.c which directions and their steps
      evaluate.c   one call of the model's forward, guarded
-   and below them errmodel.c (terms), judge.c (verdicts), noise.c,
+   noise.c measures the model at the centre (determinism, rounding
+   sensitivity) through evaluate.c; and below them errmodel.c (terms), judge.c (verdicts), noise.c,
    result.c (lifetime and names).  */
 
 #ifndef GC_CHECK_INTERNAL_H
@@ -50,6 +51,11 @@ typedef struct shared
   pthread_mutex_t lock;
   size_t err_pos;        /* smallest failing position */
   double deadline;       /* gc__now () past which the check stops; 0: none */
+  /* Manual: "Measured rounding sensitivity": the backward at x under the
+     other rounding modes (NULL: not run, or left out), and the reference
+     forward's spread S_L at x (0 in MPFR mode).  */
+  float *gm[GC_N_MODES];
+  double spread_loss;
 } shared;
 
 typedef struct worker
@@ -106,6 +112,13 @@ void gc__make_random (const shared *sh, size_t id, float *v);
    mode (f32, f64); false after recording a failure.  */
 bool gc__direction_mpfr (worker *w, gc_direction *d);
 bool gc__direction_float (worker *w, gc_direction *d);
+
+/* (noise.c) Manual: "Measured rounding sensitivity": the backward (and
+   the reference forward, whose centre value to nearest is F_RN) under the
+   other rounding modes; then, once the magnitudes are known, the
+   declarations' check (the ratios rho_i).  */
+gc_status gc__measure_rounding (shared *sh, worker *w0, double f_rn);
+gc_status gc__rounding_ratios (shared *sh);
 
 /* (worker.c) A worker's state for worker ID of COUNT (false when memory
    runs out, nothing left to free); its release; its share of the

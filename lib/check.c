@@ -314,6 +314,13 @@ centre (shared *sh, worker *w0)
       sh->f0 = lf32;
       break;
     }
+  /* The f64 reference is the best forward whenever it is the reference.  */
+  gc_status ms = gc__measure_rounding (sh, w0,
+                                       sh->ref == GC_REF_F32 ? lf32 : sh->f0);
+  if (ms == GC_OK)
+    ms = gc__rounding_ratios (sh);
+  if (ms != GC_OK)
+    return ms;
   if (!gc__inputs_intact (w0))
     return w0->st;
   r->loss_reference = sh->f0;
@@ -561,6 +568,8 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
     mpfr_clear (sh.f0_mpfr);
   pthread_mutex_destroy (&sh.lock);
   gc__guarded_free (sh.g);
+  for (int k = 0; k < GC_N_MODES; k++)
+    gc__guarded_free (sh.gm[k]);
   free (sh.mag);
   free (sh.scale);
   mpfr_free_cache2 (MPFR_FREE_LOCAL_CACHE);

@@ -81,10 +81,11 @@ const char *const gc__term_texts[2][GC_N_TERMS][3] = {
   { { "truncation", "|D(2h) - D(h)|", "Truncation" },
     { "reference rounding",
       "max(lambda * sqrt(d_f) * ulp_p(M_L), gamma_d(2^-p) M_L [MPFR]) / h"
-      " + u_53 |D(h)|",
+      " + S_L / h + u_53 |D(h)|",
       "Reference rounding" },
     { "adjoint rounding",
-      "lambda * sqrt(d_b) * (u * sum_i |w_i| m_i + 2^-150 * sum_i |w_i|)",
+      "lambda * sqrt(d_b) * (u * sum_i |w_i| m_i + 2^-150 * sum_i |w_i|)"
+      " + S_w",
       "Adjoint rounding" } },
   { { "f32 output rounding", "lambda * sqrt(d_o) * u * m_k",
       "The forward oracle" },
@@ -95,7 +96,7 @@ const char *const gc__term_texts[2][GC_N_TERMS][3] = {
 static const char *const input_names[] = {
   "lambda", "d_f", "d_b", "d_o", "p", "u", "h", "M_L", "ulp_p(M_L)", "D(h)",
   "D(2h)", "|D(h)|", "sum |w_i| m_i", "sum |w_i|", "m_k", "|r|", "log2(h)",
-  "gamma_d(2^-p) M_L / h" };
+  "gamma_d(2^-p) M_L / h", "S_w", "S_L" };
 
 const char *
 gc__known_name (const char *s)
@@ -215,11 +216,14 @@ gc__gamma_over_step (mpfr_prec_t p, size_t depth, double lmax, double hm,
 /* Manual: "Reference rounding".  D(h) = (f(x+h) - f(x-h)) / 2h carries the
    two evaluation errors divided by 2h: at most eps/h.  D itself is
    delivered as a double, rounded once more: u_53 |D|.  The step is
-   h = HM * 2^HE ("Default precision and step").  */
+   h = HM * 2^HE ("Default precision and step").  Manual: "Measured
+   rounding sensitivity": SPREAD_LOSS, S_L, the spread of the f32 or f64
+   reference forward at x over the rounding modes, adds S_L / h (0 in MPFR
+   mode).  */
 void
 gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
                     double lambda, size_t depth, double lmax, double hm,
-                    long he, double d)
+                    long he, double d, double spread_loss)
 {
   double h = ldexp (hm, (int) (he < -4000 ? -4000 : he));
   term_texts (t, 0, GC_TERM_REFERENCE);
@@ -242,6 +246,11 @@ gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
       add_input (t, "gamma_d(2^-p) M_L / h", g);
       eps_h = fmax (eps_h, g);
     }
+  if (spread_loss > 0)
+    {
+      add_input (t, "S_L", spread_loss);
+      eps_h += ldexp (spread_loss / hm, (int) (he < -4000 ? 4000 : -he));
+    }
   t->value = eps_h + GC_U64 * fabs (d);
 }
 
@@ -249,10 +258,12 @@ gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
    most lambda*sqrt(d_b)*(u*m_i + 2^-150), m_i the magnitude of its
    computation, 2^-150 the absolute error of a rounding in the subnormal
    range; along the applied direction w the errors add up to at most
-   lambda*sqrt(d_b)*(u*sum_i |w_i| m_i + 2^-150 sum_i |w_i|).  */
+   lambda*sqrt(d_b)*(u*sum_i |w_i| m_i + 2^-150 sum_i |w_i|).  Manual:
+   "Measured rounding sensitivity": the measured spread S_w of <g, w> over
+   the rounding modes is added (SPREAD; 0 when not measured).  */
 void
 gc__term_adjoint (gc_term *t, double lambda, size_t depth,
-                  double weighted_magnitude, double norm1_w)
+                  double weighted_magnitude, double norm1_w, double spread)
 {
   term_texts (t, 0, GC_TERM_ADJOINT);
   add_input (t, "lambda", lambda);
@@ -260,8 +271,9 @@ gc__term_adjoint (gc_term *t, double lambda, size_t depth,
   add_input (t, "u", GC_U32);
   add_input (t, "sum |w_i| m_i", weighted_magnitude);
   add_input (t, "sum |w_i|", norm1_w);
+  add_input (t, "S_w", spread);
   t->value = lambda * sqrt ((double) depth)
-             * (GC_U32 * weighted_magnitude + 0x1p-150 * norm1_w);
+             * (GC_U32 * weighted_magnitude + 0x1p-150 * norm1_w) + spread;
 }
 
 /* Manual: "The forward oracle".  Output k of the f32 forward errs by at

@@ -454,6 +454,21 @@ typedef struct gc_result
   size_t nd_index;
   double nd_first, nd_second;
   char nd_detail[200];
+  /* Manual: "Measured rounding sensitivity".  How many of the three other
+     rounding modes the backward was measured under (0: none: the model
+     failed under each, or the result was read back from a report without
+     them), how many were left out and the first reason; the reference
+     forward's spread S_L at x (0 in MPFR mode); the depths the
+     measurement implies, max_i S_i / (2 u m_i) for the backward with its
+     element (SIZE_MAX: every spread was 0) and S_L / (2 u M_L) for the
+     forward (0: not measured): at least that many roundings, to first
+     order, for the magnitudes declared.  */
+  unsigned rounding_modes, rounding_dropped;
+  char rounding_note[120];
+  double spread_loss;
+  double depth_implied;
+  size_t depth_implied_at;
+  double forward_depth_implied;
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

@@ -17,6 +17,12 @@
 #define GC_U32 0x1p-24
 #define GC_U64 0x1p-53
 
+/* Manual: "Measured rounding sensitivity": the factor by which a declared
+   depth may exceed the depth the measurement implies before the report
+   calls it overstated (the bar is then coarser by up to its square root,
+   8).  */
+#define GC_COARSE_FACTOR 64
+
 /* Growable string; every operation is a no-op once an allocation failed,
    so callers check ok once at the end.  */
 typedef struct gc__buf
@@ -71,6 +77,17 @@ int gc__verdict_from_name (const char *name);
    the larger of the two (absolute where both are 0), or SIZE_MAX when they
    are bitwise equal.  */
 size_t gc__float_spread (const float *a, const float *b, size_t n);
+/* (noise.c) Manual: "Measured rounding sensitivity".  The rounding modes
+   the backward is run again under: the three IEEE modes other than the
+   caller's CURRENT one, written to MODES (the count is returned); their
+   names; the spread S_i of element I over the result to nearest G and the
+   modes' results GM (NULL: a mode left out); the spread S_w along V.  */
+#define GC_N_MODES 3
+int gc__other_modes (int current, int modes[GC_N_MODES]);
+const char *gc__mode_name (int mode);
+double gc__spread_at (const float *g, float *const gm[GC_N_MODES], size_t i);
+double gc__spread_along (const float *g, float *const gm[GC_N_MODES],
+                         const float *v, size_t n);
 /* (noise.c) Record that WHAT (GC_ND_*) gave different bits, with the
    element INDEX (SIZE_MAX: none), both values and a sentence; the first
    record's values and sentence are kept (manual: "Determinism and
@@ -147,7 +164,7 @@ void gc__term_truncation (gc_term *t, double d1, double d2, double diff,
 /* The step is h = HM * 2^HE (manual: "Default precision and step").  */
 void gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
                          double lambda, size_t depth, double lmax, double hm,
-                         long he, double d);
+                         long he, double d, double spread_loss);
 /* gamma_depth(2^-P) * lmax / h for h = HM * 2^HE (manual: "Reference
    rounding"), without forming either as a double.  */
 double gc__gamma_over_step (mpfr_prec_t p, size_t depth, double lmax,
@@ -158,7 +175,8 @@ double gc__eval_error_over_step (gc_reference ref, mpfr_prec_t p,
                                  double lambda, size_t depth, double lmax,
                                  double hm, long he);
 void gc__term_adjoint (gc_term *t, double lambda, size_t depth,
-                       double weighted_magnitude, double norm1_w);
+                       double weighted_magnitude, double norm1_w,
+                       double spread);
 /* The terms' name, formula and manual section by check kind (0 gradient,
    1 forward) and term; the static copy of a term text or input name S, or
    NULL when S is none of them.  */

@@ -37,14 +37,23 @@ gc__judge (gc_direction *d, double noise_j)
    blindness is the check's and the direction is inconclusive.  When the
    adjoint term dominates, the element is below the rounding a correct f32
    backward may make at its scale: no check can see more, and it passes.  A
-   failing direction stays a failure at any resolution.  */
+   failing direction stays a failure at any resolution.  Manual: "Measured
+   rounding sensitivity": only the derived part of the adjoint term counts
+   there; a blindness that the measured spread S_w makes is the check's
+   (the spread is measured under modes the code does not run in), and the
+   direction is inconclusive.  */
 void
 gc__judge_resolution (gc_direction *d)
 {
+  const gc_term *a = &d->terms[GC_TERM_ADJOINT];
+  double spread = 0;
+  for (size_t k = 0; k < a->n_inputs; k++)
+    if (a->inputs[k].name && strcmp (a->inputs[k].name, "S_w") == 0)
+      spread = a->inputs[k].value;
   double ref = d->terms[GC_TERM_TRUNCATION].value
-               + d->terms[GC_TERM_REFERENCE].value;
+               + d->terms[GC_TERM_REFERENCE].value + spread;
   if (d->verdict == GC_PASS && !(d->resolution < 1)
-      && !(ref < d->terms[GC_TERM_ADJOINT].value))
+      && !(ref < a->value - spread))
     d->verdict = GC_INCONCLUSIVE;
 }
 

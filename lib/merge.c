@@ -433,6 +433,27 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
         return fail (r, j, GC_EFORMAT);
       r->defaulted = (unsigned) flags;
     }
+  /* the rounding-mode measurement (absent: a report without it, e.g. of
+     an older version; manual: "Measured rounding sensitivity")  */
+  r->depth_implied_at = SIZE_MAX;
+  if (json_object_get (j, "rounding_modes"))
+    {
+      size_t modes, dropped;
+      const char *note = str (j, "rounding_note");
+      if (!size (j, "rounding_modes", &modes) || modes > 3
+          || !size (j, "rounding_dropped", &dropped) || dropped > 3 || !note
+          || !num (j, "spread_loss", &r->spread_loss)
+          || !num (j, "depth_implied", &r->depth_implied)
+          || !num (j, "forward_depth_implied", &r->forward_depth_implied))
+        return fail (r, j, GC_EFORMAT);
+      r->rounding_modes = (unsigned) modes;
+      r->rounding_dropped = (unsigned) dropped;
+      snprintf (r->rounding_note, sizeof r->rounding_note, "%s", note);
+      if (!json_is_null (json_object_get (j, "depth_implied_at"))
+          && (!size (j, "depth_implied_at", &r->depth_implied_at)
+              || r->depth_implied_at >= r->n))
+        return fail (r, j, GC_EFORMAT);
+    }
   /* random directions per block (absent: over the whole vector)  */
   if (json_object_get (j, "random_per_block")
       && !size (j, "random_per_block", &r->random_per_block))

@@ -595,6 +595,66 @@ f64_text (gc__buf *b, const gc_result *r)
                     "of the adjoint term): keep MPFR\n", r->f64_term_ratio);
 }
 
+/* Manual: "Measured rounding sensitivity": what the reruns under the
+   other rounding modes measured, and what they say of the declarations.  */
+static void
+rounding_text (gc__buf *b, const gc_result *r)
+{
+  if (r->rounding_modes == 0 && r->rounding_dropped == 0)
+    return;
+  gc__buf_printf (b, "rounding: measured under %u other IEEE mode%s",
+                  r->rounding_modes, r->rounding_modes == 1 ? "" : "s");
+  if (r->spread_loss > 0)
+    gc__buf_printf (b, "; reference forward's spread S_L = %.3g",
+                    r->spread_loss);
+  if (r->depth_implied_at != SIZE_MAX)
+    {
+      char nm[96];
+      gc__buf_printf (b, "; implied backward depth >= %.3g (at ",
+                      r->depth_implied);
+      put_esc (b, gc_param_name (r, r->depth_implied_at, nm, sizeof nm),
+               GC__ESC_TEXT);
+      gc__buf_puts (b, ")");
+    }
+  if (r->forward_depth_implied > 0)
+    gc__buf_printf (b, ", forward >= %.3g", r->forward_depth_implied);
+  gc__buf_puts (b, "\n");
+  if (r->rounding_dropped)
+    {
+      gc__buf_printf (b, "  %u mode%s left out: ", r->rounding_dropped,
+                      r->rounding_dropped == 1 ? "" : "s");
+      put_esc (b, r->rounding_note, GC__ESC_TEXT);
+      gc__buf_puts (b, "\n");
+    }
+  if (r->depth_implied > (double) r->backward_depth)
+    {
+      char nm[96];
+      gc__buf_puts (b, "  WARNING: the backward's spread at ");
+      put_esc (b, gc_param_name (r, r->depth_implied_at, nm, sizeof nm),
+               GC__ESC_TEXT);
+      gc__buf_printf (b, " needs at least %.3g roundings of magnitude m_i, "
+                      "more than the declared d_b = %zu: the depth or that "
+                      "magnitude is too small (the bar includes the measured "
+                      "spread)\n", r->depth_implied, r->backward_depth);
+    }
+  else if (r->depth_implied > 0
+           && (double) r->backward_depth
+              > GC_COARSE_FACTOR * r->depth_implied)
+    gc__buf_printf (b, "  WARNING: the declared d_b = %zu is %.3g times the "
+                    "depth the measured spreads imply (%.3g): if the "
+                    "backward has that few roundings, or the magnitudes are "
+                    "too large, the check is up to %.3g times coarser than "
+                    "it needs to be\n", r->backward_depth,
+                    (double) r->backward_depth / r->depth_implied,
+                    r->depth_implied,
+                    sqrt ((double) r->backward_depth / r->depth_implied));
+  if (r->forward_depth_implied > (double) r->forward_depth)
+    gc__buf_printf (b, "  WARNING: the reference forward's spread S_L needs "
+                    "at least %.3g roundings of magnitude M_L, more than the "
+                    "declared d_f = %zu (the bar includes S_L)\n",
+                    r->forward_depth_implied, r->forward_depth);
+}
+
 /* Which inputs of the bar were declared and which defaulted (manual:
    "What the bar assumes").  */
 static void
@@ -615,6 +675,7 @@ inputs_text (gc__buf *b, const gc_result *r)
                     "bound (m_i < |g_i| / 2: no rounding does that); each "
                     "raised to |g_i|: check grad_magnitude_f32\n",
                     r->n_magnitude_low);
+  rounding_text (b, r);
 }
 
 /* The distribution of the resolution (manual: "Inconclusive
@@ -816,7 +877,17 @@ report_json (const gc_result *r)
     && put (o, "nd_first", jnum (r->nd_first))
     && put (o, "nd_second", jnum (r->nd_second))
     && put (o, "defaulted", juint (r->defaulted))
-    && put (o, "n_magnitude_low", juint (r->n_magnitude_low));
+    && put (o, "n_magnitude_low", juint (r->n_magnitude_low))
+    /* manual: "Measured rounding sensitivity" */
+    && put (o, "rounding_modes", juint (r->rounding_modes))
+    && put (o, "rounding_dropped", juint (r->rounding_dropped))
+    && put (o, "rounding_note", jstr (r->rounding_note))
+    && put (o, "spread_loss", jnum (r->spread_loss))
+    && put (o, "depth_implied", jnum (r->depth_implied))
+    && put (o, "depth_implied_at", r->depth_implied_at == SIZE_MAX
+                                   ? json_null ()
+                                   : juint (r->depth_implied_at))
+    && put (o, "forward_depth_implied", jnum (r->forward_depth_implied));
   const gc_identity *id = &r->identity;
   char version[sizeof id->version + 1];
   memcpy (version, id->version, sizeof id->version);

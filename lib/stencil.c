@@ -216,7 +216,7 @@ stencil_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
                        d->d2h, tdiff, d->step);
   gc__term_reference (&d->terms[GC_TERM_REFERENCE], GC_REF_MPFR, w->wp,
                       sh->r->lambda_forward, sh->r->forward_depth, lmax, hm,
-                      he, d->reference);
+                      he, d->reference, 0);
   /* analytic <g, v> and sum |v_i| m_i  */
   double wm = 0, w1 = 0;
   if (v)
@@ -238,8 +238,11 @@ stencil_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
       wm = sh->mag[i];
       w1 = 1;
     }
+  /* Manual: "Measured rounding sensitivity" */
+  double spread = v ? gc__spread_along (sh->g, sh->gm, v, n)
+                    : gc__spread_at (sh->g, sh->gm, i);
   gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
-                    sh->r->backward_depth, wm, w1);
+                    sh->r->backward_depth, wm, w1, spread);
   gc__judge (d, jump_noise (sh, GC_REF_MPFR, w->wp, lmax, hm, he,
                             jump_coef (1, 1, 1, 2, 2)));
   gc__judge_resolution (d);
@@ -544,9 +547,14 @@ gc__direction_float (worker *w, gc_direction *d)
     }
   gc__term_reference (&d->terms[GC_TERM_REFERENCE], sh->ref, sh->p,
                       sh->r->lambda_forward, sh->r->forward_depth, lmax,
-                      d->step, 0, d->reference);
+                      d->step, 0, d->reference, sh->spread_loss);
+  /* Manual: "Measured rounding sensitivity": along v, the direction before
+     the rounding of x + h v (w differs from it by that rounding, a second
+     order change of S_w).  */
+  double spread = v ? gc__spread_along (sh->g, sh->gm, v, n)
+                    : gc__spread_at (sh->g, sh->gm, i);
   gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
-                    sh->r->backward_depth, wm, w1);
+                    sh->r->backward_depth, wm, w1, spread);
   d->jump = jump_estimate (fb[0], fb[1], fb[2], fb[3], sh->f0, a1, b1, a2, b2);
   gc__judge (d, jump_noise (sh, sh->best, sh->p, lmax, d->step, 0,
                             jump_coef (d->step, a1, b1, a2, b2)));

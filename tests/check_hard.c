@@ -9,6 +9,7 @@
 #include "gctest.h"
 #include "hard/hard.h"
 
+#include <fenv.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,6 +421,132 @@ START_TEST (test_knee_near_point)
 }
 END_TEST
 
+/* Correct code whose rounding errors align, where the derived bar alone
+   (independent roundings) raised false alarms: a mean's gradient reduced
+   naively (stagnation), arguments whose rounding an elementary function
+   amplifies (sin(1000 x), a positional encoding, exp(3x) at 25).  The
+   measured rounding sensitivity is in the bar (manual: "Measured rounding
+   sensitivity"); the twins' bugs are still caught.  */
+START_TEST (test_mean_reduction)
+{
+  correct_and_twin (HARD_MEAN_REDUCTION, 4, NULL, GC_FAIL, false);
+}
+END_TEST
+
+START_TEST (test_amplified_argument)
+{
+  correct_and_twin (HARD_AMPLIFIED_ARGUMENT, 16, NULL, GC_FAIL, false);
+}
+END_TEST
+
+START_TEST (test_positional)
+{
+  correct_and_twin (HARD_POSITIONAL, 16, NULL, GC_FAIL, false);
+}
+END_TEST
+
+START_TEST (test_exp_argument)
+{
+  correct_and_twin (HARD_EXP_ARGUMENT, 16, NULL, GC_FAIL, false);
+}
+END_TEST
+
+/* x^4 at x = 0: the fourth difference J = -delta^4 f / 2h is h^3 f''''/2,
+   not 0, on an analytic function; a kink's J does not shrink with h, this
+   one shrinks as h^3 at the confirmation's finer steps (manual: "Non-smooth
+   points").  The twin's offset is caught.  */
+START_TEST (test_quartic_zero)
+{
+  correct_and_twin (HARD_QUARTIC_ZERO, 8, NULL, GC_FAIL, false);
+}
+END_TEST
+
+/* A backward that misbehaves only under a directed rounding mode: a
+   non-finite value leaves that mode out (and says so), a failing call
+   stops the check with GC_ECALLBACK naming the mode (manual: "Measured
+   rounding sensitivity").  */
+static int mode_how;
+
+static int
+mode_loss (void *ctx, const float *x, float *loss)
+{
+  (void) ctx;
+  float s = 0;
+  for (int i = 0; i < 4; i++)
+    s += x[i] * x[i] * 0.5f;
+  *loss = s;
+  return 0;
+}
+
+static int
+mode_grad (void *ctx, const float *x, float *g)
+{
+  (void) ctx;
+  for (int i = 0; i < 4; i++)
+    g[i] = x[i];
+  if (fegetround () == FE_UPWARD)
+    {
+      if (mode_how == 1)
+        g[2] = NAN;
+      else if (mode_how == 2)
+        return 7;
+    }
+  return 0;
+}
+
+static int
+mode_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
+{
+  (void) ctx;
+  mpfr_t t;
+  mpfr_init2 (t, mpfr_get_prec (loss));
+  mpfr_set_zero (loss, 1);
+  for (int i = 0; i < 4; i++)
+    {
+      mpfr_sqr (t, x + i, MPFR_RNDN);
+      mpfr_div_2ui (t, t, 1, MPFR_RNDN);
+      mpfr_add (loss, loss, t, MPFR_RNDN);
+    }
+  mpfr_clear (t);
+  return 0;
+}
+
+START_TEST (test_directed_mode_misbehaves)
+{
+  gc_model m = { .abi = GC_MODEL_ABI, .name = "mode-sensitive", .n = 4,
+                 .loss_f32 = mode_loss, .grad_f32 = mode_grad,
+                 .loss_mpfr = mode_mpfr, .forward_depth = 6,
+                 .backward_depth = 1 };
+  float x[4] = { 0.5f, -1.25f, 2.0f, 0.75f };
+  gc_result *r;
+  mode_how = 0;
+  ck_assert_int_eq (gc_check (&m, x, NULL, &r), GC_OK);
+  ck_assert_uint_eq (r->rounding_modes, 3);
+  ck_assert_uint_eq (r->rounding_dropped, 0);
+  ck_assert_int_eq (r->verdict, GC_PASS);
+  gc_result_free (r);
+  mode_how = 1;
+  ck_assert_int_eq (gc_check (&m, x, NULL, &r), GC_OK);
+  ck_assert_uint_eq (r->rounding_modes, 2);
+  ck_assert_uint_eq (r->rounding_dropped, 1);
+  ck_assert_msg (strstr (r->rounding_note, "toward +inf")
+                 && strstr (r->rounding_note, "parameter 2"),
+                 "note: %s", r->rounding_note);
+  ck_assert_int_eq (r->verdict, GC_PASS);
+  char *t = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (strstr (t, "1 mode left out"));
+  free (t);
+  gc_result_free (r);
+  mode_how = 2;
+  ck_assert_int_eq (gc_check (&m, x, NULL, &r), GC_ECALLBACK);
+  ck_assert_msg (strstr (r->detail, "toward +inf"), "detail: %s", r->detail);
+  ck_assert_int_eq (r->verdict, GC_ERROR);
+  gc_result_free (r);
+  /* the mode is restored whatever the model did */
+  ck_assert_int_eq (fegetround (), FE_TONEAREST);
+}
+END_TEST
+
 static Suite *
 hard_suite (void)
 {
@@ -438,6 +565,12 @@ hard_suite (void)
   tcase_add_test (tc, test_declared_inputs);
   tcase_add_test (tc, test_tiny_parameters);
   tcase_add_test (tc, test_knee_near_point);
+  tcase_add_test (tc, test_mean_reduction);
+  tcase_add_test (tc, test_amplified_argument);
+  tcase_add_test (tc, test_positional);
+  tcase_add_test (tc, test_exp_argument);
+  tcase_add_test (tc, test_quartic_zero);
+  tcase_add_test (tc, test_directed_mode_misbehaves);
   suite_add_tcase (s, tc);
   return s;
 }

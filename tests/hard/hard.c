@@ -22,12 +22,27 @@ tensor (const hard_model *h)
   return h->kind == HARD_SUBNORMAL ? h->n / 2 : h->n;
 }
 
+#define AMP 1000.0f          /* the amplified-argument model's w */
+#define NFREQ 11              /* the positional model's k = 0..10 */
+
 static int
 loss_f32 (void *ctx, const float *x, float *loss)
 {
   hard_model *h = ctx;
   size_t m = tensor (h);
   float s = 0;
+  if (h->kind == HARD_MEAN_REDUCTION)
+    {
+      for (size_t p = 0; p < m; p++)
+        {
+          float acc = 0;
+          for (size_t t = 0; t < HARD_NPOS; t++)
+            acc += x[p] + h->z[t];
+          s += acc / (float) HARD_NPOS + x[p] * x[p] * 0.5f;
+        }
+      *loss = s;
+      return 0;
+    }
   for (size_t i = 0; i < m; i++)
     switch (h->kind)
       {
@@ -43,6 +58,22 @@ loss_f32 (void *ctx, const float *x, float *loss)
       case HARD_KNEE:
         s += h->c[i] * fmaxf (0.0f, (float) ((double) x[i] - h->knee[i]))
              + x[i] * x[i] * 0.5f;
+        break;
+      case HARD_AMPLIFIED_ARGUMENT:
+        s += h->c[i] * sinf (AMP * x[i]);
+        break;
+      case HARD_POSITIONAL:
+        for (int k = 0; k < NFREQ; k++)
+          {
+            float a = ldexpf (x[i], k);
+            s += h->c[i] * (sinf (a) + cosf (a)) / (float) (k + 1);
+          }
+        break;
+      case HARD_EXP_ARGUMENT:
+        s += h->c[i] * expf (3.0f * x[i]);
+        break;
+      case HARD_QUARTIC_ZERO:
+        s += h->c[i] * (x[i] * x[i]) * (x[i] * x[i]) * 0.25f;
         break;
       default:
         s += h->c[i] * (x[i] * x[i] * x[i]) / 3.0f;
@@ -78,6 +109,45 @@ grad_f32 (void *ctx, const float *x, float *g)
       for (size_t i = 0; i < m; i++)
         g[i] = ((double) x[i] > h->knee[i] ? h->c[i] : 0.0f)
                * (h->twin ? 0.8f : 1.0f) + x[i];
+      break;
+    case HARD_MEAN_REDUCTION:
+      /* the mean's gradient 1/N at every position, reduced into b_p */
+      for (size_t p = 0; p < m; p++)
+        {
+          float dy = 1.0f / (float) HARD_NPOS, acc = 0;
+          for (size_t t = 0; t < HARD_NPOS; t++)
+            acc += dy;
+          g[p] = h->twin ? acc : acc + x[p];
+        }
+      break;
+    case HARD_AMPLIFIED_ARGUMENT:
+      for (size_t i = 0; i < m; i++)
+        g[i] = h->c[i] * (AMP * (h->twin ? 1.00390625f : 1.0f))
+               * cosf (AMP * x[i]);
+      break;
+    case HARD_POSITIONAL:
+      for (size_t i = 0; i < m; i++)
+        {
+          float acc = 0;
+          for (int k = 0; k < NFREQ; k++)
+            {
+              float a = ldexpf (x[i], k);
+              float chain = ldexpf (1.0f, h->twin && k == NFREQ - 1 ? k - 1
+                                                                     : k);
+              acc += h->c[i] * chain * (cosf (a) - sinf (a)) / (float) (k + 1);
+            }
+          g[i] = acc;
+        }
+      break;
+    case HARD_EXP_ARGUMENT:
+      for (size_t i = 0; i < m; i++)
+        g[i] = 3.0f * h->c[i]
+               * expf (3.0f * x[h->twin ? (i + 1) % m : i]);
+      break;
+    case HARD_QUARTIC_ZERO:
+      for (size_t i = 0; i < m; i++)
+        g[i] = h->c[i] * (x[i] * x[i] * x[i])
+               + (h->twin ? ldexpf (h->c[i], -10) : 0.0f);
       break;
     case HARD_STALE_BUFFER:
       /* The reduction buffer: zeroed on every call, except in the twin,
@@ -126,15 +196,46 @@ loss_mpfr_scratch (hard_model *h, mpfr_srcptr x, mpfr_ptr loss)
   return 0;
 }
 
+/* The mean-reduction model's MPFR forward: mean_t (b_p + z_t) = b_p +
+   sum_t z_t / N, the sum exact at any precision >= 64 (N < 2^17 terms of
+   24 bits in [2, 3]).  */
+static int
+loss_mpfr_mean (hard_model *h, mpfr_srcptr x, mpfr_ptr loss)
+{
+  mpfr_t t, zs;
+  mpfr_init2 (t, mpfr_get_prec (loss));
+  mpfr_init2 (zs, mpfr_get_prec (loss) > 64 ? mpfr_get_prec (loss) : 64);
+  mpfr_set_zero (zs, 1);
+  for (size_t k = 0; k < HARD_NPOS; k++)
+    mpfr_add_d (zs, zs, h->z[k], MPFR_RNDN);
+  mpfr_div_ui (zs, zs, HARD_NPOS, MPFR_RNDN);
+  mpfr_set_zero (loss, 1);
+  for (size_t p = 0; p < tensor (h); p++)
+    {
+      mpfr_sqr (t, x + p, MPFR_RNDN);
+      mpfr_div_2ui (t, t, 1, MPFR_RNDN);
+      mpfr_add (t, t, x + p, MPFR_RNDN);
+      mpfr_add (t, t, zs, MPFR_RNDN);
+      mpfr_add (loss, loss, t, MPFR_RNDN);
+    }
+  mpfr_clear (t);
+  mpfr_clear (zs);
+  return 0;
+}
+
 static int
 loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
 {
   hard_model *h = ctx;
   if (h->kind == HARD_SHARED_SCRATCH)
     return loss_mpfr_scratch (h, x, loss);
+  if (h->kind == HARD_MEAN_REDUCTION)
+    return loss_mpfr_mean (h, x, loss);
   size_t m = tensor (h);
-  mpfr_t t;
+  mpfr_t t, a, b;
   mpfr_init2 (t, mpfr_get_prec (loss));
+  mpfr_init2 (a, mpfr_get_prec (loss));
+  mpfr_init2 (b, mpfr_get_prec (loss));
   mpfr_set_zero (loss, 1);
   for (size_t i = 0; i < m; i++)
     {
@@ -160,6 +261,33 @@ loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
           mpfr_sqr (t, x + i, MPFR_RNDN);
           mpfr_div_2ui (t, t, 1, MPFR_RNDN);
           break;
+        case HARD_AMPLIFIED_ARGUMENT:
+          mpfr_mul_d (t, x + i, (double) AMP, MPFR_RNDN);
+          mpfr_sin (t, t, MPFR_RNDN);
+          mpfr_mul_d (t, t, h->c[i], MPFR_RNDN);
+          break;
+        case HARD_POSITIONAL:
+          mpfr_set_zero (t, 1);
+          for (int k = 0; k < NFREQ; k++)
+            {
+              mpfr_mul_2ui (a, x + i, (unsigned long) k, MPFR_RNDN);
+              mpfr_sin_cos (a, b, a, MPFR_RNDN);
+              mpfr_add (a, a, b, MPFR_RNDN);
+              mpfr_div_ui (a, a, (unsigned long) k + 1, MPFR_RNDN);
+              mpfr_add (t, t, a, MPFR_RNDN);
+            }
+          mpfr_mul_d (t, t, h->c[i], MPFR_RNDN);
+          break;
+        case HARD_EXP_ARGUMENT:
+          mpfr_mul_ui (t, x + i, 3, MPFR_RNDN);
+          mpfr_exp (t, t, MPFR_RNDN);
+          mpfr_mul_d (t, t, h->c[i], MPFR_RNDN);
+          break;
+        case HARD_QUARTIC_ZERO:
+          mpfr_pow_ui (t, x + i, 4, MPFR_RNDN);
+          mpfr_mul_d (t, t, h->c[i], MPFR_RNDN);
+          mpfr_div_2ui (t, t, 2, MPFR_RNDN);
+          break;
         case HARD_TINY_PARAM:
           /* c_i x_i (1 + 1e24 x_i), 1e24 as the f32 forward rounds it */
           mpfr_mul_d (t, x + i, (double) 1e24f, MPFR_RNDN);
@@ -178,6 +306,8 @@ loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
   if (h->kind == HARD_TINY_PARAM)
     mpfr_add_ui (loss, loss, 1, MPFR_RNDN);
   mpfr_clear (t);
+  mpfr_clear (a);
+  mpfr_clear (b);
   return 0;
 }
 
@@ -186,7 +316,10 @@ hard_name (hard_kind kind)
 {
   static const char *const names[] = { "subnormal-gradient", "stale-buffer",
                                         "shared-scratch", "large-parameter",
-                                        "tiny-parameter", "knee" };
+                                        "tiny-parameter", "knee",
+                                        "mean-reduction",
+                                        "amplified-argument", "positional",
+                                        "exp-argument", "quartic-zero" };
   return kind < HARD_N_KINDS ? names[kind] : "unknown";
 }
 
@@ -210,6 +343,7 @@ hard_free (hard_model *h)
   free (h->c);
   free (h->acc);
   free (h->knee);
+  free (h->z);
   free (h);
 }
 
@@ -254,7 +388,20 @@ hard_new (hard_kind kind, size_t n, uint64_t seed, bool twin)
       double z = gcm_normal (&r);
       h->x[i] = kind == HARD_LARGE_PARAM ? (float) (1e20 * (1.5 + z / 4))
                 : kind == HARD_TINY_PARAM ? (float) (1e-25 * (1.5 + z / 4))
+                : kind == HARD_EXP_ARGUMENT ? (float) (25 + z / 100)
+                : kind == HARD_QUARTIC_ZERO && i % 2 == 0 ? 0.0f
                 : (float) z;
+    }
+  if (kind == HARD_MEAN_REDUCTION)
+    {
+      h->z = malloc (HARD_NPOS * sizeof *h->z);
+      if (!h->z)
+        {
+          hard_free (h);
+          return NULL;
+        }
+      for (size_t t = 0; t < HARD_NPOS; t++)
+        h->z[t] = (float) (2 + gcm_uniform (&r));
     }
   if (kind == HARD_SUBNORMAL)
     for (size_t i = 0; i < n; i++)
@@ -294,6 +441,27 @@ hard_new (hard_kind kind, size_t n, uint64_t seed, bool twin)
      the backward's is one element's (at most 3).  */
   m->forward_depth = 4 + h->n;
   m->backward_depth = 3;
+  switch (kind)
+    {
+    case HARD_MEAN_REDUCTION:
+      /* each b_p: the N-term sum, the division, the regulariser */
+      m->forward_depth = HARD_NPOS + 4 + h->n;
+      m->backward_depth = HARD_NPOS + 2;
+      break;
+    case HARD_POSITIONAL:
+      /* per term: the scaling (exact), sin or cos, the difference, the
+         products and the division; then the eleven-term sum */
+      m->forward_depth = 6 + NFREQ + h->n;
+      m->backward_depth = 6 + NFREQ;
+      break;
+    case HARD_AMPLIFIED_ARGUMENT:
+    case HARD_EXP_ARGUMENT:
+      /* the argument's product, the function, two products */
+      m->backward_depth = 4;
+      break;
+    default:
+      break;
+    }
   if (kind == HARD_SUBNORMAL)
     {
       h->blocks[0] = (gc_block) { "x", 0, n, 1, { n } };

@@ -38,8 +38,31 @@ typedef enum hard_kind
      the first stencil (D(h) averages to 0.8 c_i).  Twin: the relu part's
      gradient is 0.8 c_i, the biased difference quotient's value.  */
   HARD_KNEE,
+  /* L = sum_p [mean_t (b_p + z_t) + b_p^2 / 2] over HARD_NPOS positions:
+     the backward reduces the mean's gradient 1/N naively in f32, N equal
+     terms, which stagnates (every addition rounds the same way).  Twin: the
+     regulariser's gradient b_p is missing.  */
+  HARD_MEAN_REDUCTION,
+  /* L = sum c_i sin(1000 x_i): the backward 1000 c_i cos(1000 x_i) rounds
+     the argument 1000 x_i, an error the cosine amplifies 1000-fold.  Twin:
+     a scale 1 + 2^-8 too large (a mistyped constant).  */
+  HARD_AMPLIFIED_ARGUMENT,
+  /* A positional encoding, L = sum_i c_i sum_k (sin(2^k x_i) + cos(2^k
+     x_i)) / (k + 1), k = 0..10: the backward sums eleven terms up to 2^10
+     c_i.  Twin: the top frequency's chain factor is 2^9, not 2^10.  */
+  HARD_POSITIONAL,
+  /* L = sum c_i exp(3 x_i) at x_i ~ 25: the rounding of 3 x_i is amplified
+     75-fold in exp.  Twin: each element reads its neighbour's x.  */
+  HARD_EXP_ARGUMENT,
+  /* L = sum c_i x_i^4 / 4 with every even x_i exactly 0: analytic, with a
+     fourth difference that does not vanish (x^4 is not a kink).  Twin: dx
+     carries a constant offset 2^-10 c_i.  */
+  HARD_QUARTIC_ZERO,
   HARD_N_KINDS
 } hard_kind;
+
+/* Positions of the mean-reduction model.  */
+#define HARD_NPOS 100000
 
 typedef struct hard_model
 {
@@ -53,6 +76,7 @@ typedef struct hard_model
   void *scratch;          /* the shared-scratch model's MPFR scratch */
   void *lock;
   double *knee;           /* the knee model's k_i */
+  float *z;               /* the mean-reduction model's data z_t */
   gc_block blocks[2];
 } hard_model;
 
