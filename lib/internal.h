@@ -99,6 +99,8 @@ void gc__note_nondeterminism (gc_result *r, unsigned what, size_t index,
    whose reference terms are at least its adjoint term is inconclusive
    (manual: "Inconclusive directions").  */
 void gc__judge_resolution (gc_direction *d);
+/* (judge.c) Judge D as smooth, by its nu (manual: "Non-smooth points").  */
+void gc__judge_smooth (gc_direction *d);
 
 /* Shared by gc_check and gc_forward_check (check.c).  */
 gc_status gc__copy_blocks (gc_result *r, const gc_block *blocks, size_t nb);

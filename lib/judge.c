@@ -30,6 +30,15 @@ gc__judge (gc_direction *d, double noise_j)
     d->verdict = d->nu <= 1 ? GC_PASS : GC_FAIL;
 }
 
+/* Manual: "Non-smooth points": a direction whose J shrank with the step
+   is judged as smooth, by its nu alone.  */
+void
+gc__judge_smooth (gc_direction *d)
+{
+  d->verdict = d->nu <= 1 ? GC_PASS : GC_FAIL;
+  gc__judge_resolution (d);
+}
+
 /* Manual: "Inconclusive directions".  A direction that passes with a bar
    at least as large as its reference (resolution >= 1, including a
    reference of 0) cannot see a 100% error; when the reference's own terms

@@ -295,6 +295,18 @@ set_precision (worker *w, mpfr_prec_t p)
 static bool confirm_mpfr (worker *w, gc_direction *d, const float *v,
                           double hm, long he);
 
+/* Manual: "Non-smooth points".  The level A judged at, with the next finer
+   level B (steps 2^8 times smaller): a non-smooth verdict stands only when
+   J does not shrink with the step, |J_B| > |J_A| / 16; J is a fourth
+   difference, which a jump of f' keeps and anything smoother shrinks by
+   2^-8 per level or faster (x^4 at 0: 2^-24).  */
+static void
+keep_or_smooth (gc_direction *a, const gc_direction *b)
+{
+  if (a->verdict == GC_NONSMOOTH && !(fabs (b->jump) > fabs (a->jump) / 16))
+    gc__judge_smooth (a);
+}
+
 bool
 gc__direction_mpfr (worker *w, gc_direction *d)
 {
@@ -374,6 +386,7 @@ confirm_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
       if (k >= 2 && levels_consistent (&lv[k - 2], &lv[k - 1])
           && levels_consistent (&lv[k - 1], &lv[k]))
         {
+          keep_or_smooth (&lv[k - 2], &lv[k - 1]);
           *d = lv[k - 2];
           return true;
         }
@@ -385,6 +398,7 @@ confirm_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
     return true;
   if (levels_consistent (&lv[last - 1], &lv[last]))
     {
+      keep_or_smooth (&lv[last - 1], &lv[last]);
       *d = lv[last - 1];
       return true;
     }

@@ -452,9 +452,11 @@ START_TEST (test_exp_argument)
 END_TEST
 
 /* x^4 at x = 0: the fourth difference J = -delta^4 f / 2h is h^3 f''''/2,
-   not 0, on an analytic function; a kink's J does not shrink with h, this
-   one shrinks as h^3 at the confirmation's finer steps (manual: "Non-smooth
-   points").  The twin's offset is caught.  */
+   not 0, on an analytic function, and the loss (h^4) rounds far below it:
+   it was NON-SMOOTH.  A kink's J does not shrink with h, this one shrinks
+   as h^3 at the confirmation's finer steps (manual: "Non-smooth points").
+   The twin's offset is caught.  A kink at the point stays non-smooth
+   (check_reference).  */
 START_TEST (test_quartic_zero)
 {
   correct_and_twin (HARD_QUARTIC_ZERO, 8, NULL, GC_FAIL, false);

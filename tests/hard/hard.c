@@ -389,7 +389,7 @@ hard_new (hard_kind kind, size_t n, uint64_t seed, bool twin)
       h->x[i] = kind == HARD_LARGE_PARAM ? (float) (1e20 * (1.5 + z / 4))
                 : kind == HARD_TINY_PARAM ? (float) (1e-25 * (1.5 + z / 4))
                 : kind == HARD_EXP_ARGUMENT ? (float) (25 + z / 100)
-                : kind == HARD_QUARTIC_ZERO && i % 2 == 0 ? 0.0f
+                : kind == HARD_QUARTIC_ZERO ? 0.0f
                 : (float) z;
     }
   if (kind == HARD_MEAN_REDUCTION)

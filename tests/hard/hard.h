@@ -54,9 +54,10 @@ typedef enum hard_kind
   /* L = sum c_i exp(3 x_i) at x_i ~ 25: the rounding of 3 x_i is amplified
      75-fold in exp.  Twin: each element reads its neighbour's x.  */
   HARD_EXP_ARGUMENT,
-  /* L = sum c_i x_i^4 / 4 with every even x_i exactly 0: analytic, with a
-     fourth difference that does not vanish (x^4 is not a kink).  Twin: dx
-     carries a constant offset 2^-10 c_i.  */
+  /* L = sum c_i x_i^4 / 4 at x = 0: analytic, with a fourth difference
+     that does not vanish (x^4 is not a kink), in a loss of size h^4 whose
+     rounding is far below J.  Twin: dx carries a constant offset
+     2^-10 c_i.  */
   HARD_QUARTIC_ZERO,
   HARD_N_KINDS
 } hard_kind;
