@@ -131,6 +131,19 @@ zero_magnitude (void *ctx, const float *x, float *m)
   return 0;
 }
 
+/* The model's magnitude backward, times 1000 (a magnitude far above the
+   computation's).  */
+static gc_grad_f32_fn real_magnitude;
+
+static int
+big_magnitude (void *ctx, const float *x, float *m)
+{
+  int rc = real_magnitude (ctx, x, m);
+  for (size_t i = 0; i < zero_n; i++)
+    m[i] *= 1000;
+  return rc;
+}
+
 START_TEST (test_declared_inputs)
 {
   hard_model *h = hard_new (HARD_LARGE_PARAM, 8, gct_seed (), false);
@@ -166,6 +179,46 @@ START_TEST (test_declared_inputs)
   t = gc_report (r, GC_FMT_TEXT);
   ck_assert_ptr_nonnull (t);
   ck_assert_ptr_nonnull (strstr (t, "below half the gradient value"));
+  free (t);
+  gc_result_free (r);
+
+  /* Manual: "Measured rounding sensitivity": the implied depth against the
+     declared one.  As declared (d_b counted by the manual's rules): no
+     warning either way.  */
+  r = gct_check_ok (&tg->model, tg->x, NULL);
+  double implied = r->depth_implied;
+  ck_assert_uint_eq (r->rounding_modes, 3);
+  ck_assert (implied > 1 && implied <= (double) r->backward_depth);
+  ck_assert (implied * 64 >= (double) r->backward_depth);
+  t = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_null (strstr (t, "WARNING: the declared d_b"));
+  ck_assert_ptr_null (strstr (t, "WARNING: the backward's spread"));
+  free (t);
+  gc_result_free (r);
+  /* a depth of 1, below the measured implication: named as too small */
+  gc_model dm = tg->model;
+  dm.backward_depth = 1;
+  r = gct_check_ok (&dm, tg->x, NULL);
+  ck_assert (r->depth_implied > 1);
+  t = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (strstr (t, "WARNING: the backward's spread"));
+  free (t);
+  gc_result_free (r);
+  /* a depth of 1e6 and magnitudes 1000 times too large: both flagged as
+     overstated, with the factor */
+  dm.backward_depth = 1000000;
+  r = gct_check_ok (&dm, tg->x, NULL);
+  t = gc_report (r, GC_FMT_TEXT);
+  ck_assert_msg (strstr (t, "WARNING: the declared d_b = 1000000"), "%s", t);
+  free (t);
+  gc_result_free (r);
+  dm = tg->model;
+  real_magnitude = dm.grad_magnitude_f32;
+  dm.grad_magnitude_f32 = big_magnitude;
+  r = gct_check_ok (&dm, tg->x, NULL);
+  ck_assert (r->depth_implied < implied / 500);
+  t = gc_report (r, GC_FMT_TEXT);
+  ck_assert_msg (strstr (t, "WARNING: the declared d_b"), "%s", t);
   free (t);
   gc_result_free (r);
   gct_free (tg);
