@@ -554,7 +554,10 @@ gc__diagnose (gc_result *r)
       {
         const gc_direction *d = fails[k];
         double f32 = d->terms[rt].value;
-        all = d->diff <= d->bar - f32 + f32 / prob * gamma;
+        /* the direction's worst-case bar where it has one (manual: "The
+           worst case"), else the f32 term scaled to gamma_d */
+        all = !isnan (d->bar_worst_case) ? d->nu_worst_case <= 1
+              : d->diff <= d->bar - f32 + f32 / prob * gamma;
         numax = fmax (numax, d->nu);
       }
     if (all)

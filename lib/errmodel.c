@@ -80,12 +80,13 @@ gc__default_step_exponent (gc_reference ref, mpfr_prec_t p)
 const char *const gc__term_texts[2][GC_N_TERMS][3] = {
   { { "truncation", "|D(2h) - D(h)|", "Truncation" },
     { "reference rounding",
-      "max(lambda * sqrt(d_f) * ulp_p(M_L), gamma_d(2^-p) M_L [MPFR]) / h"
+      "min(lambda * sqrt(d_f), gamma_d / u_p) * ulp_p(M_L) / h"
+      " [max(lambda * sqrt(d_f) * ulp_p(M_L), gamma_d(2^-p) M_L) / h in MPFR]"
       " + S_L / h + u_53 |D(h)|",
       "Reference rounding" },
     { "adjoint rounding",
-      "lambda * sqrt(d_b) * (u * sum_i |w_i| m_i + 2^-150 * sum_i |w_i|)"
-      " + S_w",
+      "min(lambda * sqrt(d_b), gamma_d / u) * (u * sum_i |w_i| m_i"
+      " + 2^-150 * sum_i |w_i|) + S_w",
       "Adjoint rounding" } },
   { { "f32 output rounding", "lambda * sqrt(d_o) * u * m_k",
       "The forward oracle" },
@@ -96,7 +97,7 @@ const char *const gc__term_texts[2][GC_N_TERMS][3] = {
 static const char *const input_names[] = {
   "lambda", "d_f", "d_b", "d_o", "p", "u", "h", "M_L", "ulp_p(M_L)", "D(h)",
   "D(2h)", "|D(h)|", "sum |w_i| m_i", "sum |w_i|", "m_k", "|r|", "log2(h)",
-  "gamma_d(2^-p) M_L / h", "S_w", "S_L" };
+  "gamma_d(2^-p) M_L / h", "S_w", "S_L", "gamma_d / u" };
 
 const char *
 gc__known_name (const char *s)
@@ -161,6 +162,16 @@ format_bits (gc_reference ref, mpfr_prec_t p)
   return (int) p;
 }
 
+/* Manual: "The worst case".  gamma_d(u) / u = d / (1 - d u), the
+   deterministic first-order multiplier of a chain of D roundings of unit
+   roundoff 2^-BITS (infinite where d u >= 1).  */
+static double
+gamma_over_u (size_t depth, int bits)
+{
+  double du = ldexp ((double) depth, -bits);
+  return du < 1 ? (double) depth / (1 - du) : INFINITY;
+}
+
 /* Manual: "Reference rounding".  One evaluation of the forward errs by at
    most eps = lambda*sqrt(d_f)*ulp_p(M_L) (the accumulation bound of "The
    accumulation factor"; M_L the magnitude of the loss's computation, the
@@ -220,7 +231,7 @@ gc__gamma_over_step (mpfr_prec_t p, size_t depth, double lmax, double hm,
    rounding sensitivity": SPREAD_LOSS, S_L, the spread of the f32 or f64
    reference forward at x over the rounding modes, adds S_L / h (0 in MPFR
    mode).  */
-void
+double
 gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
                     double lambda, size_t depth, double lmax, double hm,
                     long he, double d, double spread_loss)
@@ -237,7 +248,18 @@ gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
   add_input (t, "log2(h)", log2 (hm) + (double) he);
   double eps_h = gc__eval_error_over_step (ref, p, lambda, depth, lmax, hm,
                                            he);
-  if (ref == GC_REF_MPFR)
+  double worst = eps_h;
+  if (ref != GC_REF_MPFR)
+    {
+      /* Manual: "The worst case": the deterministic multiplier where it is
+         the smaller (depths below about lambda^2)  */
+      double gu = gamma_over_u (depth, format_bits (ref, p));
+      add_input (t, "gamma_d / u", gu);
+      double ls = lambda * sqrt ((double) depth);
+      worst = ls > 0 ? eps_h / ls * gu : eps_h;
+      eps_h = fmin (eps_h, worst);
+    }
+  else
     {
       /* Manual: "Reference rounding": the deterministic first-order bound
          gamma_d = d 2^-p / (1 - d 2^-p) of the MPFR forward, beside the
@@ -245,13 +267,16 @@ gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
       double g = gc__gamma_over_step (p, depth, lmax, hm, he);
       add_input (t, "gamma_d(2^-p) M_L / h", g);
       eps_h = fmax (eps_h, g);
+      worst = eps_h;
     }
+  double rest = GC_U64 * fabs (d);
   if (spread_loss > 0)
     {
       add_input (t, "S_L", spread_loss);
-      eps_h += ldexp (spread_loss / hm, (int) (he < -4000 ? 4000 : -he));
+      rest += ldexp (spread_loss / hm, (int) (he < -4000 ? 4000 : -he));
     }
-  t->value = eps_h + GC_U64 * fabs (d);
+  t->value = eps_h + rest;
+  return worst + rest;
 }
 
 /* Manual: "Adjoint rounding".  Element i of the f32 backward errs by at
@@ -261,7 +286,7 @@ gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
    lambda*sqrt(d_b)*(u*sum_i |w_i| m_i + 2^-150 sum_i |w_i|).  Manual:
    "Measured rounding sensitivity": the measured spread S_w of <g, w> over
    the rounding modes is added (SPREAD; 0 when not measured).  */
-void
+double
 gc__term_adjoint (gc_term *t, double lambda, size_t depth,
                   double weighted_magnitude, double norm1_w, double spread)
 {
@@ -272,8 +297,13 @@ gc__term_adjoint (gc_term *t, double lambda, size_t depth,
   add_input (t, "sum |w_i| m_i", weighted_magnitude);
   add_input (t, "sum |w_i|", norm1_w);
   add_input (t, "S_w", spread);
-  t->value = lambda * sqrt ((double) depth)
-             * (GC_U32 * weighted_magnitude + 0x1p-150 * norm1_w) + spread;
+  /* Manual: "The worst case": the smaller multiplier decides; the worst
+     case is returned for the direction's worst-case bar.  */
+  double gu = gamma_over_u (depth, 24);
+  add_input (t, "gamma_d / u", gu);
+  double base = GC_U32 * weighted_magnitude + 0x1p-150 * norm1_w;
+  t->value = fmin (lambda * sqrt ((double) depth), gu) * base + spread;
+  return gu * base + spread;
 }
 
 /* Manual: "The forward oracle".  Output k of the f32 forward errs by at

@@ -240,6 +240,7 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
       double mk = fmax (fabs ((double) mag[k]), fabs (d->reference));
       gc__terms_output (d->terms, r->lambda_forward, r->forward_depth, p, mk,
                         d->reference);
+      d->jump_next = d->bar_worst_case = NAN;   /* gradient checks only */
       gc__judge (d, 0);
     }
   for (size_t i = 0; i < n; i++)

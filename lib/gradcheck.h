@@ -325,6 +325,15 @@ typedef struct gc_direction
      first step / 2^(8 level); -1 when no two levels agreed and the
      reference is not trustworthy (manual: "Confirming a direction").  */
   int level;
+  /* J at the next finer confirmation level (NaN: not evaluated); a
+     non-smooth verdict stands only when it is more than |jump| / 16
+     (manual: "Non-smooth points").  */
+  double jump_next;
+  /* The bar with the deterministic first-order bounds gamma_d in place of
+     lambda sqrt(d) (manual: "The worst case"), and diff over it: above 1,
+     a failure no alignment of roundings explains; NaN where not
+     computed.  */
+  double bar_worst_case, nu_worst_case;
 } gc_direction;
 
 /* What the diagnosis found among the failing directions.  */
@@ -469,6 +478,11 @@ typedef struct gc_result
   double depth_implied;
   size_t depth_implied_at;
   double forward_depth_implied;
+  /* Manual: "The worst case": the largest nu_worst_case of the directions
+     (NaN: none computed), and how many failures exceed their worst-case
+     bar: no alignment of roundings explains those.  */
+  double worst_nu_worst_case;
+  size_t n_failed_certain;
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

@@ -164,7 +164,9 @@ void gc__detail_status (gc_result *r, const gc_model *m, const gc_options *o);
 void gc__term_truncation (gc_term *t, double d1, double d2, double diff,
                           double h);
 /* The step is h = HM * 2^HE (manual: "Default precision and step").  */
-void gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
+/* Each returns the term's worst-case value, gamma_d in place of lambda
+   sqrt(d) (manual: "The worst case").  */
+double gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
                          double lambda, size_t depth, double lmax, double hm,
                          long he, double d, double spread_loss);
 /* gamma_depth(2^-P) * lmax / h for h = HM * 2^HE (manual: "Reference
@@ -176,7 +178,7 @@ double gc__gamma_over_step (mpfr_prec_t p, size_t depth, double lmax,
 double gc__eval_error_over_step (gc_reference ref, mpfr_prec_t p,
                                  double lambda, size_t depth, double lmax,
                                  double hm, long he);
-void gc__term_adjoint (gc_term *t, double lambda, size_t depth,
+double gc__term_adjoint (gc_term *t, double lambda, size_t depth,
                        double weighted_magnitude, double norm1_w,
                        double spread);
 /* The terms' name, formula and manual section by check kind (0 gradient,

@@ -24,7 +24,12 @@ gc__judge (gc_direction *d, double noise_j)
   else
     d->nu = INFINITY;
   d->resolution = d->reference != 0 ? d->bar / fabs (d->reference) : INFINITY;
-  if (fabs (d->jump) > d->bar + noise_j)
+  /* Manual: "The worst case" */
+  d->nu_worst_case = d->diff == 0 ? 0 : d->diff / d->bar_worst_case;
+  /* Manual: "Non-smooth points": a J that shrank at the next finer level
+     is a smooth function's fourth difference, not a jump of f'.  */
+  if (fabs (d->jump) > d->bar + noise_j
+      && !(fabs (d->jump_next) <= fabs (d->jump) / 16))
     d->verdict = GC_NONSMOOTH;
   else
     d->verdict = d->nu <= 1 ? GC_PASS : GC_FAIL;
@@ -145,9 +150,17 @@ gc__summarise (gc_result *r)
   r->n_failed = r->n_nonsmooth = r->n_inconclusive = 0;
   r->worst = SIZE_MAX;
   r->worst_nu = 0;
+  r->worst_nu_worst_case = NAN;
+  r->n_failed_certain = 0;
   for (size_t k = 0; k < r->n_directions; k++)
     {
       const gc_direction *d = &r->dirs[k];
+      /* Manual: "The worst case" */
+      if (!isnan (d->nu_worst_case) && d->verdict != GC_ERROR
+          && !(d->nu_worst_case <= r->worst_nu_worst_case))
+        r->worst_nu_worst_case = d->nu_worst_case;
+      if (d->verdict == GC_FAIL && d->nu_worst_case > 1)
+        r->n_failed_certain++;
       if (d->verdict == GC_FAIL)
         r->n_failed++;
       else if (d->verdict == GC_NONSMOOTH)

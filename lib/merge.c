@@ -155,6 +155,18 @@ direction (gc_result *r, const json_t *o, gc_direction *d, bool full)
   for (size_t k = 0; k < sizeof f / sizeof f[0]; k++)
     if (!num (o, f[k].key, f[k].dst))
       return GC_EFORMAT;
+  /* absent in older reports: not measured (manual: "Non-smooth points",
+     "The worst case") */
+  static const char *const opt[] = { "jump_next", "bar_worst_case" };
+  double *optv[] = { &d->jump_next, &d->bar_worst_case };
+  for (size_t k = 0; k < 2; k++)
+    {
+      *optv[k] = NAN;
+      if (json_object_get (o, opt[k]) && !num (o, opt[k], optv[k]))
+        return GC_EFORMAT;
+    }
+  /* from the direction's own numbers, as gc__judge forms it */
+  d->nu_worst_case = d->diff == 0 ? 0 : d->diff / d->bar_worst_case;
   int kind = r->kind == GC_CHECK_FORWARD;
   for (int t = 0; t < GC_N_TERMS; t++)
     {

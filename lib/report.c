@@ -358,10 +358,13 @@ direction_json (const gc_result *r, const gc_direction *d, bool terms)
   ok = ok && put (o, "verdict", jstr (gc_verdict_name (d->verdict)));
   static const char *const keys[] = { "analytic", "reference", "d2h", "diff",
                                       "bar", "nu", "resolution", "step",
-                                      "jump", "forward_error_ulps" };
+                                      "jump", "forward_error_ulps",
+                                      "jump_next", "bar_worst_case",
+                                      "nu_worst_case" };
   const double vals[] = { d->analytic, d->reference, d->d2h, d->diff, d->bar,
                           d->nu, d->resolution, d->step, d->jump,
-                          d->forward_error_ulps };
+                          d->forward_error_ulps, d->jump_next,
+                          d->bar_worst_case, d->nu_worst_case };
   for (size_t k = 0; ok && k < sizeof vals / sizeof vals[0]; k++)
     ok = put (o, keys[k], jnum (vals[k]));
   json_t *a = json_array ();
@@ -680,9 +683,37 @@ inputs_text (gc__buf *b, const gc_result *r)
 
 /* The distribution of the resolution (manual: "Inconclusive
    directions"), and the blindest direction when one is blind.  */
+/* Manual: "The worst case": which multiplier of the adjoint term decided,
+   the worst nu under the deterministic bounds, and the failures beyond
+   them.  */
+static void
+worst_case_text (gc__buf *b, const gc_result *r)
+{
+  if (isnan (r->worst_nu_worst_case) || r->kind == GC_CHECK_FORWARD)
+    return;
+  double db = (double) r->backward_depth;
+  double prob = r->lambda_backward * sqrt (db);
+  double du = db * GC_U32;
+  double gu = du < 1 ? db / (1 - du) : INFINITY;
+  gc__buf_printf (b, "bounds: adjoint multiplier %s decided (lambda "
+                  "sqrt(d_b) = %.3g, gamma_d / u = %.3g); under the "
+                  "worst-case bounds gamma_d the worst nu is %.3g",
+                  prob <= gu ? "lambda sqrt(d_b), probabilistic,"
+                             : "gamma_d / u, worst case,", prob, gu,
+                  r->worst_nu_worst_case);
+  if (r->n_failed)
+    gc__buf_printf (b, "; %zu of %zu failure%s exceed%s it (no alignment of "
+                    "roundings explains %s)", r->n_failed_certain,
+                    r->n_failed, r->n_failed == 1 ? "" : "s",
+                    r->n_failed_certain == 1 ? "s" : "",
+                    r->n_failed_certain == 1 ? "it" : "them");
+  gc__buf_puts (b, "\n");
+}
+
 static void
 resolution_text (gc__buf *b, const gc_result *r)
 {
+  worst_case_text (b, r);
   if (r->blindest == SIZE_MAX)
     return;
   gc__buf_printf (b, "resolution: median %.3g, worst %.3g; %zu of %zu "
@@ -887,7 +918,10 @@ report_json (const gc_result *r)
     && put (o, "depth_implied_at", r->depth_implied_at == SIZE_MAX
                                    ? json_null ()
                                    : juint (r->depth_implied_at))
-    && put (o, "forward_depth_implied", jnum (r->forward_depth_implied));
+    && put (o, "forward_depth_implied", jnum (r->forward_depth_implied))
+    /* manual: "The worst case" */
+    && put (o, "worst_nu_worst_case", jnum (r->worst_nu_worst_case))
+    && put (o, "n_failed_certain", juint (r->n_failed_certain));
   const gc_identity *id = &r->identity;
   char version[sizeof id->version + 1];
   memcpy (version, id->version, sizeof id->version);

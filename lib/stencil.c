@@ -214,9 +214,10 @@ stencil_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
   d->step = ldexp (hm, (int) (he < -4000 ? -4000 : he));
   gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], d->reference,
                        d->d2h, tdiff, d->step);
-  gc__term_reference (&d->terms[GC_TERM_REFERENCE], GC_REF_MPFR, w->wp,
-                      sh->r->lambda_forward, sh->r->forward_depth, lmax, hm,
-                      he, d->reference, 0);
+  double e_worst
+    = gc__term_reference (&d->terms[GC_TERM_REFERENCE], GC_REF_MPFR, w->wp,
+                          sh->r->lambda_forward, sh->r->forward_depth, lmax,
+                          hm, he, d->reference, 0);
   /* analytic <g, v> and sum |v_i| m_i  */
   double wm = 0, w1 = 0;
   if (v)
@@ -241,8 +242,12 @@ stencil_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
   /* Manual: "Measured rounding sensitivity" */
   double spread = v ? gc__spread_along (sh->g, sh->gm, v, n)
                     : gc__spread_at (sh->g, sh->gm, i);
-  gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
-                    sh->r->backward_depth, wm, w1, spread);
+  double a_worst
+    = gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
+                        sh->r->backward_depth, wm, w1, spread);
+  /* Manual: "The worst case" */
+  d->bar_worst_case = d->terms[GC_TERM_TRUNCATION].value + e_worst + a_worst;
+  d->jump_next = NAN;
   gc__judge (d, jump_noise (sh, GC_REF_MPFR, w->wp, lmax, hm, he,
                             jump_coef (1, 1, 1, 2, 2)));
   gc__judge_resolution (d);
@@ -303,6 +308,7 @@ static bool confirm_mpfr (worker *w, gc_direction *d, const float *v,
 static void
 keep_or_smooth (gc_direction *a, const gc_direction *b)
 {
+  a->jump_next = b->jump;
   if (a->verdict == GC_NONSMOOTH && !(fabs (b->jump) > fabs (a->jump) / 16))
     gc__judge_smooth (a);
 }
@@ -559,16 +565,21 @@ gc__direction_float (worker *w, gc_direction *d)
                                           fabs (fr[k] - fb[k]) / ulp);
         }
     }
-  gc__term_reference (&d->terms[GC_TERM_REFERENCE], sh->ref, sh->p,
-                      sh->r->lambda_forward, sh->r->forward_depth, lmax,
-                      d->step, 0, d->reference, sh->spread_loss);
+  double e_worst
+    = gc__term_reference (&d->terms[GC_TERM_REFERENCE], sh->ref, sh->p,
+                          sh->r->lambda_forward, sh->r->forward_depth, lmax,
+                          d->step, 0, d->reference, sh->spread_loss);
   /* Manual: "Measured rounding sensitivity": along v, the direction before
      the rounding of x + h v (w differs from it by that rounding, a second
      order change of S_w).  */
   double spread = v ? gc__spread_along (sh->g, sh->gm, v, n)
                     : gc__spread_at (sh->g, sh->gm, i);
-  gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
-                    sh->r->backward_depth, wm, w1, spread);
+  double a_worst
+    = gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
+                        sh->r->backward_depth, wm, w1, spread);
+  /* Manual: "The worst case" */
+  d->bar_worst_case = d->terms[GC_TERM_TRUNCATION].value + e_worst + a_worst;
+  d->jump_next = NAN;
   d->jump = jump_estimate (fb[0], fb[1], fb[2], fb[3], sh->f0, a1, b1, a2, b2);
   gc__judge (d, jump_noise (sh, sh->best, sh->p, lmax, d->step, 0,
                             jump_coef (d->step, a1, b1, a2, b2)));
