@@ -66,6 +66,7 @@ typedef struct worker
   double *xd;
   __mpfr_struct *xm;     /* n MPFR numbers, or NULL */
   float *v;              /* random direction */
+  double vnorm;          /* N: the norm its draws were divided by */
   double *dp, *dm;       /* applied deltas at +-h (float modes, random) */
   mpfr_t lv, t1, t2, t3, prod;
   /* loss_mpfr writes lout[0]; lout[1], lout[2] are guards (2 bits, value
@@ -106,7 +107,8 @@ bool gc__inputs_intact (worker *w);
 void gc__step_scaled (const shared *sh, size_t index, size_t id, double *hm,
                       long *he);
 double gc__step_for (const shared *sh, size_t index, size_t id);
-void gc__make_random (const shared *sh, size_t id, float *v);
+void gc__make_random (const shared *sh, size_t id, float *v,
+                      double *norm_out);
 
 /* (stencil.c) Evaluate and judge direction D in MPFR mode, or in a float
    mode (f32, f64); false after recording a failure.  */

@@ -56,7 +56,7 @@ gc__step_for (const shared *sh, size_t index, size_t id)
 }
 
 void
-gc__make_random (const shared *sh, size_t id, float *v)
+gc__make_random (const shared *sh, size_t id, float *v, double *norm_out)
 {
   gc__rng rng;
   gc__rng_seed (&rng, sh->o->seed ^ (0xd1b54a32d192ed03u * (uint64_t) (id + 1)));
@@ -73,4 +73,8 @@ gc__make_random (const shared *sh, size_t id, float *v)
   norm = sqrt (norm);
   for (size_t i = lo; i < hi; i++)
     v[i] = (float) (v[i] / norm);
+  /* N = ||zeta||_2, the norm the draws were divided by (manual:
+     "Directional checks") */
+  if (norm_out)
+    *norm_out = norm;
 }

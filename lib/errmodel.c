@@ -97,7 +97,16 @@ const char *const gc__term_texts[2][GC_N_TERMS][3] = {
 static const char *const input_names[] = {
   "lambda", "d_f", "d_b", "d_o", "p", "u", "h", "M_L", "ulp_p(M_L)", "D(h)",
   "D(2h)", "|D(h)|", "sum |w_i| m_i", "sum |w_i|", "m_k", "|r|", "log2(h)",
-  "gamma_d(2^-p) M_L / h", "S_w", "S_L", "gamma_d / u" };
+  "gamma_d(2^-p) M_L / h", "S_w", "S_L", "gamma_d / u", "lambda_w",
+  "lambda_n", "||u m + 2^-150||_2", "N", "sum |v_i| (u m_i + 2^-150)",
+  "sum |w_i - v_i| (u m_i + 2^-150)" };
+
+/* The adjoint term of a random direction where the draw's bound is the
+   smaller (manual: "Directional checks"): formula and section.  */
+static const char *const random_texts[] = {
+  "lambda_w (1+u) ||b||_2 / N + 2u sum |v_i| b_i + sum |w_i - v_i| b_i + S_w,"
+  " b_i = min(lambda_n sqrt(d_b), gamma_d / u) (u m_i + 2^-150)",
+  "Directional checks" };
 
 const char *
 gc__known_name (const char *s)
@@ -110,6 +119,9 @@ gc__known_name (const char *s)
   for (size_t k = 0; k < sizeof input_names / sizeof *input_names; k++)
     if (strcmp (input_names[k], s) == 0)
       return input_names[k];
+  for (size_t k = 0; k < sizeof random_texts / sizeof *random_texts; k++)
+    if (strcmp (random_texts[k], s) == 0)
+      return random_texts[k];
   return NULL;
 }
 
@@ -304,6 +316,49 @@ gc__term_adjoint (gc_term *t, double lambda, size_t depth,
   double base = GC_U32 * weighted_magnitude + 0x1p-150 * norm1_w;
   t->value = fmin (lambda * sqrt ((double) depth), gu) * base + spread;
   return gu * base + spread;
+}
+
+/* Manual: "Directional checks", the adjoint term along a random
+   direction: the smaller of the worst case (term T as gc__term_adjoint
+   made it, SPREAD included) and
+     lambda_w (1+u) ||b||_2 / N + 2u sum |v_i| b_i + sum |w_i - v_i| b_i
+     + S_w,
+   b_i = min(lambda_n sqrt(d_b), gamma_d/u) (u m_i + 2^-150), from
+   Q2 = sum (u m_i + 2^-150)^2, QV = sum |v_i| (u m_i + 2^-150) and QD =
+   sum |w_i - v_i| (u m_i + 2^-150) over the K elements of the support;
+   ALPHA_DIR is the direction's share of the false-alarm budget.  Returns
+   the worst-case value the same way (gamma_d in place of lambda_n sqrt(d):
+   only the draw of w is then probabilistic).  */
+double
+gc__term_adjoint_random (gc_term *t, double worst, double alpha_dir,
+                         size_t depth, size_t k, double q2, double qv,
+                         double qd, double norm, double spread)
+{
+  double lw = sqrt (2 * log (4 / alpha_dir));
+  double ln = gc__lambda (alpha_dir / 2, k, depth);
+  double gu = gamma_over_u (depth, 24);
+  double mult = fmin (ln * sqrt ((double) depth), gu);
+  double tail = lw * (1 + GC_U32) * sqrt (q2) / norm;
+  double rand = mult * (tail + 2 * GC_U32 * qv + qd) + spread;
+  double rand_wc = gu * (tail + 2 * GC_U32 * qv + qd) + spread;
+  if (norm > 0 && rand < t->value)
+    {
+      t->formula = random_texts[0];
+      t->section = random_texts[1];
+      t->n_inputs = 0;
+      add_input (t, "lambda_w", lw);
+      add_input (t, "lambda_n", ln);
+      add_input (t, "d_b", (double) depth);
+      add_input (t, "gamma_d / u", gu);
+      add_input (t, "u", GC_U32);
+      add_input (t, "||u m + 2^-150||_2", sqrt (q2));
+      add_input (t, "N", norm);
+      add_input (t, "sum |v_i| (u m_i + 2^-150)", qv);
+      add_input (t, "sum |w_i - v_i| (u m_i + 2^-150)", qd);
+      add_input (t, "S_w", spread);
+      t->value = rand;
+    }
+  return fmin (worst, norm > 0 ? rand_wc : INFINITY);
 }
 
 /* Manual: "The forward oracle".  Output k of the f32 forward errs by at

@@ -178,6 +178,13 @@ double gc__gamma_over_step (mpfr_prec_t p, size_t depth, double lmax,
 double gc__eval_error_over_step (gc_reference ref, mpfr_prec_t p,
                                  double lambda, size_t depth, double lmax,
                                  double hm, long he);
+/* (errmodel.c) The adjoint term T of a random direction, made by
+   gc__term_adjoint with worst-case value WORST, replaced by the draw's
+   bound where that is smaller (manual: "Directional checks"); returns the
+   worst-case value.  */
+double gc__term_adjoint_random (gc_term *t, double worst, double alpha_dir,
+                                size_t depth, size_t k, double q2, double qv,
+                                double qd, double norm, double spread);
 double gc__term_adjoint (gc_term *t, double lambda, size_t depth,
                        double weighted_magnitude, double norm1_w,
                        double spread);

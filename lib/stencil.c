@@ -153,6 +153,40 @@ jump_coef (double h, double a1, double b1, double a2, double b2)
   return h * (s1 + s2 + fabs (s1 - s2));
 }
 
+/* Manual: "Directional checks": the sums of a random direction's adjoint
+   term over its support (the elements where v_i != 0): their count K,
+   sum (u m_i + 2^-150)^2, sum |v_i| (u m_i + 2^-150) and sum |w_i - v_i|
+   (u m_i + 2^-150), w the applied direction.  */
+typedef struct random_sums
+{
+  size_t k;
+  double q2, qv, qd;
+} random_sums;
+
+static void
+random_add (random_sums *rs, double wj, float vj, double mag)
+{
+  if (vj == 0)
+    return;
+  double e = GC_U32 * mag + 0x1p-150;
+  rs->k++;
+  rs->q2 += e * e;
+  rs->qv += fabs ((double) vj) * e;
+  rs->qd += fabs (wj - (double) vj) * e;
+}
+
+static double
+random_term (worker *w, gc_direction *d, double worst, const random_sums *rs,
+             double spread)
+{
+  const gc_result *r = w->sh->r;
+  double alpha_dir = r->false_alarm / (2.0 * (double) (r->n_total ? r->n_total
+                                                                  : 1));
+  return gc__term_adjoint_random (&d->terms[GC_TERM_ADJOINT], worst,
+                                  alpha_dir, r->backward_depth, rs->k, rs->q2,
+                                  rs->qv, rs->qd, w->vnorm, spread);
+}
+
 /* The MPFR stencil of direction D at the step h = HM * 2^HE: values, terms,
    verdict.  V is the random direction or NULL.  */
 static bool
@@ -218,8 +252,10 @@ stencil_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
     = gc__term_reference (&d->terms[GC_TERM_REFERENCE], GC_REF_MPFR, w->wp,
                           sh->r->lambda_forward, sh->r->forward_depth, lmax,
                           hm, he, d->reference, 0);
-  /* analytic <g, v> and sum |v_i| m_i  */
+  /* analytic <g, v> and sum |v_i| m_i; the sums of the random
+     direction's term ("Directional checks")  */
   double wm = 0, w1 = 0;
+  random_sums rs = { 0, 0, 0, 0 };
   if (v)
     {
       mpfr_set_zero (w->t2, 1);
@@ -230,6 +266,7 @@ stencil_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
           mpfr_add (w->t2, w->t2, w->prod, MPFR_RNDN);
           wm += fabs ((double) v[j]) * sh->mag[j];
           w1 += fabs ((double) v[j]);
+          random_add (&rs, v[j], v[j], sh->mag[j]);
         }
       d->analytic = mpfr_get_d (w->t2, MPFR_RNDN);
     }
@@ -245,6 +282,8 @@ stencil_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
   double a_worst
     = gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
                         sh->r->backward_depth, wm, w1, spread);
+  if (v)
+    a_worst = random_term (w, d, a_worst, &rs, spread);
   /* Manual: "The worst case" */
   d->bar_worst_case = d->terms[GC_TERM_TRUNCATION].value + e_worst + a_worst;
   d->jump_next = NAN;
@@ -320,7 +359,7 @@ gc__direction_mpfr (worker *w, gc_direction *d)
   const float *v = NULL;
   if (d->index == SIZE_MAX)
     {
-      gc__make_random (sh, d->id, w->v);
+      gc__make_random (sh, d->id, w->v, &w->vnorm);
       v = w->v;
     }
   double hm;
@@ -426,7 +465,7 @@ gc__direction_float (worker *w, gc_direction *d)
   const float *v = NULL;
   if (i == SIZE_MAX)
     {
-      gc__make_random (sh, d->id, w->v);
+      gc__make_random (sh, d->id, w->v, &w->vnorm);
       v = w->v;
     }
   static const double mult[4] = { 1, -1, 2, -2 };
@@ -509,6 +548,7 @@ gc__direction_float (worker *w, gc_direction *d)
     }
 
   double wm = 0, w1 = 0;
+  random_sums rs = { 0, 0, 0, 0 };
   double a1, b1, a2, b2;   /* one-sided steps for J */
   if (v)
     {
@@ -518,6 +558,7 @@ gc__direction_float (worker *w, gc_direction *d)
       for (size_t j = 0; j < n; j++)
         {
           double wj = (w->dp[j] - w->dm[j]) / (2 * h);
+          random_add (&rs, wj, v[j], sh->mag[j]);
           double t = (double) sh->g[j] * wj;
           double y = s + t;
           c += fabs (s) >= fabs (t) ? (s - y) + t : (t - y) + s;
@@ -577,6 +618,8 @@ gc__direction_float (worker *w, gc_direction *d)
   double a_worst
     = gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
                         sh->r->backward_depth, wm, w1, spread);
+  if (v)
+    a_worst = random_term (w, d, a_worst, &rs, spread);
   /* Manual: "The worst case" */
   d->bar_worst_case = d->terms[GC_TERM_TRUNCATION].value + e_worst + a_worst;
   d->jump_next = NAN;
