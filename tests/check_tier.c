@@ -152,6 +152,9 @@ typedef struct two_scale
   float x[TWO_N];
   double kink[TWO_N];   /* c_i, or NaN: none */
   double twin;
+  /* loss_f64 away from x by more than 2^-30 (f64's stencil, not MPFR's):
+     0 as it should, 1 NaN, 2 fails with status 7 */
+  int f64_trap;
 } two_scale;
 
 static double
@@ -195,6 +198,13 @@ two_f64 (void *ctx, const double *x, double *l)
 {
   const two_scale *t = ctx;
   double s = 1;
+  for (size_t i = 0; i < TWO_N; i++)
+    if (t->f64_trap && fabs (x[i] - t->x[i]) > 0x1p-30)
+      {
+        if (t->f64_trap == 2)
+          return 7;
+        s = NAN;
+      }
   for (size_t i = 0; i < TWO_N; i++)
     {
       s += coef (i) * sin (x[i]);
@@ -350,6 +360,39 @@ START_TEST (test_kink_inside_f64_stencil)
   gc_result_free (f);
   gc_result_free (mp);
   gc_result_free (au);
+}
+END_TEST
+
+/* An f64 forward that leaves its domain on f64's larger stencil (NaN
+   there) sends those directions to MPFR, which decides them as alone;
+   one that fails there (a callback's status) stops the check as --ref
+   f64 would.  */
+START_TEST (test_f64_leaves_domain)
+{
+  two_scale t;
+  two_init (&t, false, false);
+  t.f64_trap = 1;
+  gc_result *f = NULL;
+  gc_options o;
+  gc_options_init (&o);
+  o.reference = GC_REF_F64;
+  ck_assert_int_eq (gc_check (&t.model, t.x, &o, &f), GC_ENONFINITE);
+  gc_result_free (f);
+  gc_result *mp = run (&t.model, t.x, GC_REF_MPFR, NULL);
+  gc_result *au = run (&t.model, t.x, GC_REF_AUTO, NULL);
+  assert_same_verdicts (mp, au, "f64 NaN off x");
+  ck_assert_int_eq (au->verdict, GC_PASS);
+  for (size_t k = 0; k < TWO_N; k++)
+    ck_assert_int_eq (au->dirs[k].decided_by, GC_REF_MPFR);
+  gc_result_free (mp);
+  gc_result_free (au);
+  t.f64_trap = 2;
+  gc_result *r = NULL;
+  ck_assert_int_eq (gc_check (&t.model, t.x, NULL, &r), GC_ECALLBACK);
+  ck_assert_int_eq (r->callback_code, 7);
+  ck_assert_ptr_nonnull (strstr (r->detail, "loss_f64 returned 7"));
+  ck_assert_int_ne (r->verdict, GC_PASS);
+  gc_result_free (r);
 }
 END_TEST
 
@@ -516,6 +559,7 @@ tier_suite (void)
   tcase_add_test (tt, test_f64_terms_not_negligible);
   tcase_add_test (tt, test_bug_f64_cannot_see);
   tcase_add_test (tt, test_kink_inside_f64_stencil);
+  tcase_add_test (tt, test_f64_leaves_domain);
   tcase_add_loop_test (tt, test_random_and_user_step_mpfr, 0, 2);
   tcase_add_test (tt, test_merge_keeps_decided_by);
   tcase_add_test (tt, test_parse_decided_by);
