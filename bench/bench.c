@@ -10,6 +10,7 @@
      bench speed                              timings of the gdn check
      bench absgrowth                          the delta rule's |M| growth
      bench summarize FILE                     tables from falsify lines
+     bench tiered FILE                        cells where auto != mpfr
      bench misses FILE                        the mutant cells that passed
 
    A cell is one check: model x shape x gate x seed x reference x (correct
@@ -97,11 +98,14 @@ falsify (const char *model, int seeds, int mutant_seeds)
             snprintf (shape, sizeof shape, "%s,%s=%d", shapes[sh],
                       kda ? "STRONG" : "GATE", gate);
             gcm_instance *inst = make (model, shape, (uint64_t) s + 1, mut);
-            for (int ref = 0; ref < 2; ref++)
+            /* MPFR, f32, and the tiered reference (whose verdict must be
+               MPFR's in every cell: bench tiered) */
+            for (int ref = 0; ref < 3; ref++)
               {
                 gc_options o;
                 gc_options_init (&o);
-                o.reference = ref ? GC_REF_F32 : GC_REF_MPFR;
+                o.reference = ref == 2 ? GC_REF_AUTO
+                              : ref ? GC_REF_F32 : GC_REF_MPFR;
                 gc_result *r = NULL;
                 gc_check (&inst->model, inst->x, &o, &r);
                 int c5, c25, torch;
@@ -114,7 +118,8 @@ falsify (const char *model, int seeds, int mutant_seeds)
                        == GC_OK)
                   oracle = gc_verdict_name (fo->verdict);
                 printf ("%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%.6g\t%s\t%s\t%s\t%s"
-                        "\t%zu\n", model, kernel, ref ? "f32" : "mpfr", sh,
+                        "\t%zu\n", model, kernel,
+                        ref == 2 ? "auto" : ref ? "f32" : "mpfr", sh,
                         gate, s + 1, mut ? spec->mutants[mut - 1].name
                                          : "none",
                         gc_verdict_name (r->verdict), r->worst_nu,
@@ -577,6 +582,49 @@ list_misses (const char *path)
   return 0;
 }
 
+/* tiered: the cells where the tiered reference's verdict is not the MPFR
+   reference's (manual: "The tiered reference"); falsify writes each
+   cell's MPFR line before its auto line.  */
+static int
+tiered (const char *path)
+{
+  FILE *f = fopen (path, "r");
+  if (!f)
+    return 2;
+  char line[1024], key[256] = "", mv[16] = "";
+  long cells = 0, differ = 0;
+  printf ("model\tkernel\tshape\tgate\tseed\tmutant\tmpfr\tauto\n");
+  while (fgets (line, sizeof line, f))
+    {
+      char m[16], k[32], r[8], mu[32], v[16];
+      int s, g, e;
+      if (sscanf (line, "%15s %31s %7s %d %d %d %31s %15s", m, k, r, &s, &g,
+                  &e, mu, v) != 8)
+        continue;
+      char here[256];
+      snprintf (here, sizeof here, "%s %s %d %d %d %s", m, k, s, g, e, mu);
+      if (!strcmp (r, "mpfr"))
+        {
+          snprintf (key, sizeof key, "%s", here);
+          snprintf (mv, sizeof mv, "%s", v);
+        }
+      else if (!strcmp (r, "auto") && !strcmp (key, here))
+        {
+          cells++;
+          if (strcmp (mv, v))
+            {
+              differ++;
+              printf ("%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", m, k, s, g, e, mu,
+                      mv, v);
+            }
+        }
+    }
+  fclose (f);
+  printf ("# %ld cells with both references, %ld verdicts differ\n", cells,
+          differ);
+  return differ ? 1 : 0;
+}
+
 static int
 summarize (const char *path, bool misses)
 {
@@ -719,6 +767,8 @@ absgrowth (void)
 int
 main (int argc, char **argv)
 {
+  if (argc >= 3 && !strcmp (argv[1], "tiered"))
+    return tiered (argv[2]);
   if (argc >= 5 && !strcmp (argv[1], "falsify"))
     return falsify (argv[2], atoi (argv[3]), atoi (argv[4]));
   if (argc >= 3 && !strcmp (argv[1], "fingerprint"))

@@ -99,6 +99,8 @@ SEEDS=$(sed -n 4p "$out/run-info.txt")
 MSEEDS=$(sed -n 5p "$out/run-info.txt")
 "$BENCH" summarize "$out/falsify.tsv" > "$out/falsify-summary.tsv"
 "$BENCH" misses "$out/falsify.tsv" > "$out/falsify-misses.tsv"
+# cells where the tiered reference's verdict is not MPFR's (must be none)
+"$BENCH" tiered "$out/falsify.tsv" > "$out/falsify-tiered.tsv"
 
 # ------------------------------------------------------------ the report
 num () { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" "$1" | head -1; }
@@ -117,7 +119,7 @@ sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
   echo
   echo "## 1. Falsify matrix"
   echo
-  echo "Cells: {gdn, kda} x kernels x 3 shapes (T = 5 with BT = 4, T = 16 with BT = 16, T = 37 with BT = 16; K = V = 4; kda with HV = 2H) x {mild, strong gates} x seeds ($SEEDS for the correct backward, $MSEEDS per mutant) x {MPFR, f32 reference}; every coordinate checked."
+  echo "Cells: {gdn, kda} x kernels x 3 shapes (T = 5 with BT = 4, T = 16 with BT = 16, T = 37 with BT = 16; K = V = 4; kda with HV = 2H) x {mild, strong gates} x seeds ($SEEDS for the correct backward, $MSEEDS per mutant) x {MPFR, f32, tiered (auto) reference}; every coordinate checked."
   echo "A number is the count of cells whose verdict is *fail* (for the correct backward: false alarms, must be 0; for a mutant: catches, should be all)."
   echo
   echo "| model | ref | backward | cells | derived bar | rel <= 5e-2 | rel <= 0.25 | torch 1e-5 + 1e-3 | forward oracle | worst nu (correct) |"
@@ -178,6 +180,9 @@ sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
   echo "| target | measured | |"
   echo "|---|---|---|"
   echo "| 0 false alarms (correct backward, derived bar) | $fa | $(verdict "$fa == 0") |"
+  tc=$(sed -n 's/^# \([0-9]*\) cells.*/\1/p' "$out/falsify-tiered.tsv")
+  td=$(sed -n 's/.*, \([0-9]*\) verdicts differ/\1/p' "$out/falsify-tiered.tsv")
+  echo "| --ref auto gives MPFR's verdict in every cell | $td of $tc cells differ (bench/results/falsify-tiered.tsv) | $(verdict "${td:-1} == 0") |"
   echo "| every mutant caught where its reference can see it | $missed cells missed by a check that could see them (f32 cells under the f32 floor) | see the table of misses |"
   echo "| MPFR median resolution <= 1e-4, gdn | $r1 | $(verdict "$r1 <= 1e-4") |"
   echo "| MPFR median resolution <= 1e-4, kda | $r2 | $(verdict "$r2 <= 1e-4") |"

@@ -67,8 +67,9 @@ static const struct cli_option
     "a known-buggy backward from the model's catalogue" },
   { "plugin", O_PLUGIN, C_MODEL, "FILE.so",
     "check the model a plugin exports (see the manual)" },
-  { "ref", O_REF, C_RUN | C_EXPLAIN | C_SWEEP, "mpfr|f32|f64",
-    "reference forward (default mpfr)" },
+  { "ref", O_REF, C_RUN | C_EXPLAIN | C_SWEEP, "auto|mpfr|f32|f64",
+    "reference forward (default auto: f64, then MPFR wherever f64 may not "
+    "give MPFR's verdict; mpfr for a model without f64)" },
   { "prec", O_PREC, C_MODEL, "BITS", "MPFR precision (default: derived, 128)" },
   { "step", O_STEP, C_RUN | C_EXPLAIN | C_SWEEP, "H",
     "absolute step (default: derived per parameter)" },
@@ -348,9 +349,12 @@ parse_args (int argc, char **argv, cli_args *a)
             a->opts.reference = GC_REF_F32;
           else if (strcmp (optarg, "f64") == 0)
             a->opts.reference = GC_REF_F64;
+          else if (strcmp (optarg, "auto") == 0)
+            a->opts.reference = GC_REF_AUTO;
           else
             {
-              usage_error ("bad --ref '%s': accepted: mpfr, f32, f64", optarg);
+              usage_error ("bad --ref '%s': accepted: auto, mpfr, f32, f64",
+                           optarg);
               rc = EXIT_USAGE;
             }
           break;

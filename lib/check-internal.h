@@ -9,6 +9,8 @@
      check.c      gc_check: options, validation, the centre, orchestration
      worker.c     the workers: set-up, the loop over directions, the serial
                   recheck
+     tier.c       which reference judges a direction (the tiered
+                  reference: f64, then MPFR where f64 is not enough)
      stencil.c    one direction: the stencil points per reference, its
                   terms and verdict, confirmation, raised precision
      directions.c which directions and their steps
@@ -52,10 +54,17 @@ typedef struct shared
   size_t err_pos;        /* smallest failing position */
   double deadline;       /* gc__now () past which the check stops; 0: none */
   /* Manual: "Measured rounding sensitivity": the backward at x under the
-     other rounding modes (NULL: not run, or left out), and the reference
-     forward's spread S_L at x (0 in MPFR mode).  */
+     other rounding modes (NULL: not run, or left out), and the float
+     reference forward's spread S_L at x (0 in MPFR mode).  */
   float *gm[GC_N_MODES];
   double spread_loss;
+  /* The tiered reference (GC_REF_AUTO; manual: "The tiered reference"):
+     whether f64 may decide (its centre value agrees with MPFR's), the f64
+     centre value, the f64 default step's exponent, and h_mpfr / h_f64.  */
+  bool tier_f64;
+  double f0_64;
+  int step_exponent_64;
+  double tier_rho;
 } shared;
 
 typedef struct worker
@@ -76,6 +85,9 @@ typedef struct worker
   mpfr_prec_t wp;        /* working precision: p, or raised ("Raising the
                             precision") */
   mpfr_t f0w;            /* centre value at a raised precision */
+  /* loss_mpfr was called since the worker's point was last checked (only
+     it receives xm; gc__inputs_intact checks xm then).  */
+  bool mpfr_called;
   gc_status st;
   int cb;
   char detail[160];
@@ -103,10 +115,9 @@ bool gc__eval_mpfr (worker *w, mpfr_ptr out);
 bool gc__inputs_intact (worker *w);
 
 /* (directions.c) The step of direction INDEX (SIZE_MAX: random direction
-   ID) as HM * 2^HE, and as a double; the random direction ID into V.  */
+   ID) as HM * 2^HE; the random direction ID into V.  */
 void gc__step_scaled (const shared *sh, size_t index, size_t id, double *hm,
                       long *he);
-double gc__step_for (const shared *sh, size_t index, size_t id);
 void gc__make_random (const shared *sh, size_t id, float *v,
                       double *norm_out);
 
@@ -114,6 +125,24 @@ void gc__make_random (const shared *sh, size_t id, float *v,
    mode (f32, f64); false after recording a failure.  */
 bool gc__direction_mpfr (worker *w, gc_direction *d);
 bool gc__direction_float (worker *w, gc_direction *d);
+/* (stencil.c) A float-mode stencil of reference REF (f32 or f64), with
+   truncation and J from the forward BEST, whose centre value is F0, at
+   the default step of exponent STEP_EXPONENT (unless the user gave one).
+   *NOISE_J: the noise of J the verdict allowed (manual: "Non-smooth
+   points").  gc__direction_float is this with the check's own.  */
+typedef struct gc__float_ref
+{
+  gc_reference ref, best;
+  double f0;
+  int step_exponent;
+} gc__float_ref;
+bool gc__direction_float_as (worker *w, gc_direction *d,
+                             const gc__float_ref *fr, double *noise_j);
+
+/* (tier.c) Evaluate and judge direction D with the check's reference
+   (the tiered one: f64, then MPFR where f64 is not enough), recording in
+   D which reference decided; false after recording a failure.  */
+bool gc__direction (worker *w, gc_direction *d);
 
 /* (noise.c) Manual: "Measured rounding sensitivity": the backward (and
    the reference forward, whose centre value to nearest is F_RN) under the

@@ -18,7 +18,7 @@ gc_options_init (gc_options *o)
   if (!o)
     return;
   memset (o, 0, sizeof *o);
-  o->reference = GC_REF_MPFR;
+  o->reference = GC_REF_AUTO;   /* manual: "The tiered reference" */
   o->directions = GC_DIR_ALL;
   o->seed = 1;
   o->false_alarm = 1e-6;
@@ -52,12 +52,13 @@ validate (const gc_model *m, const float *x, const gc_options *o,
                 "allocated", m->n);
       return GC_ENOMEM;
     }
-  if (o->reference == GC_REF_MPFR && !m->loss_mpfr)
+  if ((o->reference == GC_REF_MPFR || o->reference == GC_REF_AUTO)
+      && !m->loss_mpfr)
     return GC_ENOREF;
   if (o->reference == GC_REF_F64 && !m->loss_f64)
     return GC_ENOREF;
   if (o->reference != GC_REF_MPFR && o->reference != GC_REF_F32
-      && o->reference != GC_REF_F64)
+      && o->reference != GC_REF_F64 && o->reference != GC_REF_AUTO)
     return GC_EINVAL;
   if (o->precision != 0 && !gc__precision_usable (o->precision))
     return GC_EPREC;
@@ -311,12 +312,42 @@ centre (shared *sh, worker *w0)
                                  "point", sh->f0, again);
       break;
     case GC_REF_F32:
+    case GC_REF_AUTO:   /* never the best forward */
       sh->f0 = lf32;
       break;
     }
-  /* The f64 reference is the best forward whenever it is the reference.  */
+  /* The tiered reference's f64 centre value, for its J (manual: "The
+     tiered reference").  */
+  if (sh->ref == GC_REF_AUTO)
+    {
+      if (!gc__eval_f64 (w0, w0->xd, &sh->f0_64))
+        return w0->st;
+      if (!gc__eval_f64 (w0, w0->xd, &again))
+        return w0->st;
+      if (memcmp (&again, &sh->f0_64, sizeof again) != 0)
+        gc__note_nondeterminism (r, GC_ND_REFERENCE, SIZE_MAX, sh->f0_64,
+                                 again, "loss_f64 gave %.17g, then %.17g at "
+                                 "the same point", sh->f0_64, again);
+      /* f64 judges only when the two forwards agree at x within both
+         evaluation bounds: else they are not one function (or f64 errs
+         beyond its term), and MPFR decides every direction.  */
+      double ml = fmax (fmax (sh->mag_loss, fabs (sh->f0)), fabs (sh->f0_64));
+      sh->tier_f64 = fabs (sh->f0_64 - sh->f0)
+                     <= gc__eval_error (GC_REF_F64, 53, r->lambda_forward,
+                                        r->forward_depth, ml)
+                        + fmax (gc__eval_error (GC_REF_MPFR, sh->p,
+                                                r->lambda_forward,
+                                                r->forward_depth, ml),
+                                gc__gamma_over_step (sh->p, r->forward_depth,
+                                                     ml, 1, 0));
+    }
+  /* Manual: "Measured rounding sensitivity": the float reference forward
+     measured is f32's, f64's (the best forward whenever it is the
+     reference), or the tiered check's f64 tier.  */
   gc_status ms = gc__measure_rounding (sh, w0,
-                                       sh->ref == GC_REF_F32 ? lf32 : sh->f0);
+                                       sh->ref == GC_REF_F32 ? lf32
+                                       : sh->ref == GC_REF_AUTO ? sh->f0_64
+                                       : sh->f0);
   if (ms == GC_OK)
     ms = gc__rounding_ratios (sh);
   if (ms != GC_OK)
@@ -355,7 +386,10 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   r->worst = SIZE_MAX;
   r->verdict = GC_ERROR;
   r->n = m->n;
-  r->reference = o->reference;
+  /* The tiered reference is MPFR alone for a model without an f64
+     forward (manual: "The tiered reference").  */
+  r->reference = o->reference == GC_REF_AUTO && !m->loss_f64 ? GC_REF_MPFR
+                 : o->reference;
   r->seed = o->seed;
   r->direction_kind = o->directions;
   r->false_alarm = o->false_alarm;
@@ -365,7 +399,7 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   snprintf (r->model_name, sizeof r->model_name, "%s",
             m->name ? m->name : "model");
 
-  r->truncation_source = o->reference;
+  r->truncation_source = r->reference;
   r->status = validate (m, x, o, r->detail, sizeof r->detail);
   if (r->status != GC_OK)
     {
@@ -385,7 +419,7 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   sh.o = o;
   sh.r = r;
   sh.n = m->n;
-  sh.ref = o->reference;
+  sh.ref = r->reference;
   sh.p = o->precision ? o->precision : gc__default_precision ();
   /* The forward behind the truncation term and J ("Truncation"): the
      reference itself in MPFR and f64 modes; in f32 mode a more precise one,
@@ -394,6 +428,10 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   sh.best = sh.ref;
   if (sh.ref == GC_REF_F32)
     sh.best = m->loss_f64 ? GC_REF_F64 : m->loss_mpfr ? GC_REF_MPFR : GC_REF_F32;
+  /* Tiered: MPFR's centre value and working set; each reference's own
+     truncation and J (manual: "The tiered reference").  */
+  if (sh.ref == GC_REF_AUTO)
+    sh.best = GC_REF_MPFR;
   sh.user_step = o->step > 0;
   sh.h_user = o->step;
   sh.err_pos = SIZE_MAX;
@@ -401,8 +439,14 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   atomic_init (&sh.done, 0);
   atomic_init (&sh.stop, 0);
   r->precision = (sh.ref == GC_REF_MPFR || sh.best == GC_REF_MPFR) ? sh.p : 0;
+  /* tiered: MPFR, the centre's forward (each direction's truncation is
+     its deciding reference's: manual "The tiered reference") */
   r->truncation_source = sh.best;
   r->step_exponent = gc__default_step_exponent (sh.ref, sh.p);
+  sh.step_exponent_64 = gc__default_step_exponent (GC_REF_F64, sh.p);
+  /* h_mpfr / h_f64 (manual: "The tiered reference")  */
+  sh.tier_rho = sh.user_step ? 1
+                : ldexp (1.0, (int) r->step_exponent - sh.step_exponent_64);
 
   /* Directions of the whole check, then this shard's part.  */
   if (o->directions == GC_DIR_RANDOM && o->random_per_block && m->n_blocks)
@@ -480,6 +524,7 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
       gc_direction *d = &r->dirs[pos++];
       d->id = k;
       d->verdict = GC_ERROR;
+      d->decided_by = sh.ref == GC_REF_AUTO ? GC_REF_MPFR : sh.ref;
       d->index = o->directions == GC_DIR_ALL ? k
                  : o->directions == GC_DIR_LIST ? o->indices[k] : SIZE_MAX;
     }

@@ -46,15 +46,6 @@ gc__step_scaled (const shared *sh, size_t index, size_t id, double *hm,
   *he = e - 1 + (long) sh->r->step_exponent;
 }
 
-double
-gc__step_for (const shared *sh, size_t index, size_t id)
-{
-  double hm;
-  long he;
-  gc__step_scaled (sh, index, id, &hm, &he);
-  return ldexp (hm, (int) he);
-}
-
 void
 gc__make_random (const shared *sh, size_t id, float *v, double *norm_out)
 {

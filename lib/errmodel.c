@@ -69,7 +69,7 @@ gc__default_step_exponent (gc_reference ref, mpfr_prec_t p)
     {
     case GC_REF_F32: return -8;
     case GC_REF_F64: return -18;
-    case GC_REF_MPFR: break;
+    case GC_REF_MPFR: case GC_REF_AUTO: break;
     }
   return -(int) (p / 3);
 }
@@ -169,7 +169,7 @@ format_bits (gc_reference ref, mpfr_prec_t p)
     {
     case GC_REF_F32: return 24;
     case GC_REF_F64: return 53;
-    case GC_REF_MPFR: break;
+    case GC_REF_MPFR: case GC_REF_AUTO: break;
     }
   return (int) p;
 }

@@ -186,7 +186,14 @@ typedef enum gc_reference
 {
   GC_REF_MPFR = 0,   /* central differences of loss_mpfr at precision p */
   GC_REF_F32,        /* central differences of loss_f32 itself */
-  GC_REF_F64         /* central differences of loss_f64 */
+  GC_REF_F64,        /* central differences of loss_f64 */
+  /* The tiered reference (manual: "The tiered reference"): for a model
+     with both loss_f64 and loss_mpfr, each coordinate direction is judged
+     with the f64 reference, and evaluated again with the MPFR one wherever
+     the f64 verdict is not provably the MPFR verdict (random directions
+     always); for a model without loss_f64 it is GC_REF_MPFR, which the
+     result then names.  The default.  */
+  GC_REF_AUTO
 } gc_reference;
 
 typedef enum gc_direction_kind
@@ -240,8 +247,9 @@ typedef struct gc_options
   int exact_step;
 } gc_options;
 
-/* Fill OPTS with the defaults: MPFR reference, derived precision and step,
-   all coordinates, seed 1, false_alarm 1e-6, serial.  */
+/* Fill OPTS with the defaults: the tiered reference (GC_REF_AUTO: MPFR
+   for a model without an f64 forward), derived precision and step, all
+   coordinates, seed 1, false_alarm 1e-6, serial.  */
 void gc_options_init (gc_options *opts);
 
 /* ---------------------------------------------------------------------- */
@@ -272,7 +280,8 @@ enum { GC_DEFAULTED_FORWARD_DEPTH = 1, GC_DEFAULTED_BACKWARD_DEPTH = 2,
        GC_DEFAULTED_MAGNITUDES = 4, GC_DEFAULTED_LOSS_MAGNITUDE = 8 };
 
 const char *gc_verdict_name (gc_verdict v);   /* "pass", "fail", ... */
-const char *gc_reference_name (gc_reference r); /* "mpfr", "f32", "f64" */
+/* "mpfr", "f32", "f64", "auto" */
+const char *gc_reference_name (gc_reference r);
 
 /* One input of a bar term: a name ("|L|", "h", "lambda") and its value.  */
 typedef struct gc_input
@@ -334,6 +343,10 @@ typedef struct gc_direction
      a failure no alignment of roundings explains; NaN where not
      computed.  */
   double bar_worst_case, nu_worst_case;
+  /* The reference whose evaluation judged the direction: the check's, or
+     in a tiered check (GC_REF_AUTO) GC_REF_F64 or GC_REF_MPFR (manual:
+     "The tiered reference").  */
+  gc_reference decided_by;
 } gc_direction;
 
 /* What the diagnosis found among the failing directions.  */

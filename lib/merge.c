@@ -147,6 +147,24 @@ direction (gc_result *r, const json_t *o, gc_direction *d, bool full)
     return GC_EFORMAT;
   else
     d->level = (int) json_integer_value (lj);
+  /* The reference that decided it (absent in older reports: the check's):
+     f64 or MPFR in a tiered check, the check's own otherwise (manual:
+     "The tiered reference").  */
+  const json_t *dj = json_object_get (o, "decided_by");
+  if (!dj)
+    d->decided_by = r->reference;
+  else
+    {
+      const char *dn = json_string_value (dj);
+      d->decided_by = !dn ? GC_REF_AUTO
+                      : strcmp (dn, "mpfr") == 0 ? GC_REF_MPFR
+                      : strcmp (dn, "f64") == 0 ? GC_REF_F64
+                      : strcmp (dn, "f32") == 0 ? GC_REF_F32 : GC_REF_AUTO;
+    }
+  if (r->reference == GC_REF_AUTO
+      ? d->decided_by != GC_REF_F64 && d->decided_by != GC_REF_MPFR
+      : d->decided_by != r->reference)
+    return GC_EFORMAT;
   struct { const char *key; double *dst; } f[] = {
     { "analytic", &d->analytic }, { "reference", &d->reference },
     { "d2h", &d->d2h }, { "diff", &d->diff }, { "bar", &d->bar },
@@ -361,7 +379,7 @@ gc_status
 gc_result_parse_json (const char *text, size_t len, gc_result **out)
 {
   static const char *const kinds[] = { "gradient", "forward" };
-  static const char *const refs[] = { "mpfr", "f32", "f64" };
+  static const char *const refs[] = { "mpfr", "f32", "f64", "auto" };
   static const char *const dirkinds[] = { "all", "random", "list" };
   if (!text || !out)
     return GC_EINVAL;
@@ -383,7 +401,7 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
     return fail (r, j, GC_EFORMAT);
   gc__utf8_copy (r->model_name, sizeof r->model_name, model);
   gc__utf8_copy (r->detail, sizeof r->detail, detail);
-  if ((k = lookup (str (j, "reference"), refs, 3)) < 0)
+  if ((k = lookup (str (j, "reference"), refs, 4)) < 0)
     return fail (r, j, GC_EFORMAT);
   r->reference = (gc_reference) k;
   if ((k = lookup (str (j, "truncation_source"), refs, 3)) < 0)
@@ -651,9 +669,14 @@ stored_jump_noise (const gc_result *r, const gc_direction *d)
                  - GC_U64 * fabs (d->reference);
   if (!(eps_h > 0))
     return 0;
-  return 10 * ldexp (eps_h, format_bits (r->reference, r->precision)
-                            - format_bits (r->truncation_source,
-                                           r->precision));
+  /* a tiered check: each direction's reference is its own truncation
+     source (manual: "The tiered reference") */
+  gc_reference ref = r->reference == GC_REF_AUTO ? d->decided_by
+                     : r->reference;
+  gc_reference src = r->reference == GC_REF_AUTO ? d->decided_by
+                     : r->truncation_source;
+  return 10 * ldexp (eps_h, format_bits (ref, r->precision)
+                            - format_bits (src, r->precision));
 }
 
 /* The directions of shard I of SC in a check of TOTAL: ids I, I + SC, ...  */

@@ -145,7 +145,7 @@ static int
 loss_under (worker *w, int mode, double *val)
 {
   const gc_model *m = w->sh->m;
-  bool is64 = w->sh->ref == GC_REF_F64;
+  bool is64 = w->sh->ref == GC_REF_F64 || w->sh->ref == GC_REF_AUTO;
   union { double d; float f; unsigned char b[sizeof (double) + LOSS_GUARD]; }
     l;
   size_t sz = is64 ? sizeof (double) : sizeof (float);
@@ -284,7 +284,7 @@ gc__rounding_ratios (shared *sh)
         }
     }
   double ml = r->loss_magnitude;
-  int bits = sh->ref == GC_REF_F64 ? 53 : 24;
+  int bits = sh->ref == GC_REF_F64 || sh->ref == GC_REF_AUTO ? 53 : 24;
   r->forward_depth_implied = sh->spread_loss > 0 && ml > 0
                              ? sh->spread_loss / (2 * ldexp (ml, -bits)) : 0;
   return GC_OK;

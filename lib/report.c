@@ -42,10 +42,25 @@ diagnosis_name (gc_diagnosis_kind k)
   return "unknown";
 }
 
+/* How many directions of R reference REF decided (manual: "The tiered
+   reference").  */
+static size_t
+decided_count (const gc_result *r, gc_reference ref)
+{
+  size_t n = 0;
+  for (size_t k = 0; r->dirs && k < r->n_directions; k++)
+    n += r->dirs[k].verdict != GC_ERROR && r->dirs[k].decided_by == ref;
+  return n;
+}
+
 static void
 describe_reference (gc__buf *b, const gc_result *r)
 {
-  if (r->reference == GC_REF_MPFR && r->precision > 0)
+  if (r->reference == GC_REF_AUTO)
+    gc__buf_printf (b, "tiered: f64 central differences, MPFR at %ld bits "
+                    "wherever f64 may not give MPFR's verdict",
+                    (long) r->precision);
+  else if (r->reference == GC_REF_MPFR && r->precision > 0)
     gc__buf_printf (b, "MPFR central differences at %ld bits",
                     (long) r->precision);
   else if (r->reference == GC_REF_MPFR)
@@ -53,7 +68,8 @@ describe_reference (gc__buf *b, const gc_result *r)
   else
     gc__buf_printf (b, "%s central differences",
                     r->reference == GC_REF_F32 ? "f32" : "f64");
-  if (r->truncation_source != r->reference && r->status == GC_OK)
+  if (r->truncation_source != r->reference && r->status == GC_OK
+      && r->reference != GC_REF_AUTO)
     gc__buf_printf (b, " (truncation from the %s forward)",
                     gc_reference_name (r->truncation_source));
 }
@@ -224,6 +240,9 @@ derivation_markdown (gc__buf *b, const gc_result *r, const gc_direction *d)
     {
       gc__buf_printf (b, "| step h (applied) | %.9g |\n", d->step);
       gc__buf_printf (b, "| kink estimate J | %.3e |\n", d->jump);
+      if (r->reference == GC_REF_AUTO)
+        gc__buf_printf (b, "| decided by | %s |\n",
+                        gc_reference_name (d->decided_by));
     }
   gc__buf_printf (b, "| verdict | **%s** |\n\n", gc_verdict_name (d->verdict));
   gc__buf_puts (b, "The bar is the sum of three terms; each is derived in the "
@@ -371,7 +390,9 @@ direction_json (const gc_result *r, const gc_direction *d, bool terms)
   for (int t = 0; ok && a && t < GC_N_TERMS; t++)
     ok = push (a, terms ? term_json (&d->terms[t]) : jnum (d->terms[t].value));
   ok = ok && put (o, terms ? "terms" : "term_values", json_incref (a))
-       && put (o, "level", json_integer (d->level));
+       && put (o, "level", json_integer (d->level))
+       /* manual: "The tiered reference" */
+       && put (o, "decided_by", jstr (gc_reference_name (d->decided_by)));
   json_decref (a);
   if (!ok)
     {
@@ -619,7 +640,7 @@ rounding_text (gc__buf *b, const gc_result *r)
                GC__ESC_TEXT);
       gc__buf_puts (b, ")");
     }
-  if (r->forward_depth_implied > 0)
+  if (r->forward_depth_implied >= 1)
     gc__buf_printf (b, ", forward >= %.3g", r->forward_depth_implied);
   gc__buf_puts (b, "\n");
   if (r->rounding_dropped)
@@ -821,6 +842,11 @@ report_text (gc__buf *b, const gc_result *r)
     }
   if (!fwd)
     resolution_text (b, r);
+  if (r->reference == GC_REF_AUTO)
+    gc__buf_printf (b, "tiered reference: f64 decided %zu of %zu directions, "
+                    "MPFR %zu (manual: \"The tiered reference\")\n",
+                    decided_count (r, GC_REF_F64), r->n_directions,
+                    decided_count (r, GC_REF_MPFR));
   tensors_text (b, r, "");
   f64_text (b, r);
   if (r->worst == SIZE_MAX)
@@ -842,6 +868,9 @@ report_text (gc__buf *b, const gc_result *r)
   if (!fwd)
     {
       gc__buf_printf (b, "  step h       %.6g\n", d->step);
+      if (r->reference == GC_REF_AUTO)
+        gc__buf_printf (b, "  decided by   %s\n",
+                        gc_reference_name (d->decided_by));
       /* manual: "Confirming a direction", "Raising the precision" */
       if (d->level > 0)
         gc__buf_printf (b, "  confirmed    at level %d: step h / 2^%d (the "
@@ -851,7 +880,7 @@ report_text (gc__buf *b, const gc_result *r)
         gc__buf_printf (b, "  unconfirmed  no two finer steps agreed: the "
                         "reference is not trustworthy here\n");
       const gc_term *e = &d->terms[GC_TERM_REFERENCE];
-      if (r->reference == GC_REF_MPFR && e->n_inputs > 2
+      if (d->decided_by == GC_REF_MPFR && e->n_inputs > 2
           && e->inputs[2].value != (double) r->precision)
         gc__buf_printf (b, "  precision    raised to %.0f bits (the %ld-bit "
                         "reference's rounding dominated)\n",
@@ -900,6 +929,8 @@ report_json (const gc_result *r)
     && put (o, "n_failed", juint (r->n_failed))
     && put (o, "n_nonsmooth", juint (r->n_nonsmooth))
     && put (o, "n_inconclusive", juint (r->n_inconclusive))
+    && put (o, "n_decided_f64", juint (decided_count (r, GC_REF_F64)))
+    && put (o, "n_decided_mpfr", juint (decided_count (r, GC_REF_MPFR)))
     /* manual: "Determinism and reentrancy", "What the bar assumes" */
     && put (o, "nondeterministic", juint (r->nondeterministic))
     && put (o, "nd_detail", jstr (r->nd_detail))
@@ -1029,6 +1060,8 @@ report_tap (gc__buf *b, const gc_result *r)
       gc__buf_printf (b, "%s %zu - ", ok, k + 1);
       put_label (b, r, d, GC__ESC_TAP);
       gc__buf_printf (b, " nu=%.3g", d->nu);
+      if (r->reference == GC_REF_AUTO)
+        gc__buf_printf (b, " ref=%s", gc_reference_name (d->decided_by));
       if (d->verdict == GC_NONSMOOTH)
         gc__buf_puts (b, " # SKIP non-smooth point");
       if (d->verdict == GC_INCONCLUSIVE)

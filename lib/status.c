@@ -85,6 +85,7 @@ gc_reference_name (gc_reference r)
     case GC_REF_MPFR: return "mpfr";
     case GC_REF_F32: return "f32";
     case GC_REF_F64: return "f64";
+    case GC_REF_AUTO: return "auto";
     }
   return "unknown";
 }

@@ -111,6 +111,8 @@ eval_best_at_float (worker *w, const float *xf, const double *xd,
       }
     case GC_REF_F32:
       return gc__eval_f32 (w, xf, val);
+    case GC_REF_AUTO:   /* a reference of references, never a forward */
+      break;
     }
   return false;
 }
@@ -458,10 +460,26 @@ confirm_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
 bool
 gc__direction_float (worker *w, gc_direction *d)
 {
+  const shared *sh = w->sh;
+  gc__float_ref fr = { sh->ref, sh->best, sh->f0,
+                       (int) sh->r->step_exponent };
+  double noise_j;
+  return gc__direction_float_as (w, d, &fr, &noise_j);
+}
+
+bool
+gc__direction_float_as (worker *w, gc_direction *d, const gc__float_ref *as,
+                        double *noise_j)
+{
   shared *sh = w->sh;
   size_t n = sh->n, i = d->index;
-  bool is64 = sh->ref == GC_REF_F64;
-  double h = gc__step_for (sh, i, d->id);
+  bool is64 = as->ref == GC_REF_F64;
+  double hm;
+  long he;
+  gc__step_scaled (sh, i, d->id, &hm, &he);
+  if (!sh->user_step)   /* the exponent of this reference's default step */
+    he += as->step_exponent - (long) sh->r->step_exponent;
+  double h = ldexp (hm, (int) he);
   const float *v = NULL;
   if (i == SIZE_MAX)
     {
@@ -472,7 +490,7 @@ gc__direction_float (worker *w, gc_direction *d)
   double *dl[2] = { w->dp, w->dm };     /* the +-2h deltas are not used */
   double fr[4] = { 0 }, fb[4] = { 0 };   /* reference and best values */
   double step1[4] = { 0 };                 /* coordinate: applied delta */
-  bool need_ref_level2 = sh->best == sh->ref;
+  bool need_ref_level2 = as->best == as->ref;
   size_t nidx = v ? n : 1;
   const size_t *idx = v ? NULL : &d->index;
 
@@ -528,7 +546,7 @@ gc__direction_float (worker *w, gc_direction *d)
       if (k < 2 || need_ref_level2)
         ok = is64 ? gc__eval_f64 (w, w->xd, &fr[k])
                   : gc__eval_f32 (w, w->xf, &fr[k]);
-      if (ok && sh->best != sh->ref)
+      if (ok && as->best != as->ref)
         ok = eval_best_at_float (w, w->xf, is64 ? w->xd : NULL, idx, nidx,
                                  &fb[k]);
       else
@@ -595,7 +613,7 @@ gc__direction_float (worker *w, gc_direction *d)
     }
   double lmax = fmax (fmax (fabs (fr[0]), fabs (fr[1])), sh->mag_loss);
   d->forward_error_ulps = -1;
-  if (sh->best != sh->ref)
+  if (as->best != as->ref)
     {
       int bits = is64 ? 53 : 24;
       for (int k = 0; k < 2; k++)
@@ -607,7 +625,7 @@ gc__direction_float (worker *w, gc_direction *d)
         }
     }
   double e_worst
-    = gc__term_reference (&d->terms[GC_TERM_REFERENCE], sh->ref, sh->p,
+    = gc__term_reference (&d->terms[GC_TERM_REFERENCE], as->ref, sh->p,
                           sh->r->lambda_forward, sh->r->forward_depth, lmax,
                           d->step, 0, d->reference, sh->spread_loss);
   /* Manual: "Measured rounding sensitivity": along v, the direction before
@@ -623,9 +641,11 @@ gc__direction_float (worker *w, gc_direction *d)
   /* Manual: "The worst case" */
   d->bar_worst_case = d->terms[GC_TERM_TRUNCATION].value + e_worst + a_worst;
   d->jump_next = NAN;
-  d->jump = jump_estimate (fb[0], fb[1], fb[2], fb[3], sh->f0, a1, b1, a2, b2);
-  gc__judge (d, jump_noise (sh, sh->best, sh->p, lmax, d->step, 0,
-                            jump_coef (d->step, a1, b1, a2, b2)));
+  d->jump = jump_estimate (fb[0], fb[1], fb[2], fb[3], as->f0, a1, b1, a2,
+                           b2);
+  *noise_j = jump_noise (sh, as->best, sh->p, lmax, d->step, 0,
+                         jump_coef (d->step, a1, b1, a2, b2));
+  gc__judge (d, *noise_j);
   gc__judge_resolution (d);
   return true;
 }

@@ -105,8 +105,7 @@ gc__worker_run (void *arg)
       if (atomic_load (&sh->stop))
         break;
       gc_direction *d = &r->dirs[pos];
-      bool ok = sh->ref == GC_REF_MPFR ? gc__direction_mpfr (w, d)
-                                       : gc__direction_float (w, d);
+      bool ok = gc__direction (w, d);
       ok = ok && gc__inputs_intact (w);
       if (!ok)
         {
@@ -155,8 +154,7 @@ gc__recheck_serial (shared *sh, worker *w)
         continue;
       const gc_direction *d = &r->dirs[pos[j]];
       gc_direction again = *d;
-      bool ok = sh->ref == GC_REF_MPFR ? gc__direction_mpfr (w, &again)
-                                       : gc__direction_float (w, &again);
+      bool ok = gc__direction (w, &again);
       if (!ok)
         return false;
       if (memcmp (&again.reference, &d->reference, sizeof d->reference)

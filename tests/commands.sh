@@ -29,6 +29,20 @@ for i in 0 1; do $G run tanh-gemm --mutant dw-twice --shard $i/2 --format json >
 $G merge --format json "$TMPD/m0.json" "$TMPD/m1.json" > "$TMPD/mm.json"; rc=$?
 check "merge of a failing check exits 1 (exit $rc)" test "$rc" -eq 1
 check "merged failing report equals the unsharded one (diagnosis included)" cmp -s "$TMPD/wm.json" "$TMPD/mm.json"
+# the tiered reference (the default): the merged report keeps which
+# reference decided each direction, both of them here (manual: "The tiered
+# reference")
+check "the merged tiered report has directions decided by f64 and by mpfr" \
+  sh -c "grep -q '\"decided_by\":\"f64\"' '$TMPD/mm.json' && grep -q '\"decided_by\":\"mpfr\"' '$TMPD/mm.json' && grep -q '\"reference\":\"auto\"' '$TMPD/mm.json'"
+$G merge "$TMPD/m0.json" "$TMPD/m1.json" > "$TMPD/mm.txt"
+check "the merged text report counts the directions each reference decided" \
+  grep -q '^tiered reference: f64 decided [1-9][0-9]* of [0-9]* directions, MPFR [1-9]' "$TMPD/mm.txt"
+$G run tanh-gemm --mutant dw-twice --ref mpfr --format tap > "$TMPD/mp.tap"
+$G run tanh-gemm --mutant dw-twice --format tap > "$TMPD/au.tap"
+check "--ref auto and --ref mpfr: the same verdict in every direction (TAP)" \
+  sh -c "sed -n 's/^\\(not ok\\|ok\\) \\([0-9]*\\) .*/\\1 \\2/p' '$TMPD/mp.tap' > '$TMPD/mp.v' && sed -n 's/^\\(not ok\\|ok\\) \\([0-9]*\\) .*/\\1 \\2/p' '$TMPD/au.tap' > '$TMPD/au.v' && test -s '$TMPD/mp.v' && cmp -s '$TMPD/mp.v' '$TMPD/au.v'"
+check "TAP names the deciding reference of every direction" \
+  test "$(grep -c ' ref=\(f64\|mpfr\)$' "$TMPD/au.tap")" -eq "$(sed -n 's/^1\.\.//p' "$TMPD/au.tap")"
 $G run gdn --directions random:6 --format json > "$TMPD/gw.json"
 for i in 0 1; do $G run gdn --directions random:6 --shard $i/2 --format json > "$TMPD/g$i.json"; done
 $G merge --format json "$TMPD/g0.json" "$TMPD/g1.json" > "$TMPD/gm.json"

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* tier.c -- which reference judges a direction.  A check of one reference
+   evaluates it there; the tiered reference (GC_REF_AUTO) judges a
+   coordinate direction with the f64 reference first and keeps that
+   verdict only where it is provably the MPFR verdict, and evaluates every
+   other direction again in MPFR (manual: "The tiered reference").  */
+
+#include "check-internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The input NAME of term T, or FALLBACK when T has none of that name.  */
+static double
+term_input (const gc_term *t, const char *name, double fallback)
+{
+  for (size_t k = 0; k < t->n_inputs; k++)
+    if (t->inputs[k].name && strcmp (t->inputs[k].name, name) == 0)
+      return t->inputs[k].value;
+  return fallback;
+}
+
+/* Manual: "The tiered reference".  Whether the f64 evaluation D of a
+   coordinate direction (NOISE_J: the noise of its J) decides it: its
+   verdict is the one the MPFR reference would reach at its first step,
+   without confirmation or raised precision, when
+     (1) |a - D_64| + T_64 + E_64 <= A      (MPFR's nu <= 1),
+     (2) rho^2 T_64 + 2 E_mpfr < A          (MPFR's own terms below A:
+                                             no confirmation, not
+                                             inconclusive),
+     (3) |J_64| + N_J <= (1 - 3 rho) A      (MPFR's |J| <= A: smooth),
+   rho = h_mpfr / h_64, E_mpfr the MPFR reference-rounding term predicted
+   from twice the largest loss magnitude and twice |D_64|.  */
+static bool
+f64_decides (const worker *w, const gc_direction *d, double noise_j)
+{
+  const shared *sh = w->sh;
+  if (d->verdict != GC_PASS)
+    return false;
+  double t64 = d->terms[GC_TERM_TRUNCATION].value;
+  double e64 = d->terms[GC_TERM_REFERENCE].value;
+  double a = d->terms[GC_TERM_ADJOINT].value;
+  double rho = sh->tier_rho;
+  /* (1) */
+  if (!(d->diff + t64 + e64 <= a))
+    return false;
+  /* (3) */
+  if (!(fabs (d->jump) + noise_j <= (1 - 3 * rho) * a))
+    return false;
+  /* (2): the MPFR step as its check takes it, M_L over the f64 stencil
+     and centre  */
+  double hm;
+  long he;
+  gc__step_scaled (sh, d->index, d->id, &hm, &he);
+  double ml = fmax (term_input (&d->terms[GC_TERM_REFERENCE], "M_L",
+                                sh->mag_loss), fabs (sh->f0_64));
+  gc_term emp;
+  gc__term_reference (&emp, GC_REF_MPFR, sh->p, sh->r->lambda_forward,
+                      sh->r->forward_depth, 2 * ml, hm, he,
+                      2 * fabs (d->reference), 0);
+  return rho * rho * t64 + 2 * emp.value < a;
+}
+
+/* Manual: "The tiered reference".  */
+static bool
+direction_tiered (worker *w, gc_direction *d)
+{
+  const shared *sh = w->sh;
+  /* Random directions go to MPFR: the f64 stencil applies a rounded
+     direction, the MPFR one the exact v, and their analytic sides differ
+     by more than the terms bound.  So does every direction when rho >=
+     1/3 (a step of the user's), where (3) cannot hold, and when the two
+     forwards disagree at the centre.  */
+  if (d->index != SIZE_MAX && 3 * sh->tier_rho < 1 && sh->tier_f64)
+    {
+      const gc_direction fresh = *d;
+      gc__float_ref f64 = { GC_REF_F64, GC_REF_F64, sh->f0_64,
+                            sh->step_exponent_64 };
+      double noise_j;
+      if (gc__direction_float_as (w, d, &f64, &noise_j))
+        {
+          if (f64_decides (w, d, noise_j))
+            {
+              d->decided_by = GC_REF_F64;
+              return true;
+            }
+        }
+      else if (w->st == GC_ENONFINITE || w->st == GC_ESTEP)
+        {
+          /* f64's larger step left the domain or the format: MPFR's may
+             not; any other failure of the model stops the check.  */
+          w->st = GC_OK;
+          w->cb = 0;
+          w->detail[0] = 0;
+        }
+      else
+        return false;
+      *d = fresh;
+    }
+  d->decided_by = GC_REF_MPFR;
+  return gc__direction_mpfr (w, d);
+}
+
+bool
+gc__direction (worker *w, gc_direction *d)
+{
+  switch (w->sh->ref)
+    {
+    case GC_REF_MPFR:
+      d->decided_by = GC_REF_MPFR;
+      return gc__direction_mpfr (w, d);
+    case GC_REF_F32:
+    case GC_REF_F64:
+      d->decided_by = w->sh->ref;
+      return gc__direction_float (w, d);
+    case GC_REF_AUTO:
+      break;
+    }
+  return direction_tiered (w, d);
+}
