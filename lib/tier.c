@@ -33,7 +33,8 @@ term_input (const gc_term *t, const char *name, double fallback)
    rho = h_mpfr / h_64, E_mpfr the MPFR reference-rounding term predicted
    from twice the largest loss magnitude and twice |D_64|.  */
 static bool
-f64_decides (const worker *w, const gc_direction *d, double noise_j)
+f64_decides (const worker *w, const gc_direction *d, double noise_j,
+             double rho)
 {
   const shared *sh = w->sh;
   if (d->verdict != GC_PASS)
@@ -41,7 +42,9 @@ f64_decides (const worker *w, const gc_direction *d, double noise_j)
   double t64 = d->terms[GC_TERM_TRUNCATION].value;
   double e64 = d->terms[GC_TERM_REFERENCE].value;
   double a = d->terms[GC_TERM_ADJOINT].value;
-  double rho = sh->tier_rho;
+  /* the measured spread S_w counts against A twice in MPFR's inconclusive
+     test (manual: "Measured rounding sensitivity") */
+  double sw = term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0);
   /* (1) */
   if (!(d->diff + t64 + e64 <= a))
     return false;
@@ -59,7 +62,7 @@ f64_decides (const worker *w, const gc_direction *d, double noise_j)
   gc__term_reference (&emp, GC_REF_MPFR, sh->p, sh->r->lambda_forward,
                       sh->r->forward_depth, 2 * ml, hm, he,
                       2 * fabs (d->reference), 0);
-  return rho * rho * t64 + 2 * emp.value < a;
+  return rho * rho * t64 + 2 * emp.value < a - 2 * sw;
 }
 
 /* Manual: "The tiered reference".  */
@@ -77,10 +80,32 @@ direction_tiered (worker *w, gc_direction *d)
       const gc_direction fresh = *d;
       gc__float_ref f64 = { GC_REF_F64, GC_REF_F64, sh->f0_64,
                             sh->step_exponent_64 };
-      double noise_j;
-      if (gc__direction_float_as (w, d, &f64, &noise_j))
+      double noise_j, rho = sh->tier_rho;
+      bool ok = gc__direction_float_as (w, d, &f64, &noise_j);
+      /* Manual: "The tiered reference", a longer f64 step: where f64's
+         rounding term E_64 keeps (1) from holding but its truncation is
+         far below it, a step 2^k longer divides E_64 by 2^k and multiplies
+         T_64 by about 4^k; once, with k <= 6 and 4^k T_64 <= A / 8.  */
+      if (ok && !sh->user_step && !f64_decides (w, d, noise_j, rho)
+          && d->verdict == GC_PASS)
         {
-          if (f64_decides (w, d, noise_j))
+          double t64 = d->terms[GC_TERM_TRUNCATION].value;
+          double e64 = d->terms[GC_TERM_REFERENCE].value;
+          double a = d->terms[GC_TERM_ADJOINT].value;
+          int k = e64 > a / 8 ? (int) ceil (log2 (e64 / (a / 8))) : 0;
+          if (k > 6)
+            k = 6;
+          if (k > 0 && ldexp (t64, 2 * k) <= a / 8)
+            {
+              *d = fresh;
+              f64.step_exponent += k;
+              rho = ldexp (rho, -k);
+              ok = gc__direction_float_as (w, d, &f64, &noise_j);
+            }
+        }
+      if (ok)
+        {
+          if (f64_decides (w, d, noise_j, rho))
             {
               d->decided_by = GC_REF_F64;
               return true;

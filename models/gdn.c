@@ -19,7 +19,10 @@
 #include "mpseq.h"
 
 #include <cblas.h>
+#include <fenv.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +72,9 @@ typedef struct gdn
   gc_constant constants[5];
   gcm_mpseq mp;                  /* MPFR base trajectories */
   gcm_mpseq_ops mp_ops;
+  pthread_mutex_t f64_lock;      /* taken to build the f64 trajectory */
+  struct f64_base *_Atomic f64;  /* built once, read freely; see loss_f64 */
+  atomic_int f64_none;           /* 1: not to be built (memory) */
 } gdn;
 
 
@@ -688,77 +694,209 @@ grad_f32 (void *ctx, const float *x, float *grad)
 /* Reference forwards: the naive recurrence (§2.3), q and k normalised and
    beta through the sigmoid inside, as in the f32 op.  */
 
+/* The f64 forward is evaluated incrementally, like the MPFR one
+   (models/mpseq.h): a central difference perturbs one parameter, which
+   enters one sequence (b, h) at one step.  The base trajectory keeps, for
+   every sequence, the state before each step, the loss accumulated within
+   the sequence before it, and the sequence's whole contribution, at the
+   point of the first call (built then, to nearest, under a lock, and read
+   only afterwards).  A call reruns each sequence from the first step whose
+   inputs differ from the base point's; the others contribute their stored
+   totals.  Each sequence's contribution is accumulated on its own and the
+   contributions are summed in order, in the full evaluation too, so an
+   incremental value is bit for bit the full one.  Under a rounding mode
+   other than to nearest (gradcheck's rounding-sensitivity reruns) the
+   evaluation is full and the base is not used.  */
+typedef struct f64_base
+{
+  double *x0;              /* n */
+  double *state;           /* [S][T][K*V]: the state before step t */
+  double *acc;             /* [S][T]: the sequence's loss before step t */
+  double *total;           /* [S] */
+} f64_base;
+
+static void
+f64_base_free (f64_base *fb)
+{
+  if (!fb)
+    return;
+  free (fb->x0);
+  free (fb->state);
+  free (fb->acc);
+  free (fb->total);
+  free (fb);
+}
+
+/* Whether row (b, t, h)'s inputs at X differ from X0's.  */
+static bool
+row_differs (const gdn *m, const double *x, const double *x0, size_t row)
+{
+  size_t K = m->K, V = m->V;
+  return memcmp (x + m->off_q + row * K, x0 + m->off_q + row * K,
+                 K * sizeof *x) != 0
+         || memcmp (x + m->off_k + row * K, x0 + m->off_k + row * K,
+                    K * sizeof *x) != 0
+         || memcmp (x + m->off_v + row * V, x0 + m->off_v + row * V,
+                    V * sizeof *x) != 0
+         || memcmp (&x[m->off_b + row], &x0[m->off_b + row], sizeof *x) != 0
+         || memcmp (&x[m->off_g + row], &x0[m->off_g + row], sizeof *x) != 0;
+}
+
+/* Sequence (b, hh) at X from step T0 on, from the state S and the loss ACC
+   accumulated before T0; its whole contribution.  With BUILD, the state
+   and accumulated loss before each step are stored there.  QN, KN (2K) and
+   E (V) are scratch.  */
+static double
+seq_f64 (const gdn *m, const double *x, size_t b, size_t hh, size_t t0,
+         double *S, double acc, double *qn, double *e, f64_base *build)
+{
+  size_t T = m->T, H = m->H, K = m->K, V = m->V;
+  size_t s = b * H + hh;
+  double scale = 1.0 / sqrt ((double) K);
+  double *kn = qn + K;
+  double L = acc;
+  for (size_t t = t0; t < T; t++)
+    {
+      if (build)
+        {
+          memcpy (build->state + (s * T + t) * K * V, S,
+                  K * V * sizeof *S);
+          build->acc[s * T + t] = L;
+        }
+      size_t row = (b * T + t) * H + hh;
+      const double *q = x + m->off_q + row * K, *k = x + m->off_k + row * K;
+      const double *v = x + m->off_v + row * V;
+      double sq = 0, sk = 0;
+      for (size_t i = 0; i < K; i++)
+        {
+          sq += q[i] * q[i];
+          sk += k[i] * k[i];
+        }
+      double rq = m->norm ? 1 / sqrt (sq + GCM_L2_EPS) : 1;
+      double rk = m->norm ? 1 / sqrt (sk + GCM_L2_EPS) : 1;
+      for (size_t i = 0; i < K; i++)
+        {
+          qn[i] = q[i] * rq;
+          kn[i] = k[i] * rk;
+        }
+      double braw = x[m->off_b + row];
+      double beta = m->sigmoid ? 1 / (1 + exp (-braw)) : braw;
+      double a = exp (x[m->off_g + row]);
+      for (size_t ij = 0; ij < K * V; ij++)
+        S[ij] *= a;
+      for (size_t j = 0; j < V; j++)
+        {
+          double sum = 0;
+          for (size_t i = 0; i < K; i++)
+            sum += kn[i] * S[i * V + j];
+          e[j] = beta * (v[j] - sum);
+        }
+      for (size_t i = 0; i < K; i++)
+        for (size_t j = 0; j < V; j++)
+          S[i * V + j] += kn[i] * e[j];
+      const float *dO = m->dout + row * V;
+      for (size_t j = 0; j < V; j++)
+        {
+          double o = 0;
+          for (size_t i = 0; i < K; i++)
+            o += qn[i] * S[i * V + j];
+          L += scale * o * dO[j];
+        }
+    }
+  const float *dST = m->dst + s * K * V;
+  for (size_t ij = 0; ij < K * V; ij++)
+    L += S[ij] * dST[ij];
+  if (build)
+    build->total[s] = L;
+  return L;
+}
+
+/* The base trajectory at X (NULL: memory runs out, or too large: 512 MiB
+   at most).  */
+static f64_base *
+f64_base_new (const gdn *m, const double *x)
+{
+  size_t S = m->B * m->H, T = m->T, KV = m->K * m->V, n = m->inst.model.n;
+  if ((double) S * T * (KV + 1) * sizeof (double) > 512.0 * 1048576)
+    return NULL;
+  f64_base *fb = calloc (1, sizeof *fb);
+  double *w = malloc ((KV + 2 * m->K + m->V) * sizeof *w);
+  if (fb)
+    {
+      fb->x0 = malloc (n * sizeof *fb->x0);
+      fb->state = malloc (S * T * KV * sizeof *fb->state);
+      fb->acc = malloc (S * T * sizeof *fb->acc);
+      fb->total = malloc (S * sizeof *fb->total);
+    }
+  if (!fb || !w || !fb->x0 || !fb->state || !fb->acc || !fb->total)
+    {
+      f64_base_free (fb);
+      free (w);
+      return NULL;
+    }
+  memcpy (fb->x0, x, n * sizeof *x);
+  for (size_t b = 0; b < m->B; b++)
+    for (size_t hh = 0; hh < m->H; hh++)
+      {
+        memcpy (w, x + m->off_s + (b * m->H + hh) * KV, KV * sizeof *w);
+        seq_f64 (m, x, b, hh, 0, w, 0, w + KV, w + KV + 2 * m->K, fb);
+      }
+  free (w);
+  return fb;
+}
+
 static int
 loss_f64 (void *ctx, const double *x, double *loss)
 {
   gdn *m = ctx;
-  size_t T = m->T, H = m->H, K = m->K, V = m->V;
-  double scale = 1.0 / sqrt ((double) K);
-  double *S = malloc (K * V * sizeof *S);
-  double *qn = malloc (2 * K * sizeof *qn), *kn = qn + K;
-  double *e = malloc (V * sizeof *e);
-  if (!S || !qn || !e)
+  size_t H = m->H, K = m->K, V = m->V, T = m->T, KV = K * V;
+  bool nearest = fegetround () == FE_TONEAREST;
+  f64_base *fb = nearest ? atomic_load (&m->f64) : NULL;
+  if (nearest && !fb && !atomic_load (&m->f64_none))
     {
-      free (S);
-      free (qn);
-      free (e);
-      return -1;
+      pthread_mutex_lock (&m->f64_lock);
+      fb = atomic_load (&m->f64);
+      if (!fb && !atomic_load (&m->f64_none))
+        {
+          fb = f64_base_new (m, x);
+          if (fb)
+            atomic_store (&m->f64, fb);
+          else
+            atomic_store (&m->f64_none, 1);
+        }
+      pthread_mutex_unlock (&m->f64_lock);
     }
+  double *w = malloc ((KV + 2 * K + V) * sizeof *w);
+  if (!w)
+    return -1;
   double L = 0;
   for (size_t b = 0; b < m->B; b++)
     for (size_t hh = 0; hh < H; hh++)
       {
-        memcpy (S, x + m->off_s + (b * H + hh) * K * V, K * V * sizeof *S);
-        for (size_t t = 0; t < T; t++)
+        size_t s = b * H + hh, t0 = 0;
+        const double *s0 = x + m->off_s + s * KV;
+        if (fb && memcmp (s0, fb->x0 + m->off_s + s * KV, KV * sizeof *s0)
+                  == 0)
           {
-            size_t row = (b * T + t) * H + hh;
-            const double *q = x + m->off_q + row * K, *k = x + m->off_k + row * K;
-            const double *v = x + m->off_v + row * V;
-            double sq = 0, sk = 0;
-            for (size_t i = 0; i < K; i++)
+            while (t0 < T && !row_differs (m, x, fb->x0, (b * T + t0) * H + hh))
+              t0++;
+            if (t0 == T)
               {
-                sq += q[i] * q[i];
-                sk += k[i] * k[i];
+                L += fb->total[s];
+                continue;
               }
-            double rq = m->norm ? 1 / sqrt (sq + GCM_L2_EPS) : 1;
-            double rk = m->norm ? 1 / sqrt (sk + GCM_L2_EPS) : 1;
-            for (size_t i = 0; i < K; i++)
-              {
-                qn[i] = q[i] * rq;
-                kn[i] = k[i] * rk;
-              }
-            double braw = x[m->off_b + row];
-            double beta = m->sigmoid ? 1 / (1 + exp (-braw)) : braw;
-            double a = exp (x[m->off_g + row]);
-            for (size_t ij = 0; ij < K * V; ij++)
-              S[ij] *= a;
-            for (size_t j = 0; j < V; j++)
-              {
-                double s = 0;
-                for (size_t i = 0; i < K; i++)
-                  s += kn[i] * S[i * V + j];
-                e[j] = beta * (v[j] - s);
-              }
-            for (size_t i = 0; i < K; i++)
-              for (size_t j = 0; j < V; j++)
-                S[i * V + j] += kn[i] * e[j];
-            const float *dO = m->dout + row * V;
-            for (size_t j = 0; j < V; j++)
-              {
-                double o = 0;
-                for (size_t i = 0; i < K; i++)
-                  o += qn[i] * S[i * V + j];
-                L += scale * o * dO[j];
-              }
+            memcpy (w, fb->state + (s * T + t0) * KV, KV * sizeof *w);
+            L += seq_f64 (m, x, b, hh, t0, w, fb->acc[s * T + t0], w + KV,
+                          w + KV + 2 * K, NULL);
           }
-        const float *dST = m->dst + (b * H + hh) * K * V;
-        for (size_t ij = 0; ij < K * V; ij++)
-          L += S[ij] * dST[ij];
+        else
+          {
+            memcpy (w, s0, KV * sizeof *w);
+            L += seq_f64 (m, x, b, hh, 0, w, 0, w + KV, w + KV + 2 * K, NULL);
+          }
       }
+  free (w);
   *loss = L;
-  free (S);
-  free (qn);
-  free (e);
   return 0;
 }
 
@@ -898,6 +1036,8 @@ destroy (gcm_instance *inst)
 {
   gdn *m = (gdn *) inst;
   gcm_mpseq_clear (&m->mp);
+  f64_base_free (atomic_load (&m->f64));
+  pthread_mutex_destroy (&m->f64_lock);
   free (m->dout);
   free (m->dst);
   free (inst->x);
@@ -911,6 +1051,9 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   if (!m)
     return GC_ENOMEM;
   gcm_mpseq_init (&m->mp);
+  pthread_mutex_init (&m->f64_lock, NULL);
+  atomic_init (&m->f64, NULL);
+  atomic_init (&m->f64_none, 0);
   m->B = (size_t) val[KEY_B];
   m->T = (size_t) val[KEY_T];
   m->H = (size_t) val[KEY_H];

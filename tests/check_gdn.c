@@ -12,6 +12,7 @@
 #include "gctest.h"
 #include "gradcheck-check.h"
 
+#include <fenv.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +187,55 @@ START_TEST (test_mutants_f32)
 }
 END_TEST
 
+/* The f64 forward's incremental evaluation (models/gdn.c, loss_f64)
+   reruns a sequence from its first perturbed step: its value must be bit
+   for bit the full evaluation's, at every kind of parameter (q, k, v, g,
+   beta at the first, a middle and the last step; the initial state), and
+   under a directed rounding mode it must not use the base built to
+   nearest.  */
+START_TEST (test_f64_incremental_exact)
+{
+  gcm_instance *a = make (37, 16, 0, 1, 1, gct_seed (), 0);
+  size_t n = a->model.n;
+  double *x = malloc (n * sizeof *x);
+  ck_assert_ptr_nonnull (x);
+  for (size_t i = 0; i < n; i++)
+    x[i] = a->x[i];
+  double base, again;
+  ck_assert_int_eq (a->model.loss_f64 (a->model.ctx, x, &base), 0);
+  ck_assert_int_eq (a->model.loss_f64 (a->model.ctx, x, &again), 0);
+  ck_assert (memcmp (&base, &again, sizeof base) == 0);
+  size_t probes = 0;
+  for (size_t i = 0; i < n; i += 5)
+    {
+      double keep = x[i];
+      x[i] = keep + 0x1p-12 * (1 + fabs (keep));
+      /* a fresh instance evaluates in full (its base is this point) */
+      gcm_instance *b = make (37, 16, 0, 1, 1, gct_seed (), 0);
+      double inc, full;
+      ck_assert_int_eq (a->model.loss_f64 (a->model.ctx, x, &inc), 0);
+      ck_assert_int_eq (b->model.loss_f64 (b->model.ctx, x, &full), 0);
+      ck_assert_msg (memcmp (&inc, &full, sizeof inc) == 0,
+                     "parameter %zu: incremental %.17g, full %.17g", i, inc,
+                     full);
+      ck_assert (inc != base);
+      /* toward +inf: the full evaluation under that mode, not the base */
+      fesetround (FE_UPWARD);
+      double up_a, up_b;
+      ck_assert_int_eq (a->model.loss_f64 (a->model.ctx, x, &up_a), 0);
+      ck_assert_int_eq (b->model.loss_f64 (b->model.ctx, x, &up_b), 0);
+      fesetround (FE_TONEAREST);
+      ck_assert (memcmp (&up_a, &up_b, sizeof up_a) == 0);
+      gcm_destroy (b);
+      x[i] = keep;
+      probes++;
+    }
+  ck_assert_uint_ge (probes, 100);
+  free (x);
+  gcm_destroy (a);
+}
+END_TEST
+
 static Suite *
 gdn_suite (void)
 {
@@ -194,6 +244,7 @@ gdn_suite (void)
   tcase_set_timeout (tc, 600);
   tcase_add_loop_test (tc, test_correct_passes, 0, 24);
   tcase_add_loop_test (tc, test_correct_all_coordinates, 0, 4);
+  tcase_add_test (tc, test_f64_incremental_exact);
   suite_add_tcase (s, tc);
   TCase *tm = tcase_create ("mutants");
   tcase_set_timeout (tm, 600);
