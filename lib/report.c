@@ -664,7 +664,7 @@ rounding_text (gc__buf *b, const gc_result *r)
   else if (r->depth_implied > 0
            && (double) r->backward_depth
               > GC_COARSE_FACTOR * r->depth_implied)
-    gc__buf_printf (b, "  WARNING: the declared d_b = %zu is %.3g times the "
+    gc__buf_printf (b, "  note: the declared d_b = %zu is %.3g times the "
                     "depth the measured spreads imply (%.3g): if the "
                     "backward has that few roundings, or the magnitudes are "
                     "too large, the check is up to %.3g times coarser than "

@@ -191,7 +191,7 @@ START_TEST (test_declared_inputs)
   ck_assert (implied > 1 && implied <= (double) r->backward_depth);
   ck_assert (implied * 64 >= (double) r->backward_depth);
   t = gc_report (r, GC_FMT_TEXT);
-  ck_assert_ptr_null (strstr (t, "WARNING: the declared d_b"));
+  ck_assert_ptr_null (strstr (t, "note: the declared d_b"));
   ck_assert_ptr_null (strstr (t, "WARNING: the backward's spread"));
   free (t);
   gc_result_free (r);
@@ -209,7 +209,7 @@ START_TEST (test_declared_inputs)
   dm.backward_depth = 1000000;
   r = gct_check_ok (&dm, tg->x, NULL);
   t = gc_report (r, GC_FMT_TEXT);
-  ck_assert_msg (strstr (t, "WARNING: the declared d_b = 1000000"), "%s", t);
+  ck_assert_msg (strstr (t, "note: the declared d_b = 1000000"), "%s", t);
   free (t);
   gc_result_free (r);
   dm = tg->model;
@@ -218,7 +218,7 @@ START_TEST (test_declared_inputs)
   r = gct_check_ok (&dm, tg->x, NULL);
   ck_assert (r->depth_implied < implied / 500);
   t = gc_report (r, GC_FMT_TEXT);
-  ck_assert_msg (strstr (t, "WARNING: the declared d_b"), "%s", t);
+  ck_assert_msg (strstr (t, "note: the declared d_b"), "%s", t);
   free (t);
   gc_result_free (r);
   gct_free (tg);
