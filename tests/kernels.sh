@@ -19,8 +19,9 @@
 G=$GRADCHECK
 CHECK_GDN=${CHECK_GDN:-tests/check_gdn}
 CHECK_KDA=${CHECK_KDA:-tests/check_kda}
+CHECK_HARD=${CHECK_HARD:-tests/check_hard}
 ARGS="run tanh-gemm --shape M=8,K=64,N=8 --format json --directions random:16 --seed 5"
-LABELS="tanh-gemm-mpfr tanh-gemm-f32 gdn-suite kda-suite"
+LABELS="tanh-gemm-mpfr tanh-gemm-f32 gdn-suite kda-suite hard-blas"
 JOBS=${GC_KERNEL_JOBS:-2}
 exec 4>&1   # progress comments from the kernels running in the background
 
@@ -55,6 +56,11 @@ one () {
         under_kernel "$1" "$2" "$name-suite: correct model passes, every mutant caught" "$suite"
       echo "# kernel ${1:-pinned}: $name-suite done (exit $uk_rc)" >&4
     done
+    # The hard catalogue's cases that call OpenBLAS (check_hard, case blas):
+    # correct models pass, twins and mutants do not.
+    CK_TAP_LOG_FILE_NAME=/dev/null CK_VERBOSITY=silent CK_RUN_CASE=blas \
+      under_kernel "$1" "$2" "hard-blas: hard correct models pass, their twins never do" "$CHECK_HARD"
+    echo "# kernel ${1:-pinned}: hard-blas done (exit $uk_rc)" >&4
   ) > "$out.tmp" 2>&1
   mv "$out.tmp" "$out"
 }
