@@ -52,10 +52,12 @@ gc__judge_smooth (gc_direction *d)
    adjoint term dominates, the element is below the rounding a correct f32
    backward may make at its scale: no check can see more, and it passes.  A
    failing direction stays a failure at any resolution.  Manual: "Measured
-   rounding sensitivity": only the derived part of the adjoint term counts
-   there; a blindness that the measured spread S_w makes is the check's
-   (the spread is measured under modes the code does not run in), and the
-   direction is inconclusive.  */
+   rounding sensitivity": a blindness that the measured spread S_w makes
+   is the check's (the spread is measured under modes the code does not
+   run in), and the direction is inconclusive -- unless the derived part of
+   the adjoint term, A - S_w, is itself at least |reference| and above the
+   reference's terms: the element is then below the rounding a correct
+   backward may make by the derived bound alone.  */
 void
 gc__judge_resolution (gc_direction *d)
 {
@@ -66,8 +68,12 @@ gc__judge_resolution (gc_direction *d)
       spread = a->inputs[k].value;
   double ref = d->terms[GC_TERM_TRUNCATION].value
                + d->terms[GC_TERM_REFERENCE].value + spread;
-  if (d->verdict == GC_PASS && !(d->resolution < 1)
-      && !(ref < a->value - spread))
+  double derived = a->value - spread;
+  bool below_rounding
+    = ref < derived
+      || (!(derived < fabs (d->reference))
+          && derived > ref - spread);
+  if (d->verdict == GC_PASS && !(d->resolution < 1) && !below_rounding)
     d->verdict = GC_INCONCLUSIVE;
 }
 
