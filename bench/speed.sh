@@ -201,7 +201,7 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 {
   echo "### Side by side with torch.autograd.gradcheck (gdn, 1 thread)"
   echo
-  echo "Written by \`bench/run.sh speed\` (bench/speed.sh) from $started to $(date -u '+%H:%M UTC'), $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(nproc) core(s) available to this process, load average $load0 at the start and $load1 at the end (the machine may be shared: the CPU-time table below is the steadier measure). gradcheck $("$GRADCHECK" --version | head -1 | sed 's/.* //'), OpenBLAS kernel ${OPENBLAS_CORETYPE:-not pinned}; torch ${torchv:-not installed}."
+  echo "Written by \`bench/run.sh speed\` (bench/speed.sh) from $started to $(date -u '+%H:%M UTC'), $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(getconf _NPROCESSORS_ONLN) cores, load average $load0 at the start and $load1 at the end (the machine may be shared: the CPU-time table below is the steadier measure). gradcheck $("$GRADCHECK" --version | head -1 | sed 's/.* //'), OpenBLAS kernel ${OPENBLAS_CORETYPE:-not pinned}; torch ${torchv:-not installed}."
   echo
   echo "Each cell: the median of $REPS whole-process runs in seconds, and (in parentheses) how many times faster than torch.autograd.gradcheck f64 full at the same T in this run (*est.*: against the estimate of a torch full run that was skipped). Full-coordinate cells run when their one-run estimate is at most $BUDGET s."
   echo
