@@ -22,7 +22,10 @@
 # (one run) is at most BENCH_SPEED_BUDGET seconds (300): for gradcheck, from
 # timing 1 and 32 evenly spaced coordinates (--directions I,J,...), for
 # torch, 2n forwards at the measured cost of one (its numerical Jacobian).
-# Above it the cell is skipped, and says its estimate.  Every T also gets
+# Above it the cell is skipped, and says its estimate.  An estimate is
+# one wall-clock run (torch's from the median of a few forwards): the
+# cells measured so far came out within about 2x of theirs, either way
+# (machine load moves them most).  Every T also gets
 # --directions random:32 for each gradcheck reference.  Ratios: torch f64
 # full's median over the cell's (how many times faster than torch full, in
 # the same run); where torch full is skipped, the ratio against its estimate,
@@ -259,6 +262,6 @@ EOF
   printf '%s\n' "$notes" | sed '/^$/d'
   awk -F'\t' 'NR > 1 && $6 == "-" { printf "- T=%s, %s %s (%s): %s\n", $1, $4, $5, $3, $16 }' "$tsv"
   echo
-  echo "Data: bench/results/speed-gdn.tsv (runs, exit statuses, notes). Rerun: \`bench/run.sh speed\` (BENCH_SPEED_T, BENCH_SPEED_REPS, BENCH_SPEED_BUDGET)."
+  echo "Data: $tsv (runs, exit statuses, notes). Settings: BENCH_SPEED_T=\"$TS\" BENCH_SPEED_REPS=$REPS BENCH_SPEED_BUDGET=$BUDGET. Rerun: \`bench/run.sh speed\`."
 } > "$md"
 echo "speed: wrote $tsv and $md"
