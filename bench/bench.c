@@ -12,6 +12,12 @@
      bench summarize FILE                     tables from falsify lines
      bench tiered FILE                        cells where auto != mpfr
      bench misses FILE                        the mutant cells that passed
+     bench time N OUT CMD [ARG]...            CMD run N times, one whole
+                                              process after the other: TSV
+                                              median wall s, median CPU s,
+                                              the runs, exit status (run.sh
+                                              speed; the last run's output
+                                              goes to OUT)
 
    A cell is one check: model x shape x gate x seed x reference x (correct
    backward or one mutant), under the kernel of this process.  Its line
@@ -28,8 +34,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static double
 now (void)
@@ -764,11 +773,81 @@ absgrowth (void)
   return 0;
 }
 
+/* bench time: whole-process timings for the side-by-side speed table
+   (bench/run.sh speed).  Wall time and the child's CPU time (user + system,
+   from wait4): the machine may be shared, and a one-thread process's CPU
+   time is what another process's load disturbs least.  Exit status: that
+   of the runs (the last one), 125 when a run could not be started.  */
+static int
+time_cmd (int reps, const char *out, char **argv)
+{
+  if (reps < 1 || reps > 99)
+    {
+      fprintf (stderr, "bench time: N must be 1 to 99\n");
+      return 2;
+    }
+  double wall[99], cpu[99];
+  int status = 0;
+  for (int r = 0; r < reps; r++)
+    {
+      double t0 = now ();
+      pid_t pid = fork ();
+      if (pid < 0)
+        {
+          perror ("bench time: fork");
+          return 125;
+        }
+      if (pid == 0)
+        {
+          int fd = open (out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+          if (fd < 0 || dup2 (fd, 1) < 0 || dup2 (fd, 2) < 0)
+            _exit (125);
+          close (fd);
+          execvp (argv[0], argv);
+          _exit (125);
+        }
+      int st;
+      struct rusage ru;
+      if (wait4 (pid, &st, 0, &ru) < 0)
+        {
+          perror ("bench time: wait4");
+          return 125;
+        }
+      wall[r] = now () - t0;
+      cpu[r] = (double) ru.ru_utime.tv_sec + 1e-6 * (double) ru.ru_utime.tv_usec
+               + (double) ru.ru_stime.tv_sec + 1e-6 * (double) ru.ru_stime.tv_usec;
+      status = WIFEXITED (st) ? WEXITSTATUS (st) : 128 + WTERMSIG (st);
+      if (status == 125)
+        {
+          fprintf (stderr, "bench time: could not run %s\n", argv[0]);
+          return 125;
+        }
+    }
+  double sw[99], sc[99];
+  memcpy (sw, wall, reps * sizeof *wall);
+  memcpy (sc, cpu, reps * sizeof *cpu);
+  qsort (sw, reps, sizeof *sw, cmp);
+  qsort (sc, reps, sizeof *sc, cmp);
+  /* the median; of an even count, the mean of the middle two */
+  double mw = (sw[(reps - 1) / 2] + sw[reps / 2]) / 2;
+  double mc = (sc[(reps - 1) / 2] + sc[reps / 2]) / 2;
+  printf ("%.4f\t%.4f\t", mw, mc);
+  for (int r = 0; r < reps; r++)
+    printf ("%s%.4f", r ? "," : "", wall[r]);
+  printf ("\t");
+  for (int r = 0; r < reps; r++)
+    printf ("%s%.4f", r ? "," : "", cpu[r]);
+  printf ("\t%d\n", status);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
   if (argc >= 3 && !strcmp (argv[1], "tiered"))
     return tiered (argv[2]);
+  if (argc >= 5 && !strcmp (argv[1], "time"))
+    return time_cmd (atoi (argv[2]), argv[3], argv + 4);
   if (argc >= 5 && !strcmp (argv[1], "falsify"))
     return falsify (argv[2], atoi (argv[3]), atoi (argv[4]));
   if (argc >= 3 && !strcmp (argv[1], "fingerprint"))
@@ -786,6 +865,6 @@ main (int argc, char **argv)
   fprintf (stderr, "usage: bench falsify MODEL SEEDS MUTANT_SEEDS | "
            "fingerprint MODEL | resolution MODEL | speed | absgrowth | "
            "summarize FILE | "
-           "misses FILE\n");
+           "misses FILE | time N OUT CMD [ARG]...\n");
   return 2;
 }

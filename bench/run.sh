@@ -12,7 +12,18 @@
 #   BENCH_ALL_KERNELS=1      sweep every kernel even when the environment
 #                            pins one (an explicit decision of the person
 #                            running the bench; tests and CI never do)
+#
+# bench/run.sh speed (make bench BENCH_ONLY=speed) runs only the side-by-side
+# speed table against torch.autograd.gradcheck (bench/speed.sh, whose header
+# lists its variables), which the whole bench also runs and its report
+# includes.
 set -u
+if [ "${1:-}" = speed ]; then
+  exec sh "$(dirname "$0")/speed.sh"
+elif [ -n "${1:-}" ]; then
+  echo "bench/run.sh: unknown part '$1' (only 'speed', or nothing for all)" >&2
+  exit 2
+fi
 BENCH=${BENCH:-bench/bench}
 GRADCHECK=${GRADCHECK:-gradcheck/gradcheck}
 out=${BENCH_OUT:-bench/results}
@@ -89,6 +100,7 @@ falsify_s=$(( $(date +%s) - start ))
 "$BENCH" resolution gdn > "$out/resolution-gdn.json"
 "$BENCH" resolution kda > "$out/resolution-kda.json"
 "$BENCH" speed > "$out/speed.json"
+sh "$(dirname "$0")/speed.sh"
 "$BENCH" absgrowth > "$out/absgrowth.json"
 printf '%s\n%s\n%s\n%s\n%s\n' "$falsify_s" "$run_kernels" "$skipped" "$SEEDS" "$MSEEDS" > "$out/run-info.txt"
 fi
@@ -167,6 +179,10 @@ sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
     echo "| $k | $(num "$f" $k | tr -d '"') |"
   done
   echo
+  if [ -f "$out/speed-gdn.md" ]; then
+    cat "$out/speed-gdn.md"
+    echo
+  fi
   echo "## 4. Targets"
   echo
   fa=$(awk -F'\t' 'NR > 1 && $3 == "none" { s += $5 } END { print s + 0 }' "$out/falsify-summary.tsv")

@@ -14,7 +14,7 @@ missing=
 for f in $(cd "$top" && find lib gradcheck models tests bench fuzz doc \
              \( -name corpus -prune \) -o -type f \
              \( -name '*.c' -o -name '*.h' -o -name '*.sh' -o -name '*.texi' \
-                -o -name '*.am' -o -name '*.1' \) -print 2>/dev/null \
+                -o -name '*.am' -o -name '*.1' -o -name '*.py' \) -print 2>/dev/null \
            | grep -v -e '^doc/version\.texi$' -e '/config\.h$' | sort) \
          configure.ac Makefile.am bootstrap .ci/run gradcheck.pc.in; do
   [ -f "$top/$f" ] || continue
