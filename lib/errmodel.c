@@ -174,11 +174,20 @@ format_bits (gc_reference ref, mpfr_prec_t p)
   return (int) p;
 }
 
+double
+gc__term_input (const gc_term *t, const char *name, double fallback)
+{
+  for (size_t k = 0; k < t->n_inputs; k++)
+    if (t->inputs[k].name && strcmp (t->inputs[k].name, name) == 0)
+      return t->inputs[k].value;
+  return fallback;
+}
+
 /* Manual: "The worst case".  gamma_d(u) / u = d / (1 - d u), the
    deterministic first-order multiplier of a chain of D roundings of unit
    roundoff 2^-BITS (infinite where d u >= 1).  */
-static double
-gamma_over_u (size_t depth, int bits)
+double
+gc__gamma_over_u (size_t depth, int bits)
 {
   double du = ldexp ((double) depth, -bits);
   return du < 1 ? (double) depth / (1 - du) : INFINITY;
@@ -265,7 +274,7 @@ gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
     {
       /* Manual: "The worst case": the deterministic multiplier where it is
          the smaller (depths below about lambda^2)  */
-      double gu = gamma_over_u (depth, format_bits (ref, p));
+      double gu = gc__gamma_over_u (depth, format_bits (ref, p));
       add_input (t, "gamma_d / u", gu);
       double ls = lambda * sqrt ((double) depth);
       worst = ls > 0 ? eps_h / ls * gu : eps_h;
@@ -311,7 +320,7 @@ gc__term_adjoint (gc_term *t, double lambda, size_t depth,
   add_input (t, "S_w", spread);
   /* Manual: "The worst case": the smaller multiplier decides; the worst
      case is returned for the direction's worst-case bar.  */
-  double gu = gamma_over_u (depth, 24);
+  double gu = gc__gamma_over_u (depth, 24);
   add_input (t, "gamma_d / u", gu);
   double base = GC_U32 * weighted_magnitude + 0x1p-150 * norm1_w;
   t->value = fmin (lambda * sqrt ((double) depth), gu) * base + spread;
@@ -336,7 +345,7 @@ gc__term_adjoint_random (gc_term *t, double worst, double alpha_dir,
 {
   double lw = sqrt (2 * log (4 / alpha_dir));
   double ln = gc__lambda (alpha_dir / 2, k, depth);
-  double gu = gamma_over_u (depth, 24);
+  double gu = gc__gamma_over_u (depth, 24);
   double mult = fmin (ln * sqrt ((double) depth), gu);
   double tail = lw * (1 + GC_U32) * sqrt (q2) / norm;
   double rand = mult * (tail + 2 * GC_U32 * qv + qd) + spread;

@@ -164,6 +164,11 @@ void gc__detail_status (gc_result *r, const gc_model *m, const gc_options *o);
 void gc__term_truncation (gc_term *t, double d1, double d2, double diff,
                           double h);
 /* The step is h = HM * 2^HE (manual: "Default precision and step").  */
+/* (errmodel.c) The input NAME of term T, or FALLBACK when it has none of
+   that name; gamma_d(u) / u = d / (1 - d u) for unit roundoff 2^-BITS
+   (infinite where d u >= 1; manual: "The worst case").  */
+double gc__term_input (const gc_term *t, const char *name, double fallback);
+double gc__gamma_over_u (size_t depth, int bits);
 /* Each returns the term's worst-case value, gamma_d in place of lambda
    sqrt(d) (manual: "The worst case").  */
 double gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,

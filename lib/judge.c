@@ -62,10 +62,7 @@ void
 gc__judge_resolution (gc_direction *d)
 {
   const gc_term *a = &d->terms[GC_TERM_ADJOINT];
-  double spread = 0;
-  for (size_t k = 0; k < a->n_inputs; k++)
-    if (a->inputs[k].name && strcmp (a->inputs[k].name, "S_w") == 0)
-      spread = a->inputs[k].value;
+  double spread = gc__term_input (a, "S_w", 0);
   double ref = d->terms[GC_TERM_TRUNCATION].value
                + d->terms[GC_TERM_REFERENCE].value + spread;
   double derived = a->value - spread;

@@ -714,8 +714,7 @@ worst_case_text (gc__buf *b, const gc_result *r)
     return;
   double db = (double) r->backward_depth;
   double prob = r->lambda_backward * sqrt (db);
-  double du = db * GC_U32;
-  double gu = du < 1 ? db / (1 - du) : INFINITY;
+  double gu = gc__gamma_over_u (r->backward_depth, 24);
   gc__buf_printf (b, "bounds: adjoint multiplier %s decided (lambda "
                   "sqrt(d_b) = %.3g, gamma_d / u = %.3g); under the "
                   "worst-case bounds gamma_d the worst nu is %.3g",

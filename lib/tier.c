@@ -11,16 +11,6 @@
 #include <math.h>
 #include <string.h>
 
-/* The input NAME of term T, or FALLBACK when T has none of that name.  */
-static double
-term_input (const gc_term *t, const char *name, double fallback)
-{
-  for (size_t k = 0; k < t->n_inputs; k++)
-    if (t->inputs[k].name && strcmp (t->inputs[k].name, name) == 0)
-      return t->inputs[k].value;
-  return fallback;
-}
-
 /* Manual: "The tiered reference".  Whether the f64 evaluation D of a
    coordinate direction (NOISE_J: the noise of its J) decides it: its
    verdict is the one the MPFR reference would reach at its first step,
@@ -44,7 +34,7 @@ f64_decides (const worker *w, const gc_direction *d, double noise_j,
   double a = d->terms[GC_TERM_ADJOINT].value;
   /* the measured spread S_w counts against A twice in MPFR's inconclusive
      test (manual: "Measured rounding sensitivity") */
-  double sw = term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0);
+  double sw = gc__term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0);
   /* (1) */
   if (!(d->diff + t64 + e64 <= a))
     return false;
@@ -56,7 +46,7 @@ f64_decides (const worker *w, const gc_direction *d, double noise_j,
   double hm;
   long he;
   gc__step_scaled (sh, d->index, d->id, &hm, &he);
-  double ml = fmax (term_input (&d->terms[GC_TERM_REFERENCE], "M_L",
+  double ml = fmax (gc__term_input (&d->terms[GC_TERM_REFERENCE], "M_L",
                                 sh->mag_loss), fabs (sh->f0_64));
   gc_term emp;
   gc__term_reference (&emp, GC_REF_MPFR, sh->p, sh->r->lambda_forward,
