@@ -16,8 +16,9 @@
    verdict is the one the MPFR reference would reach at its first step,
    without confirmation or raised precision, when
      (1) |a - D_64| + T_64 + E_64 <= A      (MPFR's nu <= 1),
-     (2) rho^2 T_64 + 2 E_mpfr < A          (MPFR's own terms below A:
-                                             no confirmation, not
+     (2) P < A, and P < A - 2 S_w or A + 2P + T_64 + E_64 < |D_64|,
+         P = rho^2 T_64 + 2 E_mpfr          (MPFR's own terms below A: no
+                                             confirmation; not
                                              inconclusive),
      (3) |J_64| + N_J <= (1 - 3 rho) A      (MPFR's |J| <= A: smooth),
    rho = h_mpfr / h_64, E_mpfr the MPFR reference-rounding term predicted
@@ -52,7 +53,51 @@ f64_decides (const worker *w, const gc_direction *d, double noise_j,
   gc__term_reference (&emp, GC_REF_MPFR, sh->p, sh->r->lambda_forward,
                       sh->r->forward_depth, 2 * ml, hm, he,
                       2 * fabs (d->reference), 0);
-  return rho * rho * t64 + 2 * emp.value < a - 2 * sw;
+  double pred = rho * rho * t64 + 2 * emp.value;  /* >= T_mpfr + E_mpfr */
+  /* no confirmation (T_mpfr <= E_mpfr + A), and not inconclusive: either
+     its reference terms and spread stay below A - S_w whatever the
+     resolution, or its resolution is below 1: MPFR's bar, at most
+     pred + A, below |D_mpfr| >= |D_64| - T_64 - E_64 - pred */
+  return pred < a
+         && (pred < a - 2 * sw
+             || a + 2 * pred + t64 + e64 < fabs (d->reference));
+}
+
+/* Manual: "The tiered reference", a longer f64 step: at most 2^8 times
+   the default, 2^(floor(log2 s) - 10), where the stencil spans +-2^-9 s.  */
+#define GC_F64_LONGER_MAX 8
+
+/* Manual: "The tiered reference", a longer f64 step.  The k of the f64
+   step 2^k h_64 of coordinate direction D, decided before any evaluation:
+   f64's rounding term E_64 at h_64 (from the loss magnitude and the
+   centre) and the adjoint term A are known in advance; where E_64 > A / 16
+   the noise of J (about 8 E_64) would keep (3) from holding, and a step
+   2^k longer divides both by 2^k while the truncation grows by about
+   4^k.  k is the smallest with 2^k >= 16 E_64 / A, at most 8; 0 with a
+   step of the user's.  */
+static int
+longer_step (const worker *w, const gc_direction *d)
+{
+  const shared *sh = w->sh;
+  const gc_result *r = sh->r;
+  size_t i = d->index;
+  if (sh->user_step)
+    return 0;
+  double hm;
+  long he;
+  gc__step_scaled (sh, i, d->id, &hm, &he);
+  he += sh->step_exponent_64 - (long) r->step_exponent;
+  gc_term te, ta;
+  gc__term_reference (&te, GC_REF_F64, sh->p, r->lambda_forward,
+                      r->forward_depth, fmax (sh->mag_loss, fabs (sh->f0_64)),
+                      hm, he, sh->g[i], sh->spread_loss);
+  gc__term_adjoint (&ta, r->lambda_backward, r->backward_depth, sh->mag[i],
+                    1, gc__spread_at (sh->g, sh->gm, i));
+  double e = te.value, a = ta.value;
+  if (!(e > a / 16) || !(a > 0))
+    return 0;
+  double k = ceil (log2 (e / (a / 16)));
+  return k > GC_F64_LONGER_MAX ? GC_F64_LONGER_MAX : (int) k;
 }
 
 /* Manual: "The tiered reference".  */
@@ -68,31 +113,11 @@ direction_tiered (worker *w, gc_direction *d)
   if (d->index != SIZE_MAX && 3 * sh->tier_rho < 1 && sh->tier_f64)
     {
       const gc_direction fresh = *d;
+      int k = longer_step (w, d);
       gc__float_ref f64 = { GC_REF_F64, GC_REF_F64, sh->f0_64,
-                            sh->step_exponent_64 };
-      double noise_j, rho = sh->tier_rho;
+                            sh->step_exponent_64 + k };
+      double noise_j, rho = ldexp (sh->tier_rho, -k);
       bool ok = gc__direction_float_as (w, d, &f64, &noise_j);
-      /* Manual: "The tiered reference", a longer f64 step: where f64's
-         rounding term E_64 keeps (1) from holding but its truncation is
-         far below it, a step 2^k longer divides E_64 by 2^k and multiplies
-         T_64 by about 4^k; once, with k <= 6 and 4^k T_64 <= A / 8.  */
-      if (ok && !sh->user_step && !f64_decides (w, d, noise_j, rho)
-          && d->verdict == GC_PASS)
-        {
-          double t64 = d->terms[GC_TERM_TRUNCATION].value;
-          double e64 = d->terms[GC_TERM_REFERENCE].value;
-          double a = d->terms[GC_TERM_ADJOINT].value;
-          int k = e64 > a / 8 ? (int) ceil (log2 (e64 / (a / 8))) : 0;
-          if (k > 6)
-            k = 6;
-          if (k > 0 && ldexp (t64, 2 * k) <= a / 8)
-            {
-              *d = fresh;
-              f64.step_exponent += k;
-              rho = ldexp (rho, -k);
-              ok = gc__direction_float_as (w, d, &f64, &noise_j);
-            }
-        }
       if (ok)
         {
           if (f64_decides (w, d, noise_j, rho))

@@ -152,6 +152,7 @@ typedef struct two_scale
   float x[TWO_N];
   double kink[TWO_N];   /* c_i, or NaN: none */
   double twin;
+  double offset;   /* a constant added to the loss: a large loss */
   /* loss_f64 away from x by more than 2^-30 (f64's stencil, not MPFR's):
      0 as it should, 1 NaN, 2 fails with status 7 */
   int f64_trap;
@@ -167,7 +168,7 @@ static int
 two_f32 (void *ctx, const float *x, float *l)
 {
   const two_scale *t = ctx;
-  float s = 1;
+  float s = 1 + (float) t->offset;
   for (size_t i = 0; i < TWO_N; i++)
     {
       s += (float) coef (i) * sinf (x[i]);
@@ -205,6 +206,7 @@ two_f64 (void *ctx, const double *x, double *l)
           return 7;
         s = NAN;
       }
+  s += t->offset;
   for (size_t i = 0; i < TWO_N; i++)
     {
       s += coef (i) * sin (x[i]);
@@ -222,7 +224,7 @@ two_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr l)
   mpfr_prec_t p = mpfr_get_prec (l);
   mpfr_t s, u;
   mpfr_inits2 (p, s, u, (mpfr_ptr) 0);
-  mpfr_set_ui (s, 1, MPFR_RNDN);
+  mpfr_set_d (s, 1 + t->offset, MPFR_RNDN);   /* exact: a power of two */
   for (size_t i = 0; i < TWO_N; i++)
     {
       mpfr_sin (u, x + i, MPFR_RNDN);
@@ -396,6 +398,52 @@ START_TEST (test_f64_leaves_domain)
 }
 END_TEST
 
+/* A large loss (L offset by 2^8, gradients of order 1): f64's rounding
+   term at its default step is above A / 8, so the noise of J (about
+   8 E_64) keeps condition (3) from holding there (manual: "The tiered
+   reference", a longer f64 step).  The tiered check evaluates f64 at a
+   step 2^k longer, decided in advance, and f64 decides every direction of
+   the first block with MPFR's verdicts; the twin's bug in the second
+   block is still MPFR's failure.  */
+START_TEST (test_longer_f64_step)
+{
+  two_scale t;
+  two_init (&t, _i == 1, false);
+  t.offset = 0x1p8;
+  gc_result *f = run (&t.model, t.x, GC_REF_F64, NULL);
+  gc_result *mp = run (&t.model, t.x, GC_REF_MPFR, NULL);
+  gc_result *au = run (&t.model, t.x, GC_REF_AUTO, NULL);
+  assert_same_verdicts (mp, au, _i ? "offset twin" : "offset");
+  ck_assert_int_eq (au->verdict, _i ? GC_FAIL : GC_PASS);
+  for (size_t k = 0; k < TWO_H; k++)
+    {
+      const gc_direction *d0 = &f->dirs[k], *d = &au->dirs[k];
+      /* at f64's default step, (3) cannot hold */
+      ck_assert_msg (d0->terms[GC_TERM_REFERENCE].value
+                     > d0->terms[GC_TERM_ADJOINT].value / 8,
+                     "direction %zu: E_64 %g, A %g: the test needs a loss "
+                     "large enough", k, d0->terms[GC_TERM_REFERENCE].value,
+                     d0->terms[GC_TERM_ADJOINT].value);
+      ck_assert_msg (d->decided_by == GC_REF_F64, "direction %zu decided "
+                     "by %s", k, gc_reference_name (d->decided_by));
+      /* a whole power of two longer, at most 2^8 */
+      double ratio = d->step / d0->step;
+      ck_assert_msg (ratio > 1 && ratio <= 0x1p8 && ratio == exp2 (round
+                     (log2 (ratio))), "direction %zu: step %g against %g", k,
+                     d->step, d0->step);
+      /* its reference rounding term shrank by that ratio: below A / 16 */
+      ck_assert (d->terms[GC_TERM_REFERENCE].value
+                 <= d->terms[GC_TERM_ADJOINT].value / 16);
+    }
+  for (size_t k = TWO_H; k < TWO_N; k++)
+    if (_i)
+      ck_assert_int_eq (au->dirs[k].verdict, GC_FAIL);
+  gc_result_free (f);
+  gc_result_free (mp);
+  gc_result_free (au);
+}
+END_TEST
+
 /* Random directions and a step of the user's (rho = 1) are MPFR's.  */
 START_TEST (test_random_and_user_step_mpfr)
 {
@@ -561,6 +609,7 @@ tier_suite (void)
   tcase_add_test (tt, test_kink_inside_f64_stencil);
   tcase_add_test (tt, test_f64_leaves_domain);
   tcase_add_loop_test (tt, test_random_and_user_step_mpfr, 0, 2);
+  tcase_add_loop_test (tt, test_longer_f64_step, 0, 2);
   tcase_add_test (tt, test_merge_keeps_decided_by);
   tcase_add_test (tt, test_parse_decided_by);
   tcase_add_test (tt, test_defaults);
