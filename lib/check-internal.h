@@ -123,7 +123,17 @@ void gc__make_random (const shared *sh, size_t id, float *v,
 
 /* (stencil.c) Evaluate and judge direction D in MPFR mode, or in a float
    mode (f32, f64); false after recording a failure.  */
-bool gc__direction_mpfr (worker *w, gc_direction *d);
+/* What an f64 stencil on the same line at the longer step h / RHO told
+   of MPFR's: its truncation term T_64, its kink estimate J_64 and that
+   estimate's noise (manual: "Skipping the 2h pair").  */
+typedef struct gc__prediction
+{
+  double t64, jump64, noise_j64, rho;
+} gc__prediction;
+/* PR, when not NULL, lets the first MPFR stencil skip its +-2h pair where
+   the prediction proves MPFR's verdict.  */
+bool gc__direction_mpfr (worker *w, gc_direction *d,
+                         const gc__prediction *pr);
 bool gc__direction_float (worker *w, gc_direction *d);
 /* (stencil.c) A float-mode stencil of reference REF (f32 or f64), with
    truncation and J from the forward BEST, whose centre value is F0, at

@@ -99,7 +99,8 @@ static const char *const input_names[] = {
   "D(2h)", "|D(h)|", "sum |w_i| m_i", "sum |w_i|", "m_k", "|r|", "log2(h)",
   "gamma_d(2^-p) M_L / h", "S_w", "S_L", "gamma_d / u", "lambda_w",
   "lambda_n", "||u m + 2^-150||_2", "N", "sum |v_i| (u m_i + 2^-150)",
-  "sum |w_i - v_i| (u m_i + 2^-150)" };
+  "sum |w_i - v_i| (u m_i + 2^-150)", "rho", "T_64",
+  "2 E_mpfr(2 M_L, 2 |D(h)|)" };
 
 /* The adjoint term of a random direction where the draw's bound is the
    smaller (manual: "Directional checks"): formula and section.  */
@@ -107,6 +108,13 @@ static const char *const random_texts[] = {
   "lambda_w (1+u) ||b||_2 / N + 2u sum |v_i| b_i + sum |w_i - v_i| b_i + S_w,"
   " b_i = min(lambda_n sqrt(d_b), gamma_d / u) (u m_i + 2^-150)",
   "Directional checks" };
+
+/* The truncation term of an MPFR stencil without its +-2h pair (manual:
+   "Skipping the 2h pair"): formula and section.  */
+static const char *const predicted_texts[] = {
+  "rho^2 T_64 + 2 E_mpfr(2 M_L, 2 |D(h)|) (predicted from the f64 stencil;"
+  " the +-2h pair not evaluated)",
+  "Skipping the 2h pair" };
 
 const char *
 gc__known_name (const char *s)
@@ -122,6 +130,9 @@ gc__known_name (const char *s)
   for (size_t k = 0; k < sizeof random_texts / sizeof *random_texts; k++)
     if (strcmp (random_texts[k], s) == 0)
       return random_texts[k];
+  for (size_t k = 0; k < 2; k++)
+    if (strcmp (predicted_texts[k], s) == 0)
+      return predicted_texts[k];
   return NULL;
 }
 
@@ -160,6 +171,28 @@ gc__term_truncation (gc_term *t, double d1, double d2, double diff, double h)
   add_input (t, "D(2h)", d2);
   add_input (t, "h", h);
   t->value = fabs (diff);
+}
+
+/* Manual: "Skipping the 2h pair".  */
+void
+gc__term_mark_predicted (gc_term *t)
+{
+  t->formula = predicted_texts[0];
+  t->section = predicted_texts[1];
+}
+
+void
+gc__term_truncation_predicted (gc_term *t, double d1, double h, double rho,
+                               double t64, double e2)
+{
+  term_texts (t, 0, GC_TERM_TRUNCATION);
+  gc__term_mark_predicted (t);
+  add_input (t, "D(h)", d1);
+  add_input (t, "h", h);
+  add_input (t, "rho", rho);
+  add_input (t, "T_64", t64);
+  add_input (t, "2 E_mpfr(2 M_L, 2 |D(h)|)", e2);
+  t->value = rho * rho * t64 + e2;
 }
 
 static int

@@ -163,6 +163,15 @@ void gc__detail_status (gc_result *r, const gc_model *m, const gc_options *o);
 /* Term constructors (errmodel.c).  */
 void gc__term_truncation (gc_term *t, double d1, double d2, double diff,
                           double h);
+/* (errmodel.c) The truncation term of an MPFR stencil whose +-2h pair was
+   not evaluated (manual: "Skipping the 2h pair"): rho^2 T_64 + E2, T_64
+   the f64 stencil's truncation term on the same line at the step h / rho,
+   E2 twice MPFR's rounding term at twice the loss and twice |D(h)|: a
+   bound on what the pair would have measured.  */
+void gc__term_truncation_predicted (gc_term *t, double d1, double h,
+                                    double rho, double t64, double e2);
+/* Give T that term's formula and section (a report read back).  */
+void gc__term_mark_predicted (gc_term *t);
 /* The step is h = HM * 2^HE (manual: "Default precision and step").  */
 /* (errmodel.c) The input NAME of term T, or FALLBACK when it has none of
    that name; gamma_d(u) / u = d / (1 - d u) for unit roundoff 2^-BITS

@@ -192,6 +192,11 @@ direction (gc_result *r, const json_t *o, gc_direction *d, bool full)
       d->terms[t].formula = gc__term_texts[kind][t][1];
       d->terms[t].section = gc__term_texts[kind][t][2];
     }
+  /* an MPFR stencil without its +-2h pair (manual: "Skipping the 2h
+     pair"): no D(2h), a predicted truncation term */
+  if (!kind && r->reference == GC_REF_AUTO && d->decided_by == GC_REF_MPFR
+      && isnan (d->d2h))
+    gc__term_mark_predicted (&d->terms[GC_TERM_TRUNCATION]);
   const json_t *tv = json_object_get (o, full ? "terms" : "term_values");
   if (!json_is_array (tv) || json_array_size (tv) != GC_N_TERMS)
     return GC_EFORMAT;

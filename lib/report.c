@@ -53,6 +53,18 @@ decided_count (const gc_result *r, gc_reference ref)
   return n;
 }
 
+/* How many of R's MPFR directions skipped the +-2h pair: they have no
+   D(2h) (manual: "Skipping the 2h pair").  */
+static size_t
+pair_skipped_count (const gc_result *r)
+{
+  size_t n = 0;
+  for (size_t k = 0; r->dirs && k < r->n_directions; k++)
+    n += r->dirs[k].verdict != GC_ERROR
+         && r->dirs[k].decided_by == GC_REF_MPFR && isnan (r->dirs[k].d2h);
+  return n;
+}
+
 static void
 describe_reference (gc__buf *b, const gc_result *r)
 {
@@ -842,10 +854,17 @@ report_text (gc__buf *b, const gc_result *r)
   if (!fwd)
     resolution_text (b, r);
   if (r->reference == GC_REF_AUTO)
-    gc__buf_printf (b, "tiered reference: f64 decided %zu of %zu directions, "
-                    "MPFR %zu (manual: \"The tiered reference\")\n",
-                    decided_count (r, GC_REF_F64), r->n_directions,
-                    decided_count (r, GC_REF_MPFR));
+    {
+      gc__buf_printf (b, "tiered reference: f64 decided %zu of %zu "
+                      "directions, MPFR %zu (manual: \"The tiered "
+                      "reference\")\n", decided_count (r, GC_REF_F64),
+                      r->n_directions, decided_count (r, GC_REF_MPFR));
+      size_t np = pair_skipped_count (r);
+      if (np)
+        gc__buf_printf (b, "  %zu of MPFR's without their +-2h pair, their "
+                        "truncation predicted from f64's stencil (manual: "
+                        "\"Skipping the 2h pair\")\n", np);
+    }
   tensors_text (b, r, "");
   f64_text (b, r);
   if (r->worst == SIZE_MAX)

@@ -189,24 +189,25 @@ random_term (worker *w, gc_direction *d, double worst, const random_sums *rs,
                                   rs->qv, rs->qd, w->vnorm, spread);
 }
 
-/* The MPFR stencil of direction D at the step h = HM * 2^HE: values, terms,
-   verdict.  V is the random direction or NULL.  */
+/* Evaluate the MPFR stencil points K0 .. K1 - 1 of direction D (V the
+   random direction or NULL) at h = HM * 2^HE: x + h, x - h, x + 2h, x - 2h
+   into w->f[k].  */
 static bool
-stencil_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
+eval_points (worker *w, const gc_direction *d, const float *v, double hm,
+             long he, int k0, int k1)
 {
   shared *sh = w->sh;
   size_t n = sh->n, i = d->index;
   static const double mult[4] = { 1, -1, 2, -2 };
-  mpfr_ptr f[4] = { w->f[0], w->f[1], w->f[2], w->f[3] };
   bool ok = true;
-  for (int k = 0; k < 4 && ok; k++)
+  for (int k = k0; k < k1 && ok; k++)
     {
       if (v)
         for (size_t j = 0; j < n; j++)
           set_exact (w->xm + j, sh->x[j], mult[k] * hm, he, v[j], w->t1);
       else
         set_exact (w->xm + i, sh->x[i], mult[k] * hm, he, 1.0f, w->t1);
-      ok = gc__eval_mpfr (w, f[k]);
+      ok = gc__eval_mpfr (w, w->f[k]);
       if (!ok)
         stencil_note (w, k, ldexp (hm, (int) he), i);
       if (v)
@@ -215,41 +216,81 @@ stencil_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
       else
         reset_mpfr (w, i);
     }
-  if (!ok)
-    return false;
-  /* D(h), D(2h) with differences at twice the working precision; the
+  return ok;
+}
+
+/* Values, terms and verdict of direction D from its MPFR stencil values
+   w->f[] at h = HM * 2^HE.  With PR (the +-2h pair not evaluated), the
+   truncation term is PR's bound and there is no J of MPFR's own (manual:
+   "Skipping the 2h pair"); the result is then MPFR's verdict only when
+   the function returns true: (3) holds against MPFR's adjoint term, and
+   the direction passes, is not truncation-dominated and not inconclusive
+   whatever MPFR's own truncation term in [0, PR's bound] would have
+   been.  */
+static bool
+finish_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he,
+             const gc__prediction *pr)
+{
+  shared *sh = w->sh;
+  size_t n = sh->n, i = d->index;
+  mpfr_ptr f[4] = { w->f[0], w->f[1], w->f[2], w->f[3] };
+  /* D(h) (and D(2h)) with differences at twice the working precision; the
      divisions by 2^he are exact.  */
   mpfr_sub (w->t2, f[0], f[1], MPFR_RNDN);
   mpfr_div_d (w->t2, w->t2, 2 * hm, MPFR_RNDN);
   mpfr_div_2si (w->t2, w->t2, he, MPFR_RNDN);
   d->reference = mpfr_get_d (w->t2, MPFR_RNDN);
-  mpfr_sub (w->t3, f[2], f[3], MPFR_RNDN);
-  mpfr_div_d (w->t3, w->t3, 4 * hm, MPFR_RNDN);
-  mpfr_div_2si (w->t3, w->t3, he, MPFR_RNDN);
-  d->d2h = mpfr_get_d (w->t3, MPFR_RNDN);
-  mpfr_sub (w->t3, w->t3, w->t2, MPFR_RNDN);
-  double tdiff = mpfr_get_d (w->t3, MPFR_RNDN);
-  /* J = 2 Delta(h) - Delta(2h), Delta(s) = (f(x+s) - 2 f0 + f(x-s)) / s */
-  mpfr_add (w->t2, f[0], f[1], MPFR_RNDN);
-  mpfr_mul_2ui (w->t3, w->wp == sh->p ? sh->f0_mpfr : w->f0w, 1,
-                MPFR_RNDN);
-  mpfr_sub (w->t2, w->t2, w->t3, MPFR_RNDN);
-  mpfr_div_d (w->t2, w->t2, hm, MPFR_RNDN);
-  mpfr_div_2si (w->t2, w->t2, he, MPFR_RNDN);
-  mpfr_mul_2ui (w->t2, w->t2, 1, MPFR_RNDN);
-  mpfr_add (w->prod, f[2], f[3], MPFR_RNDN);
-  mpfr_sub (w->prod, w->prod, w->t3, MPFR_RNDN);
-  mpfr_div_d (w->prod, w->prod, 2 * hm, MPFR_RNDN);
-  mpfr_div_2si (w->prod, w->prod, he, MPFR_RNDN);
-  mpfr_sub (w->t2, w->t2, w->prod, MPFR_RNDN);
-  d->jump = mpfr_get_d (w->t2, MPFR_RNDN);
+  double tdiff = 0;
+  if (pr)
+    {
+      d->d2h = NAN;
+      d->jump = NAN;      /* not measured: (3) bounds it */
+    }
+  else
+    {
+      mpfr_sub (w->t3, f[2], f[3], MPFR_RNDN);
+      mpfr_div_d (w->t3, w->t3, 4 * hm, MPFR_RNDN);
+      mpfr_div_2si (w->t3, w->t3, he, MPFR_RNDN);
+      d->d2h = mpfr_get_d (w->t3, MPFR_RNDN);
+      mpfr_sub (w->t3, w->t3, w->t2, MPFR_RNDN);
+      tdiff = mpfr_get_d (w->t3, MPFR_RNDN);
+      /* J = 2 Delta(h) - Delta(2h), Delta(s) = (f(x+s) - 2 f0 + f(x-s)) / s */
+      mpfr_add (w->t2, f[0], f[1], MPFR_RNDN);
+      mpfr_mul_2ui (w->t3, w->wp == sh->p ? sh->f0_mpfr : w->f0w, 1,
+                    MPFR_RNDN);
+      mpfr_sub (w->t2, w->t2, w->t3, MPFR_RNDN);
+      mpfr_div_d (w->t2, w->t2, hm, MPFR_RNDN);
+      mpfr_div_2si (w->t2, w->t2, he, MPFR_RNDN);
+      mpfr_mul_2ui (w->t2, w->t2, 1, MPFR_RNDN);
+      mpfr_add (w->prod, f[2], f[3], MPFR_RNDN);
+      mpfr_sub (w->prod, w->prod, w->t3, MPFR_RNDN);
+      mpfr_div_d (w->prod, w->prod, 2 * hm, MPFR_RNDN);
+      mpfr_div_2si (w->prod, w->prod, he, MPFR_RNDN);
+      mpfr_sub (w->t2, w->t2, w->prod, MPFR_RNDN);
+      d->jump = mpfr_get_d (w->t2, MPFR_RNDN);
+    }
   d->forward_error_ulps = -1;
   double lmax = fmax (fmax (fabs (mpfr_get_d (f[0], MPFR_RNDN)),
                             fabs (mpfr_get_d (f[1], MPFR_RNDN))),
                       sh->mag_loss);
   d->step = ldexp (hm, (int) (he < -4000 ? -4000 : he));
-  gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], d->reference,
-                       d->d2h, tdiff, d->step);
+  if (pr)
+    {
+      /* Manual: "Skipping the 2h pair": T_mpfr <= rho^2 T_64 + twice
+         MPFR's rounding term at twice the loss and twice |D(h)| (the
+         points x +- 2h lie within a binade of the loss; the factor 2
+         outside covers MPFR's own rounding inside T_mpfr).  */
+      gc_term e2;
+      gc__term_reference (&e2, GC_REF_MPFR, w->wp, sh->r->lambda_forward,
+                          sh->r->forward_depth, 2 * lmax, hm, he,
+                          2 * fabs (d->reference), 0);
+      gc__term_truncation_predicted (&d->terms[GC_TERM_TRUNCATION],
+                                     d->reference, d->step, pr->rho, pr->t64,
+                                     2 * e2.value);
+    }
+  else
+    gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], d->reference,
+                         d->d2h, tdiff, d->step);
   double e_worst
     = gc__term_reference (&d->terms[GC_TERM_REFERENCE], GC_REF_MPFR, w->wp,
                           sh->r->lambda_forward, sh->r->forward_depth, lmax,
@@ -292,6 +333,41 @@ stencil_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
   gc__judge (d, jump_noise (sh, GC_REF_MPFR, w->wp, lmax, hm, he,
                             jump_coef (1, 1, 1, 2, 2)));
   gc__judge_resolution (d);
+  if (!pr)
+    return true;
+  /* Manual: "Skipping the 2h pair".  (3): MPFR's |J| <= A <= its bar;
+     a pass with no truncation term at all (then with any T in [0, P]);
+     no confirmation (P <= E + A); not inconclusive at T = P (nor then at
+     any smaller T).  */
+  double t = d->terms[GC_TERM_TRUNCATION].value;
+  double e = d->terms[GC_TERM_REFERENCE].value;
+  double a = d->terms[GC_TERM_ADJOINT].value;
+  return fabs (pr->jump64) + pr->noise_j64 <= (1 - 3 * pr->rho) * a
+         && d->diff <= e + a && t <= e + a && d->verdict == GC_PASS;
+}
+
+/* The MPFR stencil of direction D at the step h = HM * 2^HE: values, terms,
+   verdict.  V is the random direction or NULL.  With PR, the +-2h pair is
+   evaluated only where PR does not prove MPFR's verdict without it
+   (manual: "Skipping the 2h pair").  */
+static bool
+stencil_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he,
+              const gc__prediction *pr)
+{
+  if (!eval_points (w, d, v, hm, he, 0, 2))
+    return false;
+  if (pr)
+    {
+      gc_direction e = *d;
+      if (finish_mpfr (w, &e, v, hm, he, pr))
+        {
+          *d = e;
+          return true;
+        }
+    }
+  if (!eval_points (w, d, v, hm, he, 2, 4))
+    return false;
+  finish_mpfr (w, d, v, hm, he, NULL);
   return true;
 }
 
@@ -355,7 +431,7 @@ keep_or_smooth (gc_direction *a, const gc_direction *b)
 }
 
 bool
-gc__direction_mpfr (worker *w, gc_direction *d)
+gc__direction_mpfr (worker *w, gc_direction *d, const gc__prediction *pr)
 {
   shared *sh = w->sh;
   const float *v = NULL;
@@ -368,7 +444,7 @@ gc__direction_mpfr (worker *w, gc_direction *d)
   long he;
   gc__step_scaled (sh, d->index, d->id, &hm, &he);
   d->level = 0;
-  if (!stencil_mpfr (w, d, v, hm, he))
+  if (!stencil_mpfr (w, d, v, hm, he, sh->o->exact_step ? NULL : pr))
     return false;
   /* Manual: "Raising the precision".  A direction the check cannot judge
      because the reference's own rounding dominates its bar is evaluated
@@ -389,7 +465,7 @@ gc__direction_mpfr (worker *w, gc_direction *d)
       if (!sh->user_step)
         he -= (long) (p2 / 3) - (long) (p2 / 6);
       gc_direction e = *d;
-      if (!(ok = stencil_mpfr (w, &e, v, hm, he)))
+      if (!(ok = stencil_mpfr (w, &e, v, hm, he, NULL)))
         break;
       *d = e;
     }
@@ -428,7 +504,7 @@ confirm_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
         break;
       lv[k] = *d;
       lv[k].level = k;
-      if (!stencil_mpfr (w, &lv[k], v, hm, hk))
+      if (!stencil_mpfr (w, &lv[k], v, hm, hk, NULL))
         return false;
       if (k >= 2 && levels_consistent (&lv[k - 2], &lv[k - 1])
           && levels_consistent (&lv[k - 1], &lv[k]))

@@ -105,26 +105,33 @@ static bool
 direction_tiered (worker *w, gc_direction *d)
 {
   const shared *sh = w->sh;
-  /* Random directions go to MPFR: the f64 stencil applies a rounded
-     direction, the MPFR one the exact v, and their analytic sides differ
-     by more than the terms bound.  So does every direction when rho >=
-     1/3 (a step of the user's), where (3) cannot hold, and when the two
-     forwards disagree at the centre.  */
-  if (d->index != SIZE_MAX && 3 * sh->tier_rho < 1 && sh->tier_f64)
+  /* Random directions are decided in MPFR: the f64 stencil applies a
+     rounded direction, the MPFR one the exact v, and their analytic sides
+     differ by more than the terms bound; their f64 stencil serves only to
+     skip MPFR's +-2h pair ("Skipping the 2h pair").  Every direction goes
+     to MPFR alone when rho >= 1/3 (a step of the user's), where (3)
+     cannot hold, and when the two forwards disagree at the centre.  */
+  gc__prediction pred;
+  bool have = false;
+  if (3 * sh->tier_rho < 1 && sh->tier_f64)
     {
       const gc_direction fresh = *d;
-      int k = longer_step (w, d);
+      bool coord = d->index != SIZE_MAX;
+      int k = coord ? longer_step (w, d) : 0;
       gc__float_ref f64 = { GC_REF_F64, GC_REF_F64, sh->f0_64,
                             sh->step_exponent_64 + k };
       double noise_j, rho = ldexp (sh->tier_rho, -k);
       bool ok = gc__direction_float_as (w, d, &f64, &noise_j);
       if (ok)
         {
-          if (f64_decides (w, d, noise_j, rho))
+          if (coord && f64_decides (w, d, noise_j, rho))
             {
               d->decided_by = GC_REF_F64;
               return true;
             }
+          pred = (gc__prediction) { d->terms[GC_TERM_TRUNCATION].value,
+                                    d->jump, noise_j, rho };
+          have = true;
         }
       else if (w->st == GC_ENONFINITE || w->st == GC_ESTEP)
         {
@@ -139,7 +146,7 @@ direction_tiered (worker *w, gc_direction *d)
       *d = fresh;
     }
   d->decided_by = GC_REF_MPFR;
-  return gc__direction_mpfr (w, d);
+  return gc__direction_mpfr (w, d, have ? &pred : NULL);
 }
 
 bool
@@ -149,7 +156,7 @@ gc__direction (worker *w, gc_direction *d)
     {
     case GC_REF_MPFR:
       d->decided_by = GC_REF_MPFR;
-      return gc__direction_mpfr (w, d);
+      return gc__direction_mpfr (w, d, NULL);
     case GC_REF_F32:
     case GC_REF_F64:
       d->decided_by = w->sh->ref;

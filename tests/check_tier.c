@@ -334,6 +334,9 @@ START_TEST (test_bug_f64_cannot_see)
     {
       ck_assert_int_eq (au->dirs[k].verdict, GC_FAIL);
       ck_assert_int_eq (au->dirs[k].decided_by, GC_REF_MPFR);
+      /* a failure is confirmed with the whole stencil ("Skipping the 2h
+         pair") */
+      ck_assert (!isnan (au->dirs[k].d2h));
     }
   gc_result_free (f);
   gc_result_free (mp);
@@ -444,6 +447,57 @@ START_TEST (test_longer_f64_step)
 }
 END_TEST
 
+/* Manual: "Skipping the 2h pair".  With L offset by 2^10 f64 cannot
+   decide the first block: the step that makes its rounding small enough
+   (2^8 longer) makes its truncation too large.  Its stencil shows no kink,
+   though, so MPFR evaluates +-h only: the verdict and D(h) are those of
+   --ref mpfr, the truncation term is the predicted bound (at least what
+   MPFR's pair measures, and far below the bar), and a report read back
+   keeps its formula.  The twin's failures in the second block evaluate
+   the pair.  */
+START_TEST (test_pair_skipped)
+{
+  two_scale t;
+  two_init (&t, _i == 1, false);
+  t.offset = 0x1p10;
+  gc_result *mp = run (&t.model, t.x, GC_REF_MPFR, NULL);
+  gc_result *au = run (&t.model, t.x, GC_REF_AUTO, NULL);
+  assert_same_verdicts (mp, au, _i ? "offset 2^10 twin" : "offset 2^10");
+  for (size_t k = 0; k < TWO_H; k++)
+    {
+      const gc_direction *a = &au->dirs[k], *b = &mp->dirs[k];
+      ck_assert_msg (a->decided_by == GC_REF_MPFR && isnan (a->d2h)
+                     && isnan (a->jump), "direction %zu: decided by %s, "
+                     "D(2h) %g", k, gc_reference_name (a->decided_by),
+                     a->d2h);
+      ck_assert_int_eq (a->verdict, GC_PASS);
+      const gc_term *ta = &a->terms[GC_TERM_TRUNCATION];
+      ck_assert_str_eq (ta->section, "Skipping the 2h pair");
+      ck_assert (ta->value >= b->terms[GC_TERM_TRUNCATION].value);
+      ck_assert (ta->value < 1e-6 * a->bar);
+      ck_assert (a->bar >= b->bar);
+    }
+  for (size_t k = TWO_H; k < TWO_N; k++)
+    ck_assert (_i ? !isnan (au->dirs[k].d2h) : true);
+  char *txt = gc_report (au, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (strstr (txt, "of MPFR's without their +-2h pair"));
+  free (txt);
+  char *js = gc_report (au, GC_FMT_JSON);
+  gc_result *back = NULL;
+  ck_assert_int_eq (gc_result_parse_json (js, strlen (js), &back), GC_OK);
+  for (size_t k = 0; k < TWO_H; k++)
+    {
+      ck_assert_str_eq (back->dirs[k].terms[GC_TERM_TRUNCATION].section,
+                        "Skipping the 2h pair");
+      ck_assert_int_eq (back->dirs[k].verdict, GC_PASS);
+    }
+  gc_result_free (back);
+  free (js);
+  gc_result_free (mp);
+  gc_result_free (au);
+}
+END_TEST
+
 /* Random directions and a step of the user's (rho = 1) are MPFR's.  */
 START_TEST (test_random_and_user_step_mpfr)
 {
@@ -462,7 +516,16 @@ START_TEST (test_random_and_user_step_mpfr)
   gc_result *au = run (&t.model, t.x, GC_REF_AUTO, &o);
   assert_same_verdicts (mp, au, _i ? "user step" : "random");
   for (size_t k = 0; k < au->n_directions; k++)
-    ck_assert_int_eq (au->dirs[k].decided_by, GC_REF_MPFR);
+    {
+      ck_assert_int_eq (au->dirs[k].decided_by, GC_REF_MPFR);
+      /* Manual: "Skipping the 2h pair": along a random direction of this
+         smooth model f64's stencil shows no kink and MPFR passes, so its
+         +-2h pair is skipped (no D(2h)); at a step of the user's there is
+         no f64 stencil and the pair is evaluated as in --ref mpfr */
+      ck_assert_msg (isnan (au->dirs[k].d2h) == (_i == 0), "direction %zu: "
+                     "D(2h) %g", k, au->dirs[k].d2h);
+      ck_assert (!isnan (mp->dirs[k].d2h));
+    }
   gc_result_free (mp);
   gc_result_free (au);
 }
@@ -610,6 +673,7 @@ tier_suite (void)
   tcase_add_test (tt, test_f64_leaves_domain);
   tcase_add_loop_test (tt, test_random_and_user_step_mpfr, 0, 2);
   tcase_add_loop_test (tt, test_longer_f64_step, 0, 2);
+  tcase_add_loop_test (tt, test_pair_skipped, 0, 2);
   tcase_add_test (tt, test_merge_keeps_decided_by);
   tcase_add_test (tt, test_parse_decided_by);
   tcase_add_test (tt, test_defaults);
