@@ -77,6 +77,10 @@ typedef struct worker
   float *v;              /* random direction */
   double vnorm;          /* N: the norm its draws were divided by */
   double *dp, *dm;       /* applied deltas at +-h (float modes, random) */
+  /* the last joint quantile computed and its arguments (manual:
+     "Directional checks"): random directions of one check share them */
+  double jq_p, jq_c;
+  size_t jq_d, jq_k;
   mpfr_t lv, t1, t2, t3, prod;
   /* loss_mpfr writes lout[0]; lout[1], lout[2] are guards (2 bits, value
      3) that a write past the one number changes.  */

@@ -197,8 +197,14 @@ double gc__eval_error_over_step (gc_reference ref, mpfr_prec_t p,
    bound where that is smaller (manual: "Directional checks"); returns the
    worst-case value.  */
 double gc__term_adjoint_random (gc_term *t, double worst, double alpha_dir,
-                                size_t depth, size_t k, double q2, double qv,
-                                double qd, double norm, double spread);
+                                double cq, size_t depth, size_t k, double q2,
+                                double qv, double qd, double norm,
+                                double spread);
+/* (errmodel.c) The joint quantile c of a random direction's adjoint term
+   (manual: "Directional checks"): P(|<zeta, e>| > (1+u) c ||sigma||_2)
+   <= P for K elements of depth DEPTH, whatever their dependence;
+   INFINITY where no c <= 1024 does.  Costs some 10^5 exponentials.  */
+double gc__joint_quantile (double p, size_t depth, size_t k);
 double gc__term_adjoint (gc_term *t, double lambda, size_t depth,
                        double weighted_magnitude, double norm1_w,
                        double spread);

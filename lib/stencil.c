@@ -184,9 +184,18 @@ random_term (worker *w, gc_direction *d, double worst, const random_sums *rs,
   const gc_result *r = w->sh->r;
   double alpha_dir = r->false_alarm / (2.0 * (double) (r->n_total ? r->n_total
                                                                   : 1));
+  if (!(w->jq_c > 0) || w->jq_p != alpha_dir / 2
+      || w->jq_d != r->backward_depth || w->jq_k != rs->k)
+    {
+      w->jq_p = alpha_dir / 2;
+      w->jq_d = r->backward_depth;
+      w->jq_k = rs->k;
+      w->jq_c = gc__joint_quantile (alpha_dir / 2, r->backward_depth, rs->k);
+    }
   return gc__term_adjoint_random (&d->terms[GC_TERM_ADJOINT], worst,
-                                  alpha_dir, r->backward_depth, rs->k, rs->q2,
-                                  rs->qv, rs->qd, w->vnorm, spread);
+                                  alpha_dir, w->jq_c, r->backward_depth,
+                                  rs->k, rs->q2, rs->qv, rs->qd, w->vnorm,
+                                  spread);
 }
 
 /* Evaluate the MPFR stencil points K0 .. K1 - 1 of direction D (V the

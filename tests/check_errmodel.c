@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* check_errmodel.c -- the joint quantile of a random direction's adjoint
+   term (manual: "Directional checks", "The joint quantile"), tested
+   against what it claims: for errors whose elements meet the accumulation
+   bound's tail, P(|<zeta, e>| > (1+u) c ||sigma||_2) <= P, whether the
+   elements are all one variable (rank one, the dependence the union bound
+   fears) or independent; c is below the product of the two quantiles it
+   replaces, and it grows as P shrinks and as the support grows.  The
+   library exports no gc__ symbol: lib/errmodel.c is compiled in.  */
+
+#include "gctest.h"
+#include "internal.h"
+
+#include <math.h>
+#include <stdint.h>
+
+/* A reproducible stream (xorshift64*) from the suite's seed.  */
+static uint64_t rs;
+
+static double
+unif (void)
+{
+  rs ^= rs >> 12;
+  rs ^= rs << 25;
+  rs ^= rs >> 27;
+  return ((double) ((rs * 2685821657736338717ULL) >> 11) + 0.5) * 0x1p-53;
+}
+
+static double
+normal (void)
+{
+  return sqrt (-2 * log (unif ())) * cos (2 * M_PI * unif ());
+}
+
+/* |G| with the extremal tail the premise allows, P(|G| > t) =
+   min(1, 2 d exp(-t^2 beta / 2)): G = t(U) with that tail at U uniform;
+   its sign at random.  */
+static double
+extremal (double d)
+{
+  const double beta = (1 - 0x1p-24) * (1 - 0x1p-24);
+  double t = sqrt (2 * log (2 * d / unif ()) / beta);
+  return unif () < 0.5 ? -t : t;
+}
+
+/* Rank one: e_i = sigma_i G, one G for all elements, so <zeta, e> =
+   G <zeta, sigma> = G Z ||sigma||_2 with Z standard normal.  */
+START_TEST (test_rank_one)
+{
+  static const size_t ds[] = { 1, 353, 13509 };
+  const double p = 1e-3;
+  rs = gct_seed () | 1;
+  for (size_t j = 0; j < 3; j++)
+    {
+      double d = (double) ds[j];
+      double c = gc__joint_quantile (p, ds[j], 213120);
+      const long n = 400000;
+      long over = 0;
+      for (long s = 0; s < n; s++)
+        over += fabs (extremal (d) * normal ()) > c;
+      /* the bound holds; n p = 400 expected at worst, standard deviation
+         20: 5 of them for the chance of a Monte Carlo excess */
+      ck_assert_msg ((double) over <= n * p + 5 * sqrt (n * p),
+                     "d %g: c %g exceeded %ld times of %ld (P %g)", d, c,
+                     over, n, p);
+    }
+}
+END_TEST
+
+/* Independent elements: e_i = sigma_i G_i, K of them, sigma_i = 1.  */
+START_TEST (test_independent)
+{
+  const double p = 1e-2, d = 353;
+  const size_t k = 32;
+  rs = gct_seed () | 1;
+  double c = gc__joint_quantile (p, (size_t) d, k);
+  const long n = 40000;
+  long over = 0;
+  for (long s = 0; s < n; s++)
+    {
+      double sum = 0;
+      for (size_t i = 0; i < k; i++)
+        sum += normal () * extremal (d);
+      over += fabs (sum) > c * sqrt ((double) k);
+    }
+  ck_assert_msg ((double) over <= n * p + 5 * sqrt (n * p),
+                 "c %g exceeded %ld times of %ld", c, over, n);
+}
+END_TEST
+
+/* c against the product of quantiles lambda_w lambda_n it replaced
+   (P split in halves, lambda_n for K bounds at once), and its
+   monotonicity.  */
+START_TEST (test_below_product)
+{
+  static const size_t ks[] = { 1, 2052, 13492, 213120 };
+  const double adir = 1e-6 / 64;
+  double prev = 0;
+  for (size_t j = 0; j < 4; j++)
+    {
+      double c = gc__joint_quantile (adir / 2, 1081, ks[j]);
+      double lw = sqrt (2 * log (4 / adir));
+      double ln = gc__lambda (adir / 2, ks[j], 1081);
+      ck_assert_msg (c < lw * ln, "k %zu: c %g, lambda_w lambda_n %g", ks[j],
+                     c, lw * ln);
+      ck_assert (c >= prev);
+      prev = c;
+      ck_assert (gc__joint_quantile (adir, 1081, ks[j]) <= c);
+    }
+  /* a zero or negative probability has no quantile */
+  ck_assert (isinf (gc__joint_quantile (0, 10, 10)));
+}
+END_TEST
+
+static Suite *
+errmodel_suite (void)
+{
+  Suite *s = suite_create ("errmodel");
+  TCase *tc = tcase_create ("joint quantile");
+  tcase_set_timeout (tc, 120);
+  tcase_add_test (tc, test_rank_one);
+  tcase_add_test (tc, test_independent);
+  tcase_add_test (tc, test_below_product);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  return gct_run (errmodel_suite ());
+}
