@@ -41,6 +41,10 @@
 # columns are skipped with a message.  Neither make check nor .ci/run needs
 # torch.
 #
+# At scale: one full-coordinate --ref auto check of gdn at
+# T = BENCH_SPEED_SCALE (default 4096; empty: none) with --threads on every
+# core, one run, its own table.
+#
 # Writes $out/speed-gdn.tsv (one line per cell) and $out/speed-gdn.md.
 set -u
 BENCH=${BENCH:-bench/bench}
@@ -197,6 +201,24 @@ for T in $TS; do
     { print }' "$tsv.tmp" > "$tsv.tmp2" && mv "$tsv.tmp2" "$tsv.tmp"
 done
 mv "$tsv.tmp" "$tsv"
+
+# ---- at scale: one full --ref auto check of gdn at T = BENCH_SPEED_SCALE
+# (default 4096; empty: none) on every core, one run (the issue's target:
+# a full-coordinate check at T = 4096 within 15 minutes on 2 cores)
+SCALE=${BENCH_SPEED_SCALE-4096}
+scale_md=
+if [ -n "$SCALE" ]; then
+  nth=$(getconf _NPROCESSORS_ONLN)
+  echo "speed: T=$SCALE gradcheck --ref auto all, --threads $nth, one run"
+  tm=$(timed gc-scale 1 "$GRADCHECK" run gdn --shape "T=$SCALE" --ref auto \
+       --threads "$nth" --directions all)
+  o="$tmp/gc-scale.out"
+  set -- $tm
+  nd=$(sed -n 's/^verdict: .* of \([0-9]*\);.*/\1/p' "$o" | head -1)
+  tier=$(sed -n 's/^tiered reference: \(f64 decided [0-9]* of [0-9]* directions, MPFR [0-9]*\).*/\1/p' "$o" | head -1)
+  set -- $1 $2 $5 $(resol_of "$o") - -
+  scale_md="| $SCALE | ${nd:-?} | $nth | $(fnum "$1") s | $(fnum "$2") s | $3 | $(verdict_of "$o") | $4 | $5 | ${tier:-?} |"
+fi
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ------------------------------------------------------------- Markdown
@@ -252,6 +274,14 @@ END {
   print ""
 }
 EOF
+  if [ -n "$scale_md" ]; then
+    echo "At scale: one full-coordinate check with the default reference (\`--ref auto\`) on every core, one run:"
+    echo
+    echo "| T | n | threads | wall | CPU | exit | verdict | resolution median | worst | tiered reference |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+    echo "$scale_md"
+    echo
+  fi
   echo "Verdicts and resolutions (median, worst) of the gradcheck cells:"
   echo
   echo "| T | directions | ref | verdict | resolution median | worst |"
