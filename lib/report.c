@@ -442,6 +442,9 @@ json_out (gc__buf *b, json_t *j)
   json_decref (j);
 }
 
+static void direction_summary (gc__buf *b, const gc_result *r,
+                               const gc_direction *d);
+
 char *
 gc_derivation (const gc_result *r, size_t dir, gc_format fmt)
 {
@@ -460,6 +463,11 @@ gc_derivation (const gc_result *r, size_t dir, gc_format fmt)
       break;
     case GC_FMT_TEXT:
     case GC_FMT_TAP:
+      gc__buf_puts (&b, "direction: ");
+      put_label (&b, r, d, GC__ESC_TEXT);
+      gc__buf_printf (&b, ", %s\n", gc_verdict_name (d->verdict));
+      direction_summary (&b, r, d);
+      gc__buf_puts (&b, "\n");
       derivation_text (&b, d, "");
       break;
     }
@@ -753,14 +761,62 @@ resolution_text (gc__buf *b, const gc_result *r)
                   "error passes there)\n", r->resolution_median,
                   r->resolution_worst, r->n_resolution_coarse,
                   r->n_directions, r->n_resolution_blind);
-  if (r->n_inconclusive)
+  /* the blindest of the inconclusive directions: the blindest of all
+     may pass (below the rounding a correct backward makes: "Inconclusive
+     directions") */
+  const gc_direction *bi = NULL;
+  for (size_t k = 0; r->n_inconclusive && k < r->n_directions; k++)
+    if (r->dirs[k].verdict == GC_INCONCLUSIVE
+        && (!bi || !(fabs (r->dirs[k].resolution) <= fabs (bi->resolution))))
+      bi = &r->dirs[k];
+  if (bi)
     {
       gc__buf_printf (b, "inconclusive: the check cannot judge %zu "
-                      "direction(s); the blindest, ", r->n_inconclusive);
-      put_label (b, r, &r->dirs[r->blindest], GC__ESC_TEXT);
+                      "direction(s); the blindest of them, ",
+                      r->n_inconclusive);
+      put_label (b, r, bi, GC__ESC_TEXT);
       gc__buf_printf (b, ", has bar %.3e against a reference of %.3e\n",
-                      r->dirs[r->blindest].bar,
-                      r->dirs[r->blindest].reference);
+                      bi->bar, bi->reference);
+    }
+}
+
+/* Direction D's values, bar, resolution, step, and how its reference
+   was reached: the worst direction's lines of the text report, and the
+   head of explain's text.  */
+static void
+direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
+{
+  bool fwd = r->kind == GC_CHECK_FORWARD;
+  gc__buf_printf (b, "  %-11s %+.9e\n", fwd ? "f32" : "analytic", d->analytic);
+  gc__buf_printf (b, "  reference   %+.9e", d->reference);
+  if (d->reference != 0)
+    gc__buf_printf (b, "   %s / reference = %.6g", fwd ? "f32" : "analytic",
+                    d->analytic / d->reference);
+  gc__buf_printf (b, "\n  |diff|       %.3e\n", d->diff);
+  gc__buf_printf (b, "  bar          %.3e   nu = |diff| / bar = %.3g\n",
+                  d->bar, d->nu);
+  gc__buf_printf (b, "  resolution   %.3e   (bar / |reference|: the smallest "
+                  "relative error this check sees here)\n", d->resolution);
+  if (!fwd)
+    {
+      gc__buf_printf (b, "  step h       %.6g\n", d->step);
+      if (r->reference == GC_REF_AUTO)
+        gc__buf_printf (b, "  decided by   %s\n",
+                        gc_reference_name (d->decided_by));
+      /* manual: "Confirming a direction", "Raising the precision" */
+      if (d->level > 0)
+        gc__buf_printf (b, "  confirmed    at level %d: step h / 2^%d (the "
+                        "first step's truncation estimate did not hold)\n",
+                        d->level, 8 * d->level);
+      else if (d->level < 0)
+        gc__buf_printf (b, "  unconfirmed  no two finer steps agreed: the "
+                        "reference is not trustworthy here\n");
+      const gc_term *e = &d->terms[GC_TERM_REFERENCE];
+      if (d->decided_by == GC_REF_MPFR && e->n_inputs > 2
+          && e->inputs[2].value != (double) r->precision)
+        gc__buf_printf (b, "  precision    raised to %.0f bits (the %ld-bit "
+                        "reference's rounding dominated)\n",
+                        e->inputs[2].value, (long) r->precision);
     }
 }
 
@@ -873,37 +929,7 @@ report_text (gc__buf *b, const gc_result *r)
   gc__buf_printf (b, "\nworst %s: ", fwd ? "output" : "direction");
   put_label (b, r, d, GC__ESC_TEXT);
   gc__buf_puts (b, "\n");
-  gc__buf_printf (b, "  %-11s %+.9e\n", fwd ? "f32" : "analytic", d->analytic);
-  gc__buf_printf (b, "  reference   %+.9e", d->reference);
-  if (d->reference != 0)
-    gc__buf_printf (b, "   %s / reference = %.6g", fwd ? "f32" : "analytic",
-                    d->analytic / d->reference);
-  gc__buf_printf (b, "\n  |diff|       %.3e\n", d->diff);
-  gc__buf_printf (b, "  bar          %.3e   nu = |diff| / bar = %.3g\n",
-                  d->bar, d->nu);
-  gc__buf_printf (b, "  resolution   %.3e   (bar / |reference|: the smallest "
-                  "relative error this check sees here)\n", d->resolution);
-  if (!fwd)
-    {
-      gc__buf_printf (b, "  step h       %.6g\n", d->step);
-      if (r->reference == GC_REF_AUTO)
-        gc__buf_printf (b, "  decided by   %s\n",
-                        gc_reference_name (d->decided_by));
-      /* manual: "Confirming a direction", "Raising the precision" */
-      if (d->level > 0)
-        gc__buf_printf (b, "  confirmed    at level %d: step h / 2^%d (the "
-                        "first step's truncation estimate did not hold)\n",
-                        d->level, 8 * d->level);
-      else if (d->level < 0)
-        gc__buf_printf (b, "  unconfirmed  no two finer steps agreed: the "
-                        "reference is not trustworthy here\n");
-      const gc_term *e = &d->terms[GC_TERM_REFERENCE];
-      if (d->decided_by == GC_REF_MPFR && e->n_inputs > 2
-          && e->inputs[2].value != (double) r->precision)
-        gc__buf_printf (b, "  precision    raised to %.0f bits (the %ld-bit "
-                        "reference's rounding dominated)\n",
-                        e->inputs[2].value, (long) r->precision);
-    }
+  direction_summary (b, r, d);
   gc__buf_puts (b, "\n");
   gc__buf_puts (b, "derivation (manual, chapter \"Deriving the pass bar\"):\n");
   derivation_text (b, d, "  ");

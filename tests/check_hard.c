@@ -93,6 +93,20 @@ START_TEST (test_resolution_summary)
       ck_assert_ptr_nonnull (tap);
       ck_assert_ptr_nonnull (strstr (t, "verdict: INCONCLUSIVE"));
       ck_assert_ptr_nonnull (strstr (t, "\nresolution: median "));
+      /* the line names the blindest inconclusive direction (the blindest
+         of all may pass: below the rounding of a correct backward) */
+      const gc_direction *bi = NULL;
+      for (size_t k = 0; k < n; k++)
+        if (r->dirs[k].verdict == GC_INCONCLUSIVE
+            && (!bi || r->dirs[k].resolution > bi->resolution))
+          bi = &r->dirs[k];
+      char want[160];
+      snprintf (want, sizeof want, ", has bar %.3e against a reference of "
+                "%.3e\n", bi->bar, bi->reference);
+      const char *line = strstr (t, "inconclusive: the check cannot judge");
+      ck_assert_ptr_nonnull (line);
+      ck_assert_ptr_nonnull (strstr (line, "the blindest of them, "));
+      ck_assert_ptr_nonnull (strstr (line, want));
       ck_assert_ptr_nonnull (strstr (tap, "# TODO inconclusive"));
       ck_assert_ptr_nonnull (strstr (tap, "\n# verdict: inconclusive\n"));
       free (t);

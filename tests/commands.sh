@@ -17,6 +17,12 @@ expect_rc 2 "explain without --index" $G explain tanh-gemm
 expect_rc 2 "explain with an index out of range" $G explain tanh-gemm --index 100000
 $G explain tanh-gemm --index 3 --format json > "$TMPD/exj"
 check "explain --format json is JSON with terms" grep -q '"terms":\[{"name":"truncation"' "$TMPD/exj"
+$G explain tanh-gemm --index 3 --format text > "$TMPD/ext"
+check "explain --format text starts with the direction and its verdict" \
+  sh -c "head -1 '$TMPD/ext' | grep -q '^direction: W\[0,3\] (parameter 3), pass\$'"
+check "explain --format text gives nu and the deciding reference" \
+  sh -c "grep -q 'nu = |diff| / bar = ' '$TMPD/ext' && grep -q '^  decided by   ' '$TMPD/ext'"
+check "explain --format text ends with the derivation" grep -q '^bar = truncation + reference rounding' "$TMPD/ext"
 
 # shards: the merged report equals the unsharded one, field for field
 $G run tanh-gemm --format json > "$TMPD/whole.json"
