@@ -163,7 +163,7 @@ static const struct { const char *cmd, *usage, *what; } cmd_help[] = {
   { "oracle", "gradcheck oracle [OPTION]... [MODEL]",
     "The forward oracle: MODEL's f32 outputs against its MPFR reference\n"
     "outputs, element by element, under a derived bar." },
-  { "explain", "gradcheck explain [OPTION]... MODEL --index I",
+  { "explain", "gradcheck explain [OPTION]... [MODEL] --index I",
     "The derivation of coordinate I's bar as Markdown: every term, its\n"
     "formula, inputs and value (--format json or text for the others)." },
   { "sweep", "gradcheck sweep [OPTION]... [MODEL]",
@@ -697,23 +697,31 @@ cmd_check (int argc, char **argv)
           rc = EXIT_USAGE;
           goto out;
         }
-      free (a.indices);
-      a.indices = malloc (sizeof *a.indices);
-      if (!a.indices)
-        {
-          rc = EXIT_INTERNAL;
-          goto out;
-        }
-      a.indices[0] = (size_t) a.index;
-      a.opts.directions = GC_DIR_LIST;
-      a.opts.indices = a.indices;
-      a.opts.n_indices = 1;
       if (!a.format_set)
         a.format = GC_FMT_MARKDOWN;
     }
   cli_model cm;
   if ((rc = cli_model_open (&a, &cm)) >= 0)
     goto out;
+  if (explain)
+    {
+      /* The bar run derives for coordinate I: the direction of id I in
+         the full check of every coordinate, as its shard I of n, so that
+         lambda shares the false-alarm rate among all n directions as
+         run's does (manual: "The confidence factor").  */
+      if ((size_t) a.index >= cm.model->n)
+        {
+          usage_error ("--index %ld is out of range: the model has %zu "
+                       "parameters (0 to %zu)", a.index, cm.model->n,
+                       cm.model->n ? cm.model->n - 1 : 0);
+          cli_model_close (&cm);
+          rc = EXIT_USAGE;
+          goto out;
+        }
+      a.opts.directions = GC_DIR_ALL;
+      a.opts.shard_index = (size_t) a.index;
+      a.opts.shard_count = cm.model->n;
+    }
   /* Directions run in our own threads: OpenBLAS gets one thread per worker,
      so that results do not depend on --threads.  */
   openblas_set_num_threads (1);

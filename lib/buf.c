@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,4 +155,16 @@ gc__buf_take (gc__buf *b)
   b->s = NULL;
   b->len = b->cap = 0;
   return s;
+}
+
+/* A ratio R of two values with DIGITS significant digits, or, where those
+   would show 1 for a ratio that is not 1 (a failure of 1e-5 relative),
+   as 1 + (R - 1): a report never prints "= 1" for values that differ.  */
+const char *
+gc__ratio_text (char *buf, size_t size, double r, int digits)
+{
+  snprintf (buf, size, "%.*g", digits, r);
+  if (isfinite (r) && r != 1 && strcmp (buf, "1") == 0)
+    snprintf (buf, size, "1 %c %.3g", r > 1 ? '+' : '-', fabs (r - 1));
+  return buf;
 }

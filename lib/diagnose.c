@@ -148,7 +148,9 @@ axis_structure (const gc_block *b, const unsigned char *state, char *out,
               if (okf && okp)
                 w = snprintf (out + len, size - len, "%saxis %zu: %s %s, %s "
                               "%s", len ? "; " : "", a, f,
-                              whole ? "fail" : "hold the failures", p,
+                              whole ? (nfail == 1 ? "fails" : "fail")
+                              : nfail == 1 ? "holds the failures"
+                                           : "hold the failures", p,
                               npass == 1 ? "passes" : "pass");
               else if (okf)
                 w = snprintf (out + len, size - len, "%saxis %zu: failures "
@@ -579,12 +581,13 @@ gc__diagnose (gc_result *r)
       double rw = worst->reference != 0 ? worst->analytic / worst->reference
                                         : NAN;
       dg->kind = GC_DIAG_LOGIC;
+      char rt[40];
       snprintf (dg->text, sizeof dg->text,
                 "logic error: %zu failure(s) of %zu checked (%s) beyond the "
-                "worst-case rounding bound, %s / reference = %.4g at the "
+                "worst-case rounding bound, %s / reference = %s at the "
                 "worst; too few to establish a factor, shift or zero region "
                 "(that needs %d consistent failures)", nf, checked, where, an,
-                rw, GC__EVIDENCE_MIN);
+                gc__ratio_text (rt, sizeof rt, rw, 4), GC__EVIDENCE_MIN);
       goto done;
     }
 
@@ -680,12 +683,14 @@ gc__diagnose (gc_result *r)
             else
               {
                 dg->kind = GC_DIAG_CONSTANT_FACTOR;
+                char mt[40];
                 snprintf (dg->text, sizeof dg->text,
-                          "constant factor: %s / reference = %.5g +- %.2g on "
+                          "constant factor: %s / reference = %s +- %.2g on "
                           "all %zu failing %s of %zu checked (%s); no "
                           "simple closed form within the ratios' spread "
-                          "(%.6g to %.6g)", an, mean, unc, nf, elts, checked,
-                          where, sorted[0], sorted[nr - 1]);
+                          "(%.6g to %.6g)", an,
+                          gc__ratio_text (mt, sizeof mt, mean, 5), unc, nf,
+                          elts, checked, where, sorted[0], sorted[nr - 1]);
               }
             free (sorted);
             goto done;

@@ -35,6 +35,9 @@ typedef struct gc__buf
 void gc__buf_printf (gc__buf *b, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
 void gc__buf_puts (gc__buf *b, const char *s);
+/* (buf.c) Ratio R with DIGITS significant digits, as "1 + d" where that
+   would print 1 for R != 1; into BUF of SIZE bytes, returned.  */
+const char *gc__ratio_text (char *buf, size_t size, double r, int digits);
 /* UTF-8 (buf.c): the length of the valid sequence at P or 0; S appended
    with each invalid byte as U+FFFD; SRC so cleaned into DST of SIZE bytes
    (not in place), cut at a character boundary.  */

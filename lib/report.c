@@ -790,8 +790,12 @@ direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
   gc__buf_printf (b, "  %-11s %+.9e\n", fwd ? "f32" : "analytic", d->analytic);
   gc__buf_printf (b, "  reference   %+.9e", d->reference);
   if (d->reference != 0)
-    gc__buf_printf (b, "   %s / reference = %.6g", fwd ? "f32" : "analytic",
-                    d->analytic / d->reference);
+    {
+      char rt[40];
+      gc__buf_printf (b, "   %s / reference = %s", fwd ? "f32" : "analytic",
+                      gc__ratio_text (rt, sizeof rt,
+                                      d->analytic / d->reference, 6));
+    }
   gc__buf_printf (b, "\n  |diff|       %.3e\n", d->diff);
   gc__buf_printf (b, "  bar          %.3e   nu = |diff| / bar = %.3g\n",
                   d->bar, d->nu);

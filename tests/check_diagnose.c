@@ -198,7 +198,7 @@ START_TEST (test_no_shift_at_coarse_resolution)
 END_TEST
 
 /* The per-axis structure is exact: W (4 x 8) scaled by 2 on rows 0-2 only
-   reads "axis 0: 0-2 fail, 3 passes"; on column 5 only, "axis 1: 5 fail";
+   reads "axis 0: 0-2 fail, 3 passes"; on column 5 only, "axis 1: 5 fails";
    and the other tensor is named as passing.  */
 START_TEST (test_axis_structure)
 {
@@ -232,7 +232,7 @@ START_TEST (test_gdn_structure)
 {
   const gcm_spec *spec = gcm_find ("gdn");
   static const struct { const char *mutant, *want; } cases[] = {
-    { "pad-leak", "axis 1: 36 fail, 0-35 pass" },
+    { "pad-leak", "axis 1: 36 fails, 0-35 pass" },
     { "no-dg-cumsum", "15, 31 pass" } };
   for (size_t c = 0; c < 2; c++)
     {

@@ -6,14 +6,17 @@
    bound's tail, P(|<zeta, e>| > (1+u) c ||sigma||_2) <= P, whether the
    elements are all one variable (rank one, the dependence the union bound
    fears) or independent; c is below the product of the two quantiles it
-   replaces, and it grows as P shrinks and as the support grows.  The
-   library exports no gc__ symbol: lib/errmodel.c is compiled in.  */
+   replaces, and it grows as P shrinks and as the support grows.  Also the
+   reports' ratio text (lib/buf.c).  The library exports no gc__ symbol:
+   lib/errmodel.c and lib/buf.c are compiled in.  */
 
 #include "gctest.h"
 #include "internal.h"
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* A reproducible stream (xorshift64*) from the suite's seed.  */
 static uint64_t rs;
@@ -113,6 +116,28 @@ START_TEST (test_below_product)
 }
 END_TEST
 
+/* A ratio that is not 1 never prints as 1 (lib/buf.c, compiled in): a
+   failing direction at 1e-5 relative showed "analytic / reference = 1".  */
+START_TEST (test_ratio_text)
+{
+  char b[40];
+  static const double rs[] = { 1 + 1e-5, 1 - 1e-5, 1 + 0x1p-52, 1 - 0x1p-53 };
+  for (size_t k = 0; k < 4; k++)
+    {
+      gc__ratio_text (b, sizeof b, rs[k], 4);
+      ck_assert_msg (strcmp (b, "1") != 0, "%.17g printed as %s", rs[k], b);
+      ck_assert (b[2] == (rs[k] > 1 ? '+' : '-'));
+      /* it reads back as the ratio, to the 3 digits of its difference */
+      double d = strtod (b + 4, NULL);
+      ck_assert (fabs (d - fabs (rs[k] - 1)) <= 1e-3 * fabs (rs[k] - 1));
+    }
+  ck_assert_str_eq (gc__ratio_text (b, sizeof b, 1, 4), "1");
+  ck_assert_str_eq (gc__ratio_text (b, sizeof b, 2.5, 4), "2.5");
+  ck_assert_str_eq (gc__ratio_text (b, sizeof b, 0.999, 4), "0.999");
+  ck_assert_str_eq (gc__ratio_text (b, sizeof b, NAN, 4), "nan");
+}
+END_TEST
+
 static Suite *
 errmodel_suite (void)
 {
@@ -122,6 +147,7 @@ errmodel_suite (void)
   tcase_add_test (tc, test_rank_one);
   tcase_add_test (tc, test_independent);
   tcase_add_test (tc, test_below_product);
+  tcase_add_test (tc, test_ratio_text);
   suite_add_tcase (s, tc);
   return s;
 }

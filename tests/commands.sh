@@ -17,6 +17,15 @@ expect_rc 2 "explain without --index" $G explain tanh-gemm
 expect_rc 2 "explain with an index out of range" $G explain tanh-gemm --index 100000
 $G explain tanh-gemm --index 3 --format json > "$TMPD/exj"
 check "explain --format json is JSON with terms" grep -q '"terms":\[{"name":"truncation"' "$TMPD/exj"
+# explain derives the bar run derived for that coordinate: lambda shares
+# the false-alarm rate among all n directions, as in run
+$G run tanh-gemm --format json > "$TMPD/runj"
+rb=$(sed -n 's/.*"results":\[//p' "$TMPD/runj" | tr '{' '\n' | grep '"index":3,' | sed -n 's/.*"bar":\([^,]*\),.*/\1/p')
+eb=$(sed -n 's/.*"bar":\([^,]*\),.*/\1/p' "$TMPD/exj" | head -1)
+check "explain's bar is run's for the same coordinate ($eb, $rb)" test -n "$rb" -a "$eb" = "$rb"
+$G explain tanh-gemm --index 100000 > "$TMPD/exo" 2> "$TMPD/exe"
+check "explain with an index out of range writes nothing on stdout and says why" \
+  sh -c "test ! -s '$TMPD/exo' && grep -q 'out of range: the model has 256 parameters' '$TMPD/exe'"
 $G explain tanh-gemm --index 3 --format text > "$TMPD/ext"
 check "explain --format text starts with the direction and its verdict" \
   sh -c "head -1 '$TMPD/ext' | grep -q '^direction: W\[0,3\] (parameter 3), pass\$'"
