@@ -35,9 +35,12 @@ one (const cli_model *cm, gc_reference ref, mpfr_prec_t prec, double h,
   o.precision = prec;
   o.step = h;
   o.exact_step = 1;   /* D(h) at this h: no confirmation at finer steps */
-  o.directions = GC_DIR_LIST;
-  o.indices = &index;
-  o.n_indices = 1;
+  /* coordinate INDEX as the check of every coordinate sees it (shard
+     INDEX of n): its lambda shares the false-alarm rate among n
+     directions, as run's does (manual: "The confidence factor") */
+  o.directions = GC_DIR_ALL;
+  o.shard_index = index;
+  o.shard_count = cm->model->n;
   gc_result *r = NULL;
   gc_status st = gc_check (cm->model, cm->x, &o, &r);
   if (st == GC_OK)
