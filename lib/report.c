@@ -251,7 +251,12 @@ derivation_markdown (gc__buf *b, const gc_result *r, const gc_direction *d)
   if (!fwd)
     {
       gc__buf_printf (b, "| step h (applied) | %.9g |\n", d->step);
-      gc__buf_printf (b, "| kink estimate J | %.3e |\n", d->jump);
+      if (isnan (d->jump))
+        gc__buf_puts (b, "| kink estimate J | not measured: the +-2h pair "
+                      "was skipped, f64's stencil bounds J (manual: "
+                      "\"Skipping the 2h pair\") |\n");
+      else
+        gc__buf_printf (b, "| kink estimate J | %.3e |\n", d->jump);
       if (r->reference == GC_REF_AUTO)
         gc__buf_printf (b, "| decided by | %s |\n",
                         gc_reference_name (d->decided_by));

@@ -482,6 +482,11 @@ START_TEST (test_pair_skipped)
   char *txt = gc_report (au, GC_FMT_TEXT);
   ck_assert_ptr_nonnull (strstr (txt, "of MPFR's without their +-2h pair"));
   free (txt);
+  char *md = gc_derivation (au, 0, GC_FMT_MARKDOWN);
+  ck_assert_ptr_nonnull (strstr (md, "| kink estimate J | not measured: the "
+                                 "+-2h pair was skipped"));
+  ck_assert_ptr_nonnull (strstr (md, "Skipping the 2h pair"));
+  free (md);
   char *js = gc_report (au, GC_FMT_JSON);
   gc_result *back = NULL;
   ck_assert_int_eq (gc_result_parse_json (js, strlen (js), &back), GC_OK);
