@@ -479,6 +479,19 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   r->lambda_forward = gc__lambda (o->false_alarm, 2 * total, r->forward_depth);
   r->lambda_backward = gc__lambda (o->false_alarm, 2 * total,
                                    r->backward_depth);
+  /* A rate too small to share among the check's bounds (each takes
+     alpha / 2M of it, a random direction's parts a quarter of that:
+     manual "The confidence factor", "Directional checks") would make
+     every bar infinite, and an infinite bar passes anything.  */
+  if (!isfinite (r->lambda_forward) || !isfinite (r->lambda_backward)
+      || !(o->false_alarm / (8.0 * (double) (total ? total : 1)) >= DBL_MIN))
+    {
+      r->status = GC_EINVAL;
+      snprintf (r->detail, sizeof r->detail, "the false-alarm probability "
+                "%g is too small to share among the %zu directions' bounds "
+                "(each needs a normal double)", o->false_alarm, total);
+      return r->status;
+    }
 
   r->dirs = gc__within_memory ((double) mine * sizeof *r->dirs)
             ? calloc (mine ? mine : 1, sizeof *r->dirs) : NULL;

@@ -9,6 +9,7 @@
 
 #include "internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -407,9 +408,17 @@ joint_tail (double c, double depth, double k, double p)
 {
   double c2 = c * c;
   double qs = c2 / (2 * log (2.0));
-  double q1 = c2 / (2 * log (2 / (p / 1000)));
+  /* log (2000 / p) without forming 2000 / p: P may be subnormal (a
+     false-alarm rate of 2^-1074 shared among many directions) */
+  double q1 = c2 / (2 * (log (2000.0) - log (p)));
+  /* a grid the geometric step cannot climb (q1 subnormal, or none):
+     the trivial bound */
+  if (!(q1 >= DBL_MIN) || !(qs > q1) || !isfinite (qs))
+    return 1;
   double sum = 2 * exp (-c2 / (2 * q1));
-  double fprev = 2 * exp (-c2 / (2 * q1));
+  double fprev = sum;
+  /* at most some 800 steps of 1.01 from q1 to qs for any double P: the
+     ratio qs / q1 = log (2000 / P) / log 2 is below 1100 */
   for (double q = q1; q < qs;)
     {
       double qn = fmin (q * 1.01, qs);

@@ -217,7 +217,8 @@ typedef struct gc_options
   uint64_t seed;               /* for random directions */
   /* The probability of a false alarm the caller accepts for the whole
      check; it sets the confidence factor lambda (manual: "The confidence
-     factor").  In (0, 1); gc_options_init sets 1e-6.  */
+     factor").  In (0, 1), and large enough that its share per bound is
+     a normal double (else GC_EINVAL); gc_options_init sets 1e-6.  */
   double false_alarm;
   unsigned threads;            /* directions in parallel; 0 or 1: serial */
   /* A deterministic part of the directions: shard_index of shard_count

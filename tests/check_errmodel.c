@@ -111,6 +111,11 @@ START_TEST (test_below_product)
       prev = c;
       ck_assert (gc__joint_quantile (adir, 1081, ks[j]) <= c);
     }
+  /* a subnormal probability (a false-alarm rate of 2^-1074 shared) has a
+     quantile, larger than a normal one's; the grid ends */
+  double cs = gc__joint_quantile (0x1p-1074, 1081, 13492);
+  ck_assert_msg (isfinite (cs) || isinf (cs), "c %g", cs);
+  ck_assert (cs >= gc__joint_quantile (1e-300, 1081, 13492));
   /* a zero or negative probability has no quantile */
   ck_assert (isinf (gc__joint_quantile (0, 10, 10)));
 }

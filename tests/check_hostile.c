@@ -602,6 +602,48 @@ START_TEST (test_huge_n)
 END_TEST
 
 /* Status names are unique and every new status has its own text.  */
+/* The smallest false-alarm rates there are, 2^-1074 and 2^-1022,
+   shared among the directions' bounds: every bar would be infinite (an
+   infinite bar passes anything, a mutant included), so gc_check refuses
+   them as GC_EINVAL and says why; a rate of 1e-300 is shared and checks
+   (the joint quantile's grid ends: it once looped forever under the
+   fuzzer, log (2 / (p / 1000)) infinite), and the mutant still fails.  */
+START_TEST (test_subnormal_false_alarm)
+{
+  gct_model *tg = gct_tanh_gemm (3, 3, 3, gct_seed (), 2);   /* dw-twice */
+  gc_options o;
+  gc_options_init (&o);
+  o.directions = GC_DIR_RANDOM;
+  o.n_random = 3;
+  o.timeout = 60;   /* a loop that does not end fails here */
+  static const double rates[] = { 0x1p-1074, 0x1p-1022, 1e-300 };
+  for (int j = 0; j < 3; j++)
+    for (int ref = 0; ref < 2; ref++)
+      {
+        o.false_alarm = rates[j];
+        o.reference = ref ? GC_REF_MPFR : GC_REF_AUTO;
+        gc_result *r = NULL;
+        gc_status st = gc_check (&tg->model, tg->x, &o, &r);
+        if (j < 2)
+          {
+            ck_assert_int_eq (st, GC_EINVAL);
+            ck_assert_ptr_nonnull (strstr (r->detail, "too small to share"));
+            ck_assert_int_ne (r->verdict, GC_PASS);
+          }
+        else
+          {
+            ck_assert_int_eq (st, GC_OK);
+            ck_assert_uint_eq (r->n_directions, 3);
+            for (size_t k = 0; k < 3; k++)
+              ck_assert (isfinite (r->dirs[k].bar));
+            ck_assert_int_eq (r->verdict, GC_FAIL);
+          }
+        gc_result_free (r);
+      }
+  gct_free (tg);
+}
+END_TEST
+
 START_TEST (test_new_statuses)
 {
   gc_status news[] = { GC_EOVERRUN, GC_ETIMEOUT, GC_EPOINT };
@@ -633,6 +675,7 @@ hostile_suite (void)
   tcase_add_test (tc, test_step_overflow);
   tcase_add_test (tc, test_huge_n);
   tcase_add_test (tc, test_new_statuses);
+  tcase_add_test (tc, test_subnormal_false_alarm);
   suite_add_tcase (s, tc);
   /* An address-space limit must stay in its own process, and
      AddressSanitizer reserves more than any limit leaves.  */
