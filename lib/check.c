@@ -490,6 +490,8 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
       snprintf (r->detail, sizeof r->detail, "the false-alarm probability "
                 "%g is too small to share among the %zu directions' bounds "
                 "(each needs a normal double)", o->false_alarm, total);
+      r->n_directions = 0;   /* none made: a result has the directions it
+                                counts */
       return r->status;
     }
 
