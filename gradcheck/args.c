@@ -185,7 +185,7 @@ cli_plugin_refusal (const gc_plugin *pl)
     return "its description has another plugin ABI version";
   if (!pl->model)
     return "its description has no model";
-  if (pl->model->abi != GC_MODEL_ABI)
+  if (pl->model->abi < GC_MODEL_ABI_OLDEST || pl->model->abi > GC_MODEL_ABI)
     return "its model has another model ABI version";
   if (!pl->x)
     return "its description has no point x";

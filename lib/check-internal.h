@@ -11,6 +11,8 @@
                   recheck
      tier.c       which reference judges a direction (the tiered
                   reference: f64, then MPFR where f64 is not enough)
+     twin.c       the f64 twin of the backward: its gradient at the centre,
+                  and per judged direction its value and adjoint term
      stencil.c    one direction: the stencil points per reference, its
                   terms and verdict, confirmation, raised precision
      directions.c which directions and their steps
@@ -65,6 +67,10 @@ typedef struct shared
   double f0_64;
   int step_exponent_64;
   double tier_rho;
+  /* Manual: "The f64 twin": the twin's gradient at x (NULL: no twin) and
+     under the other rounding modes (NULL: not measured).  */
+  double *g64;
+  double *g64m[GC_N_MODES];
 } shared;
 
 typedef struct worker
@@ -164,6 +170,14 @@ bool gc__direction (worker *w, gc_direction *d);
    declarations' check (the ratios rho_i).  */
 gc_status gc__measure_rounding (shared *sh, worker *w0, double f_rn);
 gc_status gc__rounding_ratios (shared *sh);
+
+/* (twin.c) Manual: "The f64 twin": the twin at the centre (twice, and
+   under the other rounding modes), and its release; per direction, once
+   the direction is judged against its reference, the twin's analytic
+   value and adjoint term and the two verdicts (judge.c).  */
+gc_status gc__twin_centre (shared *sh, worker *w0);
+void gc__twin_free (shared *sh);
+void gc__twin_direction (worker *w, gc_direction *d);
 
 /* (worker.c) A worker's state for worker ID of COUNT (false when memory
    runs out, nothing left to free); its release; its share of the

@@ -8,6 +8,7 @@
 #include "check-internal.h"
 
 #include <float.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ validate (const gc_model *m, const float *x, const gc_options *o,
 {
   if (!m || !x || !o)
     return GC_EINVAL;
-  if (m->abi != GC_MODEL_ABI)
+  if (!gc__model_abi_known (m->abi))
     return GC_EABI;
   if (!m->loss_f32 || !m->grad_f32)
     return GC_EINVAL;
@@ -352,6 +353,13 @@ centre (shared *sh, worker *w0)
     ms = gc__rounding_ratios (sh);
   if (ms != GC_OK)
     return ms;
+  /* Manual: "The f64 twin" */
+  if (m->grad_f64 && !sh->o->no_twin)
+    {
+      gc_status ts = gc__twin_centre (sh, w0);
+      if (ts != GC_OK)
+        return ts;
+    }
   if (!gc__inputs_intact (w0))
     return w0->st;
   r->loss_reference = sh->f0;
@@ -378,6 +386,16 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   const gc_options *o = opts ? opts : &defaults;
   if (!m || !x)
     return GC_EINVAL;
+  /* A model of ABI version 1 ends before grad_f64: read as one without a
+     twin.  */
+  gc_model v2;
+  if (m->abi == GC_MODEL_ABI_OLDEST)
+    {
+      memset (&v2, 0, sizeof v2);
+      memcpy (&v2, m, offsetof (gc_model, grad_f64));
+      v2.abi = GC_MODEL_ABI;
+      m = &v2;
+    }
 
   gc_result *r = calloc (1, sizeof *r);
   if (!r)
@@ -540,6 +558,10 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
       d->id = k;
       d->verdict = GC_ERROR;
       d->decided_by = sh.ref == GC_REF_AUTO ? GC_REF_MPFR : sh.ref;
+      d->analytic_f64 = d->bar_f64 = d->nu_f64 = d->resolution_f64 = NAN;
+      d->arith_diff = d->arith_bar = d->nu_arith = NAN;
+      d->verdict_algorithm = GC_ERROR;
+      d->arith = GC_ARITH_NONE;
       d->index = o->directions == GC_DIR_ALL ? k
                  : o->directions == GC_DIR_LIST ? o->indices[k] : SIZE_MAX;
     }
@@ -624,6 +646,7 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
         gc__worker_free (&ws[t]);
       free (ws);
     }
+  gc__twin_free (&sh);
   if (sh.have_f0_mpfr)
     mpfr_clear (sh.f0_mpfr);
   pthread_mutex_destroy (&sh.lock);

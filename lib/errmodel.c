@@ -101,7 +101,15 @@ static const char *const input_names[] = {
   "gamma_d(2^-p) M_L / h", "S_w", "S_L", "gamma_d / u", "lambda_w",
   "lambda_n", "||u m + 2^-150||_2", "N", "sum |v_i| (u m_i + 2^-150)",
   "sum |w_i - v_i| (u m_i + 2^-150)", "rho", "T_64", "c",
-  "2 E_mpfr(2 M_L, 2 |D(h)|)" };
+  "2 E_mpfr(2 M_L, 2 |D(h)|)", "S_w64", "m defaulted" };
+
+/* The twin's adjoint term (manual: "The f64 twin"): name, formula and
+   section.  */
+static const char *const twin_texts[] = {
+  "twin adjoint rounding",
+  "gamma_d(2^-53) / u * (u * sum_i |w_i| m_i + 2^-1074 * sum_i |w_i|)"
+  " + S_w64, u = 2^-53",
+  "The f64 twin" };
 
 /* The adjoint term of a random direction where the draw's bound is the
    smaller (manual: "Directional checks"): formula and section.  */
@@ -135,6 +143,9 @@ gc__known_name (const char *s)
   for (size_t k = 0; k < 2; k++)
     if (strcmp (predicted_texts[k], s) == 0)
       return predicted_texts[k];
+  for (size_t k = 0; k < 3; k++)
+    if (strcmp (twin_texts[k], s) == 0)
+      return twin_texts[k];
   return NULL;
 }
 
@@ -360,6 +371,33 @@ gc__term_adjoint (gc_term *t, double lambda, size_t depth,
   double base = GC_U32 * weighted_magnitude + 0x1p-150 * norm1_w;
   t->value = fmin (lambda * sqrt ((double) depth), gu) * base + spread;
   return gu * base + spread;
+}
+
+/* Manual: "The f64 twin", the twin's adjoint term: the same chain of
+   d_b roundings at u = 2^-53, bounded in the worst case (gamma_d: at this
+   unit roundoff rigour costs a factor sqrt(d_b) / lambda of almost
+   nothing), plus the twin's measured spread S_w64 over the rounding modes.
+   DEFAULTED records whether the magnitudes m_i were defaulted (judge.c:
+   a blindness a defaulted magnitude makes is the check's, not the
+   element's).  */
+void
+gc__term_adjoint_f64 (gc_term *t, size_t depth, double weighted_magnitude,
+                      double norm1_w, double spread, bool defaulted)
+{
+  t->name = twin_texts[0];
+  t->formula = twin_texts[1];
+  t->section = twin_texts[2];
+  t->n_inputs = 0;
+  add_input (t, "d_b", (double) depth);
+  add_input (t, "u", GC_U64);
+  add_input (t, "sum |w_i| m_i", weighted_magnitude);
+  add_input (t, "sum |w_i|", norm1_w);
+  add_input (t, "S_w64", spread);
+  double gu = gc__gamma_over_u (depth, 53);
+  add_input (t, "gamma_d / u", gu);
+  add_input (t, "m defaulted", defaulted ? 1 : 0);
+  t->value = gu * (GC_U64 * weighted_magnitude + 0x1p-1074 * norm1_w)
+             + spread;
 }
 
 /* Manual: "Directional checks", the adjoint term along a random

@@ -12,7 +12,7 @@
 static gc_status
 validate (const gc_model *m, const float *x, const gc_options *o)
 {
-  if (m->abi != GC_MODEL_ABI)
+  if (!gc__model_abi_known (m->abi))
     return GC_EABI;
   if (m->n == 0)
     return GC_EEMPTY;

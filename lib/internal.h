@@ -13,6 +13,14 @@
 #include <stdarg.h>
 #include <stdbool.h>
 
+/* Whether a gc_model of ABI version ABI is taken: GC_MODEL_ABI_OLDEST to
+   GC_MODEL_ABI (a version-1 model is read as one without grad_f64).  */
+static inline bool
+gc__model_abi_known (int abi)
+{
+  return abi >= GC_MODEL_ABI_OLDEST && abi <= GC_MODEL_ABI;
+}
+
 /* The f32 unit roundoff u = 2^-24 (manual: "Notation").  */
 #define GC_U32 0x1p-24
 #define GC_U64 0x1p-53
@@ -76,6 +84,10 @@ int gc__status_from_name (const char *name);
 /* The verdict named NAME ("inconclusive"), -1 for none: for reports read
    back (the inverse of gc_verdict_name).  */
 int gc__verdict_from_name (const char *name);
+/* The arithmetic class's name in JSON ("precision"), and back (-1: none):
+   manual "Two verdicts, one report".  */
+const char *gc__arith_name (gc_arith a);
+int gc__arith_from_name (const char *name);
 /* (noise.c) The element where A and B (N floats) differ most, relative to
    the larger of the two (absolute where both are 0), or SIZE_MAX when they
    are bitwise equal.  */
@@ -220,6 +232,23 @@ const char *gc__known_name (const char *s);
    precision P, reference R (manual: "The forward oracle").  */
 void gc__terms_output (gc_term t[GC_N_TERMS], double lambda, size_t depth,
                        mpfr_prec_t p, double mk, double r);
+/* (errmodel.c) The twin's adjoint term (manual: "The f64 twin"):
+   gamma_d(2^-53)/u (u sum |w_i| m_i + 2^-1074 sum |w_i|) + S_w64;
+   DEFAULTED: whether the magnitudes were defaulted, kept as an input.  */
+void gc__term_adjoint_f64 (gc_term *t, size_t depth,
+                           double weighted_magnitude, double norm1_w,
+                           double spread, bool defaulted);
+/* (judge.c) Manual: "Two verdicts, one report": with the twin's analytic
+   value and adjoint term in D, and D judged against its reference as
+   without a twin (its verdict, terms and nu), the algorithm's verdict,
+   the arithmetic's class and the two combined into D's verdict.  A no-op
+   for a direction without a twin (analytic_f64 NaN) or in error.  */
+void gc__judge_twin (gc_direction *d);
+/* The ratio of bf16's unit roundoff to f32's, 2^16: an arithmetic
+   error up to this many f32 bounds is one the same derivation explains at
+   bf16's precision (GC_ARITH_PRECISION); beyond it, none (manual: "The f64
+   twin").  */
+#define GC_PRECISION_CUT 0x1p16
 /* (judge.c) Sum D's terms into its bar and judge it: diff, nu, resolution, verdict;
    non-smooth when its kink estimate exceeds the bar plus NOISE_J.  */
 void gc__judge (gc_direction *d, double noise_j);

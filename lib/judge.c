@@ -74,6 +74,74 @@ gc__judge_resolution (gc_direction *d)
     d->verdict = GC_INCONCLUSIVE;
 }
 
+/* Manual: "Two verdicts, one report".  */
+void
+gc__judge_twin (gc_direction *d)
+{
+  if (isnan (d->analytic_f64) || d->verdict == GC_ERROR)
+    return;
+  /* The algorithm: the twin against the same reference, truncation and
+     reference rounding, with the twin's adjoint term.  */
+  gc_direction t = *d;
+  t.terms[GC_TERM_ADJOINT] = d->adjoint_f64;
+  t.analytic = d->analytic_f64;
+  t.bar = t.terms[0].value + t.terms[1].value + t.terms[2].value;
+  t.diff = fabs (t.analytic - t.reference);
+  t.nu = t.diff == 0 ? 0 : t.bar > 0 ? t.diff / t.bar : INFINITY;
+  t.resolution = t.reference != 0 ? t.bar / fabs (t.reference) : INFINITY;
+  /* a kink the reference's own judgement saw stands: the twin's bar is
+     smaller, never larger */
+  if (d->verdict == GC_NONSMOOTH)
+    t.verdict = GC_NONSMOOTH;
+  else
+    {
+      t.verdict = t.nu <= 1 ? GC_PASS : GC_FAIL;
+      /* A blind direction ("Inconclusive directions") is below the
+         rounding of a correct twin only when its magnitude was declared:
+         a defaulted one (the tensor's largest |g|) manufactures the
+         blindness, and the measured spread S_w64 is what the element's
+         computation showed.  */
+      const gc_term *a = &d->adjoint_f64;
+      bool defaulted = gc__term_input (a, "m defaulted", 0) != 0;
+      double spread = gc__term_input (a, "S_w64", 0);
+      double derived = a->value - spread;
+      double ref = t.terms[GC_TERM_TRUNCATION].value
+                   + t.terms[GC_TERM_REFERENCE].value + spread;
+      bool below_rounding = !defaulted
+                            && (ref < derived
+                                || (!(derived < fabs (t.reference))
+                                    && derived > ref - spread));
+      bool nothing = t.reference == 0 && t.analytic == 0;
+      if (t.verdict == GC_PASS && !(t.resolution < 1) && !below_rounding
+          && !nothing)
+        t.verdict = GC_INCONCLUSIVE;
+    }
+  d->bar_f64 = t.bar;
+  d->nu_f64 = t.nu;
+  d->resolution_f64 = t.resolution;
+  d->verdict_algorithm = t.verdict;
+  /* The arithmetic: the f32 gradient against its twin, under f32's
+     derived bound (the direction's adjoint term) plus the twin's own.  */
+  d->arith_diff = fabs (d->analytic - d->analytic_f64);
+  d->arith_bar = d->terms[GC_TERM_ADJOINT].value + d->adjoint_f64.value;
+  d->nu_arith = d->arith_diff == 0 ? 0
+                : d->arith_bar > 0 ? d->arith_diff / d->arith_bar : INFINITY;
+  d->arith = d->nu_arith <= 1 ? GC_ARITH_OK
+             : d->nu_arith <= GC_PRECISION_CUT ? GC_ARITH_PRECISION
+             : GC_ARITH_MISMATCH;
+  /* Combined, in the documented order: a kink, a wrong algorithm, an f32
+     path beyond any rounding, a precision loss, then the algorithm's
+     pass or inconclusive.  */
+  if (t.verdict == GC_NONSMOOTH)
+    d->verdict = GC_NONSMOOTH;
+  else if (t.verdict == GC_FAIL || d->arith == GC_ARITH_MISMATCH)
+    d->verdict = GC_FAIL;
+  else if (d->arith == GC_ARITH_PRECISION)
+    d->verdict = GC_PRECISION;
+  else
+    d->verdict = t.verdict;
+}
+
 /* Whether direction D was judged (it holds a resolution).  */
 static bool
 judged (const gc_direction *d)
@@ -91,10 +159,18 @@ order_of (double v)
   return u;
 }
 
+/* A direction's resolution: the check's (f32 gradient against the
+   reference), or the twin's algorithm's.  */
+static double
+res_of (const gc_direction *d, bool twin)
+{
+  return fabs (twin ? d->resolution_f64 : d->resolution);
+}
+
 /* The K-th smallest resolution (from 0) among the judged directions, found
    by bisection on the bit patterns: 64 passes, no allocation, exact.  */
 static double
-kth_resolution (const gc_result *r, size_t k)
+kth_resolution (const gc_result *r, size_t k, bool twin)
 {
   uint64_t lo = 0, hi = order_of (INFINITY);
   while (lo < hi)
@@ -102,7 +178,8 @@ kth_resolution (const gc_result *r, size_t k)
       uint64_t mid = lo + (hi - lo) / 2;
       size_t at_most = 0;
       for (size_t j = 0; j < r->n_directions; j++)
-        if (judged (&r->dirs[j]) && order_of (fabs (r->dirs[j].resolution)) <= mid)
+        if (judged (&r->dirs[j]) && !isnan (res_of (&r->dirs[j], twin))
+            && order_of (res_of (&r->dirs[j], twin)) <= mid)
           at_most++;
       if (at_most > k)
         hi = mid;
@@ -119,10 +196,12 @@ kth_resolution (const gc_result *r, size_t k)
 static void
 resolution_summary (gc_result *r)
 {
-  size_t n = 0;
+  size_t n = 0, n64 = 0;
   r->n_resolution_coarse = r->n_resolution_blind = 0;
   r->resolution_worst = NAN;
   r->resolution_median = NAN;
+  r->resolution_f64_worst = NAN;
+  r->resolution_f64_median = NAN;
   r->blindest = SIZE_MAX;
   for (size_t k = 0; k < r->n_directions; k++)
     {
@@ -140,11 +219,58 @@ resolution_summary (gc_result *r)
           r->blindest = k;
           r->resolution_worst = res;
         }
+      if (r->twin && !isnan (d->resolution_f64))
+        {
+          n64++;
+          if (!(fabs (d->resolution_f64) <= r->resolution_f64_worst))
+            r->resolution_f64_worst = fabs (d->resolution_f64);
+        }
+    }
+  if (n64)
+    {
+      double lo = kth_resolution (r, (n64 - 1) / 2, true);
+      r->resolution_f64_median
+        = n64 % 2 ? lo : (lo + kth_resolution (r, n64 / 2, true)) / 2;
     }
   if (n == 0)
     return;
-  double lo = kth_resolution (r, (n - 1) / 2);
-  r->resolution_median = n % 2 ? lo : (lo + kth_resolution (r, n / 2)) / 2;
+  double lo = kth_resolution (r, (n - 1) / 2, false);
+  r->resolution_median
+    = n % 2 ? lo : (lo + kth_resolution (r, n / 2, false)) / 2;
+}
+
+/* Manual: "Two verdicts, one report": the twin's counts and worst
+   directions.  */
+static void
+twin_summary (gc_result *r)
+{
+  r->n_failed_algorithm = r->n_precision = r->n_mismatch = 0;
+  r->worst_nu_arith = r->worst_nu_f64 = NAN;
+  r->worst_arith = r->worst_f64 = SIZE_MAX;
+  if (!r->twin)
+    return;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict == GC_ERROR || isnan (d->analytic_f64))
+        continue;
+      if (d->verdict_algorithm == GC_FAIL)
+        r->n_failed_algorithm++;
+      if (d->verdict == GC_PRECISION)
+        r->n_precision++;
+      if (d->arith == GC_ARITH_MISMATCH)
+        r->n_mismatch++;
+      if (r->worst_arith == SIZE_MAX || d->nu_arith > r->worst_nu_arith)
+        {
+          r->worst_arith = k;
+          r->worst_nu_arith = d->nu_arith;
+        }
+      if (r->worst_f64 == SIZE_MAX || d->nu_f64 > r->worst_nu_f64)
+        {
+          r->worst_f64 = k;
+          r->worst_nu_f64 = d->nu_f64;
+        }
+    }
 }
 
 void
@@ -155,6 +281,7 @@ gc__summarise (gc_result *r)
   r->worst_nu = 0;
   r->worst_nu_worst_case = NAN;
   r->n_failed_certain = 0;
+  twin_summary (r);
   for (size_t k = 0; k < r->n_directions; k++)
     {
       const gc_direction *d = &r->dirs[k];
@@ -173,10 +300,14 @@ gc__summarise (gc_result *r)
       if (d->forward_error_ulps > r->forward_error_ulps
           && r->reference == GC_REF_F32)
         r->forward_error_ulps = d->forward_error_ulps;
-      if (r->worst == SIZE_MAX || d->nu > r->worst_nu)
+      /* with a twin, the worst of its two questions ("Two verdicts,
+         one report") */
+      double nu = r->twin && !isnan (d->analytic_f64)
+                  ? fmax (d->nu_f64, d->nu_arith) : d->nu;
+      if (r->worst == SIZE_MAX || nu > r->worst_nu)
         {
           r->worst = k;
-          r->worst_nu = d->nu;
+          r->worst_nu = nu;
         }
     }
   if (r->status != GC_OK)
@@ -185,6 +316,8 @@ gc__summarise (gc_result *r)
     r->verdict = GC_NONDETERMINISTIC;
   else if (r->n_failed)
     r->verdict = GC_FAIL;
+  else if (r->n_precision)
+    r->verdict = GC_PRECISION;
   else if (r->n_nonsmooth)
     r->verdict = GC_NONSMOOTH;
   else if (r->n_inconclusive)

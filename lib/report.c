@@ -195,6 +195,27 @@ put_label (gc__buf *b, const gc_result *r, const gc_direction *d,
 /* ---------------------------------------------------------------------- */
 /* Derivation of one direction.  */
 
+/* One term of a derivation: name = formula = value [section], then its
+   inputs.  */
+static void
+term_text (gc__buf *b, const gc_term *tm, const char *indent)
+{
+  gc__buf_printf (b, "%s  ", indent);
+  put_esc_pad (b, tm->name, GC__ESC_TEXT, 19);
+  gc__buf_puts (b, " = ");
+  put_esc_pad (b, tm->formula, GC__ESC_TEXT, 42);
+  gc__buf_printf (b, " = %.3e   [manual: ", tm->value);
+  put_esc (b, tm->section, GC__ESC_TEXT);
+  gc__buf_printf (b, "]\n%s  %-19s   ", indent, "");
+  for (size_t k = 0; k < tm->n_inputs; k++)
+    {
+      gc__buf_puts (b, k ? ", " : "");
+      put_esc (b, tm->inputs[k].name, GC__ESC_TEXT);
+      gc__buf_printf (b, " = %.6g", tm->inputs[k].value);
+    }
+  gc__buf_puts (b, "\n");
+}
+
 static void
 derivation_text (gc__buf *b, const gc_direction *d, const char *indent)
 {
@@ -206,23 +227,36 @@ derivation_text (gc__buf *b, const gc_direction *d, const char *indent)
     }
   gc__buf_printf (b, " = %.3e\n", d->bar);
   for (int t = 0; t < GC_N_TERMS; t++)
+    term_text (b, &d->terms[t], indent);
+  /* Manual: "Two verdicts, one report" */
+  if (isnan (d->analytic_f64))
+    return;
+  gc__buf_printf (b, "%sbar_64 = truncation + reference rounding + twin "
+                  "adjoint rounding = %.3e   (the algorithm: g64 against the "
+                  "reference)\n", indent, d->bar_f64);
+  term_text (b, &d->adjoint_f64, indent);
+  gc__buf_printf (b, "%sarithmetic bound = adjoint rounding + twin adjoint "
+                  "rounding = %.3e   (g32 against g64; beyond 2^16 of it, no "
+                  "rounding explains it)\n", indent, d->arith_bar);
+}
+
+/* The arithmetic class's words.  */
+static const char *
+arith_words (gc_arith a)
+{
+  switch (a)
     {
-      const gc_term *tm = &d->terms[t];
-      gc__buf_printf (b, "%s  ", indent);
-      put_esc_pad (b, tm->name, GC__ESC_TEXT, 19);
-      gc__buf_puts (b, " = ");
-      put_esc_pad (b, tm->formula, GC__ESC_TEXT, 42);
-      gc__buf_printf (b, " = %.3e   [manual: ", tm->value);
-      put_esc (b, tm->section, GC__ESC_TEXT);
-      gc__buf_printf (b, "]\n%s  %-19s   ", indent, "");
-      for (size_t k = 0; k < tm->n_inputs; k++)
-        {
-          gc__buf_puts (b, k ? ", " : "");
-          put_esc (b, tm->inputs[k].name, GC__ESC_TEXT);
-          gc__buf_printf (b, " = %.6g", tm->inputs[k].value);
-        }
-      gc__buf_puts (b, "\n");
+    case GC_ARITH_OK: return "within the derived f32 bound";
+    case GC_ARITH_PRECISION:
+      return "beyond the derived f32 bound, within 2^16 of it: PRECISION "
+             "(a reduced-precision operation or a cancellation in the f32 "
+             "path)";
+    case GC_ARITH_MISMATCH:
+      return "beyond any rounding: the f32 path alone is wrong, or the twin "
+             "is not the same algorithm";
+    case GC_ARITH_NONE: break;
     }
+  return "no twin";
 }
 
 static void
@@ -261,6 +295,21 @@ derivation_markdown (gc__buf *b, const gc_result *r, const gc_direction *d)
         gc__buf_printf (b, "| decided by | %s |\n",
                         gc_reference_name (d->decided_by));
     }
+  if (!isnan (d->analytic_f64))
+    {
+      /* Manual: "Two verdicts, one report" */
+      gc__buf_printf (b, "| twin g64 ⟨g64, w⟩ | %.9g |\n", d->analytic_f64);
+      gc__buf_printf (b, "| algorithm bar_64 | %.3e |\n", d->bar_f64);
+      gc__buf_printf (b, "| algorithm ν_64 | %.3g (%s) |\n", d->nu_f64,
+                      gc_verdict_name (d->verdict_algorithm));
+      gc__buf_printf (b, "| algorithm resolution | %.3e |\n",
+                      d->resolution_f64);
+      gc__buf_printf (b, "| arithmetic \\|g32 − g64\\| | %.3e |\n",
+                      d->arith_diff);
+      gc__buf_printf (b, "| arithmetic bound | %.3e |\n", d->arith_bar);
+      gc__buf_printf (b, "| arithmetic ν | %.3g: %s |\n", d->nu_arith,
+                      arith_words (d->arith));
+    }
   gc__buf_printf (b, "| verdict | **%s** |\n\n", gc_verdict_name (d->verdict));
   gc__buf_puts (b, "The bar is the sum of three terms; each is derived in the "
                 "manual section named beside it (chapter \"Deriving the pass "
@@ -278,6 +327,24 @@ derivation_markdown (gc__buf *b, const gc_result *r, const gc_direction *d)
       for (size_t k = 0; k < tm->n_inputs; k++)
         {
           /* A '|' ends a table cell even inside a code span (GFM).  */
+          gc__buf_puts (b, "| ");
+          put_md_code (b, tm->inputs[k].name, true);
+          gc__buf_printf (b, " | %.9g |\n", tm->inputs[k].value);
+        }
+      gc__buf_puts (b, "\n");
+    }
+  if (!isnan (d->analytic_f64))
+    {
+      const gc_term *tm = &d->adjoint_f64;
+      gc__buf_printf (b, "## twin adjoint rounding = %.3e\n\nThe algorithm's "
+                      "bar is truncation + reference rounding + this term; "
+                      "the arithmetic's bound is the adjoint rounding + this "
+                      "term.  Formula: ", tm->value);
+      put_md_code (b, tm->formula, false);
+      gc__buf_puts (b, ".  Manual: *The f64 twin*.\n\n| input | value |\n"
+                    "|---|---|\n");
+      for (size_t k = 0; k < tm->n_inputs; k++)
+        {
           gc__buf_puts (b, "| ");
           put_md_code (b, tm->inputs[k].name, true);
           gc__buf_printf (b, " | %.9g |\n", tm->inputs[k].value);
@@ -411,6 +478,25 @@ direction_json (const gc_result *r, const gc_direction *d, bool terms)
        /* manual: "The tiered reference" */
        && put (o, "decided_by", jstr (gc_reference_name (d->decided_by)));
   json_decref (a);
+  /* manual: "Two verdicts, one report" */
+  if (ok && !isnan (d->analytic_f64))
+    {
+      static const char *const tkeys[] = { "analytic_f64", "bar_f64",
+                                           "nu_f64", "resolution_f64",
+                                           "arith_diff", "arith_bar",
+                                           "nu_arith" };
+      const double tvals[] = { d->analytic_f64, d->bar_f64, d->nu_f64,
+                               d->resolution_f64, d->arith_diff,
+                               d->arith_bar, d->nu_arith };
+      for (size_t k = 0; ok && k < sizeof tvals / sizeof tvals[0]; k++)
+        ok = put (o, tkeys[k], jnum (tvals[k]));
+      ok = ok && put (o, "verdict_algorithm",
+                      jstr (gc_verdict_name (d->verdict_algorithm)))
+           && put (o, "arith", jstr (gc__arith_name (d->arith)))
+           && put (o, terms ? "adjoint_f64" : "adjoint_f64_value",
+                   terms ? term_json (&d->adjoint_f64)
+                         : jnum (d->adjoint_f64.value));
+    }
   if (!ok)
     {
       json_decref (o);
@@ -809,6 +895,18 @@ direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
   if (!fwd)
     {
       gc__buf_printf (b, "  step h       %.6g\n", d->step);
+      if (!isnan (d->analytic_f64))
+        {
+          /* manual: "Two verdicts, one report" */
+          gc__buf_printf (b, "  twin g64     %+.9e   algorithm: nu_64 = "
+                          "|g64 - reference| / bar_64 = %.3g, bar_64 = "
+                          "%.3e, resolution %.3e: %s\n", d->analytic_f64,
+                          d->nu_f64, d->bar_f64, d->resolution_f64,
+                          gc_verdict_name (d->verdict_algorithm));
+          gc__buf_printf (b, "  arithmetic   |g32 - g64| = %.3e, bound %.3e, "
+                          "nu = %.3g: %s\n", d->arith_diff, d->arith_bar,
+                          d->nu_arith, arith_words (d->arith));
+        }
       if (r->reference == GC_REF_AUTO)
         gc__buf_printf (b, "  decided by   %s\n",
                         gc_reference_name (d->decided_by));
@@ -827,6 +925,35 @@ direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
                         "reference's rounding dominated)\n",
                         e->inputs[2].value, (long) r->precision);
     }
+}
+
+/* Manual: "Two verdicts, one report": the twin's two questions.  */
+static void
+twin_text (gc__buf *b, const gc_result *r)
+{
+  if (!r->twin)
+    return;
+  gc__buf_printf (b, "twin: the f64 backward judged the algorithm and the "
+                  "f32 arithmetic apart (manual: \"The f64 twin\"); measured "
+                  "under %u other IEEE modes\n", r->twin_rounding_modes);
+  gc__buf_printf (b, "  algorithm:  g64 against the reference: %zu failed of "
+                  "%zu", r->n_failed_algorithm, r->n_directions);
+  if (r->worst_f64 != SIZE_MAX)
+    {
+      gc__buf_printf (b, "; worst nu_64 = %.3g at ", r->worst_nu_f64);
+      put_label (b, r, &r->dirs[r->worst_f64], GC__ESC_TEXT);
+    }
+  gc__buf_printf (b, "; resolution median %.3g, worst %.3g\n",
+                  r->resolution_f64_median, r->resolution_f64_worst);
+  gc__buf_printf (b, "  arithmetic: g32 against g64 in units of f32's derived "
+                  "bound: %zu beyond it within 2^16 of it (PRECISION), %zu "
+                  "beyond any rounding (FAIL)", r->n_precision, r->n_mismatch);
+  if (r->worst_arith != SIZE_MAX)
+    {
+      gc__buf_printf (b, "; worst nu = %.3g at ", r->worst_nu_arith);
+      put_label (b, r, &r->dirs[r->worst_arith], GC__ESC_TEXT);
+    }
+  gc__buf_puts (b, "\n");
 }
 
 static void
@@ -887,6 +1014,7 @@ report_text (gc__buf *b, const gc_result *r)
                       ? "FAIL" : r->verdict == GC_NONSMOOTH ? "NON-SMOOTH"
                       : r->verdict == GC_INCONCLUSIVE ? "INCONCLUSIVE"
                       : r->verdict == GC_NONDETERMINISTIC ? "NON-DETERMINISTIC"
+                      : r->verdict == GC_PRECISION ? "PRECISION"
                       : "ERROR";
   if (fwd)
     gc__buf_printf (b, "verdict: %s -- %zu of %zu outputs off; worst nu = "
@@ -896,10 +1024,13 @@ report_text (gc__buf *b, const gc_result *r)
     {
       gc__buf_printf (b, "verdict: %s -- %zu failed, %zu non-smooth",
                       vname, r->n_failed, r->n_nonsmooth);
+      if (r->n_precision)
+        gc__buf_printf (b, ", %zu precision", r->n_precision);
       if (r->n_inconclusive)
         gc__buf_printf (b, ", %zu inconclusive", r->n_inconclusive);
       gc__buf_printf (b, " of %zu; worst nu = %.3g\n", r->n_directions,
                       r->worst_nu);
+      twin_text (b, r);
     }
   /* The findings first (a forward disagreement, a non-deterministic
      model, the diagnosis), then the resolution and the tensors.  */
@@ -1006,6 +1137,22 @@ report_json (const gc_result *r)
     /* manual: "The worst case" */
     && put (o, "worst_nu_worst_case", jnum (r->worst_nu_worst_case))
     && put (o, "n_failed_certain", juint (r->n_failed_certain));
+  /* manual: "Two verdicts, one report" */
+  if (ok && r->twin)
+    {
+      json_t *tw = json_object ();
+      ok = put (tw, "n_failed_algorithm", juint (r->n_failed_algorithm))
+           && put (tw, "n_precision", juint (r->n_precision))
+           && put (tw, "n_mismatch", juint (r->n_mismatch))
+           && put (tw, "worst_nu_arith", jnum (r->worst_nu_arith))
+           && put (tw, "worst_nu_f64", jnum (r->worst_nu_f64))
+           && put (tw, "resolution_f64_median",
+                   jnum (r->resolution_f64_median))
+           && put (tw, "resolution_f64_worst", jnum (r->resolution_f64_worst))
+           && put (tw, "rounding_modes", juint (r->twin_rounding_modes))
+           && put (o, "twin", json_incref (tw));
+      json_decref (tw);
+    }
   const gc_identity *id = &r->identity;
   char version[sizeof id->version + 1];
   memcpy (version, id->version, sizeof id->version);
@@ -1109,7 +1256,7 @@ report_tap (gc__buf *b, const gc_result *r)
       /* An inconclusive direction is neither ok nor a failure: TAP's
          "not ok # TODO" (manual: "Inconclusive directions").  */
       const char *ok = d->verdict == GC_FAIL || d->verdict == GC_INCONCLUSIVE
-                       ? "not ok" : "ok";
+                       || d->verdict == GC_PRECISION ? "not ok" : "ok";
       gc__buf_printf (b, "%s %zu - ", ok, k + 1);
       put_label (b, r, d, GC__ESC_TAP);
       gc__buf_printf (b, " nu=%.3g", d->nu);
@@ -1124,6 +1271,13 @@ report_tap (gc__buf *b, const gc_result *r)
       if (d->verdict == GC_FAIL)
         gc__buf_printf (b, "#   analytic %.9g reference %.9g bar %.3e\n",
                         d->analytic, d->reference, d->bar);
+      /* manual: "Two verdicts, one report" */
+      if ((d->verdict == GC_FAIL || d->verdict == GC_PRECISION)
+          && !isnan (d->analytic_f64))
+        gc__buf_printf (b, "#   twin g64 %.17g nu_64 %.3g (%s); arithmetic "
+                        "nu %.3g: %s\n", d->analytic_f64, d->nu_f64,
+                        gc_verdict_name (d->verdict_algorithm), d->nu_arith,
+                        arith_words (d->arith));
     }
   if (r->diagnosis.kind != GC_DIAG_NONE)
     {

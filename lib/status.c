@@ -64,6 +64,7 @@ gc_verdict_name (gc_verdict v)
     case GC_ERROR: return "error";
     case GC_INCONCLUSIVE: return "inconclusive";
     case GC_NONDETERMINISTIC: return "non-deterministic";
+    case GC_PRECISION: return "precision";
     }
   return "unknown";
 }
@@ -71,7 +72,7 @@ gc_verdict_name (gc_verdict v)
 int
 gc__verdict_from_name (const char *name)
 {
-  for (int v = GC_PASS; v <= GC_NONDETERMINISTIC; v++)
+  for (int v = GC_PASS; v <= GC_PRECISION; v++)
     if (strcmp (gc_verdict_name ((gc_verdict) v), name) == 0)
       return v;
   return -1;
@@ -88,4 +89,26 @@ gc_reference_name (gc_reference r)
     case GC_REF_AUTO: return "auto";
     }
   return "unknown";
+}
+
+const char *
+gc__arith_name (gc_arith a)
+{
+  switch (a)
+    {
+    case GC_ARITH_NONE: return "none";
+    case GC_ARITH_OK: return "ok";
+    case GC_ARITH_PRECISION: return "precision";
+    case GC_ARITH_MISMATCH: return "mismatch";
+    }
+  return "unknown";
+}
+
+int
+gc__arith_from_name (const char *name)
+{
+  for (int a = GC_ARITH_NONE; a <= GC_ARITH_MISMATCH; a++)
+    if (strcmp (gc__arith_name ((gc_arith) a), name) == 0)
+      return a;
+  return -1;
 }

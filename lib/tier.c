@@ -149,8 +149,8 @@ direction_tiered (worker *w, gc_direction *d)
   return gc__direction_mpfr (w, d, have ? &pred : NULL);
 }
 
-bool
-gc__direction (worker *w, gc_direction *d)
+static bool
+direction_judged (worker *w, gc_direction *d)
 {
   switch (w->sh->ref)
     {
@@ -165,4 +165,16 @@ gc__direction (worker *w, gc_direction *d)
       break;
     }
   return direction_tiered (w, d);
+}
+
+/* The direction judged against its reference, then, with a twin, its two
+   verdicts (manual: "The f64 twin").  */
+bool
+gc__direction (worker *w, gc_direction *d)
+{
+  if (!direction_judged (w, d))
+    return false;
+  if (w->sh->g64)
+    gc__twin_direction (w, d);
+  return true;
 }

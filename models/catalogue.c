@@ -192,3 +192,16 @@ gcm_normal (gcm_rng *r)
   double u1 = gcm_uniform (r), u2 = gcm_uniform (r);
   return sqrt (-2.0 * log (1.0 - u1)) * cos (6.283185307179586 * u2);
 }
+
+float
+gcm_bf16_round (float x)
+{
+  uint32_t u;
+  memcpy (&u, &x, sizeof u);
+  if ((u & 0x7f800000u) == 0x7f800000u)
+    return x;
+  u += 0x7fffu + ((u >> 16) & 1u);
+  u &= 0xffff0000u;
+  memcpy (&x, &u, sizeof x);
+  return x;
+}

@@ -76,6 +76,11 @@ gc_status gcm_create (const gcm_spec *spec, const long *values, uint64_t seed,
 void gcm_destroy (gcm_instance *inst);
 
 /* Seeded f32 values for model inputs (the same on every machine).  */
+/* X rounded to the nearest bfloat16 (ties to even) by integer bit
+   operations, as CPU code and many libraries round: the rounding mode
+   does not reach it.  NaN and infinities are returned as they are.  */
+float gcm_bf16_round (float x);
+
 typedef struct gcm_rng { uint64_t s; } gcm_rng;
 void gcm_rng_seed (gcm_rng *r, uint64_t seed, uint64_t stream);
 double gcm_uniform (gcm_rng *r);            /* in [0, 1) */

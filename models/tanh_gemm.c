@@ -22,13 +22,18 @@ static const gcm_key keys[] = {
   { "N", 8, 1, 4096, "columns of X" },
 };
 
-enum { MUT_NONE, MUT_NO_TANH_DERIV, MUT_DW_TWICE, MUT_DX_ZERO, MUT_DW_SIGN };
+enum { MUT_NONE, MUT_NO_TANH_DERIV, MUT_DW_TWICE, MUT_DX_ZERO, MUT_DW_SIGN,
+       MUT_DW_SCALE_1E6, MUT_DX_BF16_SUM };
 
 static const gcm_mutant mutants[] = {
   { "no-tanh-derivative", "the factor 1 - tanh^2 is left out of dZ" },
   { "dw-twice", "dW is doubled" },
   { "dx-zero", "dX is left at zero" },
   { "dw-sign", "dW is negated" },
+  { "dw-scale-1e-6", "dW is scaled by 1 + 1e-6 (seen at a finer resolution"
+    " than f32's: the twin's algorithm check)" },
+  { "dx-bf16-sum", "dX's inner products keep their partial sums in bf16 in"
+    " the f32 path only (a precision loss: PRECISION with the twin)" },
 };
 
 typedef struct tg
@@ -79,78 +84,30 @@ loss_mag_f32 (void *ctx, const float *x, float *mag)
   return forward (ctx, x, mag, true);
 }
 
-/* The backward; with MAGNITUDE it runs on absolute values (Higham's
-   |x|^T |y| bound of each gradient element's computation).  */
-static int
-backward (tg *t, const float *x, float *g, bool magnitude)
-{
-  size_t m = t->m, k = t->k, n = t->n;
-  const float *w = x, *xx = x + m * k;
-  float *z = malloc (m * n * sizeof *z);
-  float *aw = NULL, *ax = NULL;
-  if (!z)
-    return -1;
-  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) m, (int) n,
-               (int) k, 1.0f, w, (int) k, xx, (int) n, 0.0f, z, (int) n);
-  for (size_t i = 0; i < m * n; i++)
-    {
-      float th = tanhf (z[i]);
-      float d = t->mutant == MUT_NO_TANH_DERIV ? 1.0f : 1.0f - th * th;
-      /* The magnitude of the computation 1 - th*th is 1 + th^2, not its
-         value: at z = 5.2 the difference cancels to 1.2e-4 and its
-         rounding errs by thousands of ulps of itself (manual: "Adjoint
-         rounding").  */
-      float dm = t->mutant == MUT_NO_TANH_DERIV ? 1.0f : 1.0f + th * th;
-      z[i] = magnitude ? fabsf (t->dout[i]) * dm : t->dout[i] * d;
-    }
-  if (magnitude)
-    {
-      aw = malloc (m * k * sizeof *aw);
-      ax = malloc (k * n * sizeof *ax);
-      if (!aw || !ax)
-        {
-          free (z);
-          free (aw);
-          free (ax);
-          return -1;
-        }
-      for (size_t i = 0; i < m * k; i++)
-        aw[i] = fabsf (w[i]);
-      for (size_t i = 0; i < k * n; i++)
-        ax[i] = fabsf (xx[i]);
-      w = aw;
-      xx = ax;
-    }
-  /* dW = dZ X^T  [M,K];  dX = W^T dZ  [K,N]  */
-  cblas_sgemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) m, (int) k,
-               (int) n, 1.0f, z, (int) n, xx, (int) n, 0.0f, g, (int) k);
-  cblas_sgemm (CblasRowMajor, CblasTrans, CblasNoTrans, (int) k, (int) n,
-               (int) m, 1.0f, w, (int) k, z, (int) n, 0.0f, g + m * k, (int) n);
-  if (!magnitude)
-    {
-      if (t->mutant == MUT_DW_TWICE)
-        cblas_sscal ((int) (m * k), 2.0f, g, 1);
-      if (t->mutant == MUT_DW_SIGN)
-        cblas_sscal ((int) (m * k), -1.0f, g, 1);
-      if (t->mutant == MUT_DX_ZERO)
-        memset (g + m * k, 0, k * n * sizeof *g);
-    }
-  free (z);
-  free (aw);
-  free (ax);
-  return 0;
-}
+/* The backward, once over the element type: backward_f32 and its f64
+   twin backward_f64 (manual: "Writing a twin").  */
+#define GCM_REAL 32
+#include "tanh_gemm_backward.h"
+#undef GCM_REAL
+#define GCM_REAL 64
+#include "tanh_gemm_backward.h"
 
 static int
 grad_f32 (void *ctx, const float *x, float *g)
 {
-  return backward (ctx, x, g, false);
+  return backward_f32 (ctx, x, g, false);
+}
+
+static int
+grad_f64 (void *ctx, const double *x, double *g)
+{
+  return backward_f64 (ctx, x, g, false);
 }
 
 static int
 grad_mag_f32 (void *ctx, const float *x, float *g)
 {
-  return backward (ctx, x, g, true);
+  return backward_f32 (ctx, x, g, true);
 }
 
 static int
@@ -237,6 +194,7 @@ create (const long *v, uint64_t seed, int mutant, gcm_instance **out)
   md->n = np;
   md->loss_f32 = loss_f32;
   md->grad_f32 = grad_f32;
+  md->grad_f64 = grad_f64;
   md->grad_magnitude_f32 = grad_mag_f32;
   md->loss_magnitude_f32 = loss_mag_f32;
   md->loss_f64 = loss_f64;

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* twin.c -- the f64 twin of the backward (manual: "The f64 twin"): the
+   model's grad_f64 at the centre (guarded, twice, and under the other IEEE
+   rounding modes), and per direction, once the reference has judged it,
+   the twin's analytic value and adjoint term, from which judge.c draws the
+   two verdicts: the algorithm's and the arithmetic's.  */
+
+#include "check-internal.h"
+
+#include <fenv.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One call of grad_f64 at the worker's point into a new guarded array
+   (NULL after recording a failure on W, or when memory runs out:
+   *NOMEM).  WHAT names the call in messages.  */
+static double *
+twin_call (worker *w, const char *what, bool *nomem)
+{
+  shared *sh = w->sh;
+  const gc_model *m = sh->m;
+  double *g = gc__guarded_alloc (sh->n * sizeof *g);
+  *nomem = !g;
+  if (!g)
+    return NULL;
+  int rc = m->grad_f64 (m->ctx, w->xd, g);
+  if (!gc__guarded_intact (g, sh->n * sizeof *g))
+    {
+      gc__guarded_free (g);
+      gc__fail (w, GC_EOVERRUN, 0, "grad_f64 wrote outside its n = %zu "
+                "doubles%s", sh->n, what);
+      return NULL;
+    }
+  if (!gc__in_time (w, "grad_f64"))
+    {
+      gc__guarded_free (g);
+      return NULL;
+    }
+  if (rc)
+    {
+      gc__guarded_free (g);
+      gc__fail (w, GC_ECALLBACK, rc, "grad_f64 returned %d%s", rc, what);
+      return NULL;
+    }
+  return g;
+}
+
+/* The index of the first non-finite value of G (N), or SIZE_MAX.  */
+static size_t
+first_nonfinite (const double *g, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite (g[i]))
+      return i;
+  return SIZE_MAX;
+}
+
+gc_status
+gc__twin_centre (shared *sh, worker *w0)
+{
+  gc_result *r = sh->r;
+  bool nomem;
+  sh->g64 = twin_call (w0, "", &nomem);
+  if (!sh->g64)
+    return nomem ? GC_ENOMEM : w0->st;
+  size_t bad = first_nonfinite (sh->g64, sh->n);
+  if (bad != SIZE_MAX)
+    {
+      gc__fail (w0, GC_ENONFINITE, 0,
+                "grad_f64 gave a non-finite value at parameter %zu", bad);
+      return w0->st;
+    }
+  /* Twice, as every callback ("Determinism and reentrancy").  */
+  double *again = twin_call (w0, " (second call)", &nomem);
+  if (!again)
+    return nomem ? GC_ENOMEM : w0->st;
+  for (size_t i = 0; i < sh->n; i++)
+    if (memcmp (&again[i], &sh->g64[i], sizeof again[i]) != 0)
+      {
+        char nm[96];
+        gc_param_name (r, i, nm, sizeof nm);
+        gc__note_nondeterminism (r, GC_ND_GRAD, i, sh->g64[i], again[i],
+                                 "grad_f64 gave %s = %.17g, then %.17g at "
+                                 "the same point", nm, sh->g64[i], again[i]);
+        break;
+      }
+  gc__guarded_free (again);
+  /* Manual: "The f64 twin": the twin's spread under the other modes; a
+     mode under which it gives a non-finite value is left out.  */
+  int cur = fegetround ();
+  int modes[GC_N_MODES];
+  int k = gc__other_modes (cur, modes);
+  r->twin_rounding_modes = 0;
+  for (int j = 0; j < k; j++)
+    {
+      fesetround (modes[j]);
+      double *g = twin_call (w0, " under another rounding mode", &nomem);
+      fesetround (cur);
+      if (!g)
+        return nomem ? GC_ENOMEM : w0->st;
+      if (first_nonfinite (g, sh->n) != SIZE_MAX)
+        {
+          gc__guarded_free (g);
+          continue;
+        }
+      sh->g64m[j] = g;
+      r->twin_rounding_modes++;
+    }
+  r->twin = 1;
+  return GC_OK;
+}
+
+void
+gc__twin_free (shared *sh)
+{
+  gc__guarded_free (sh->g64);
+  sh->g64 = NULL;
+  for (int k = 0; k < GC_N_MODES; k++)
+    {
+      gc__guarded_free (sh->g64m[k]);
+      sh->g64m[k] = NULL;
+    }
+}
+
+/* Neumaier's compensated sum, one term at a time.  */
+typedef struct csum
+{
+  double s, c;
+} csum;
+
+static void
+csum_add (csum *a, double t)
+{
+  double y = a->s + t;
+  a->c += fabs (a->s) >= fabs (t) ? (a->s - y) + t : (t - y) + a->s;
+  a->s = y;
+}
+
+/* The weight of element J in the applied direction of D: 1 for its
+   coordinate; for a random one, v_j where MPFR applied it exactly, and
+   (delta+ - delta-) / 2h where a float reference applied a rounded one
+   (stencil.c).  */
+static double
+weight (const worker *w, const gc_direction *d, size_t j)
+{
+  if (d->decided_by == GC_REF_MPFR)
+    return (double) w->v[j];
+  return (w->dp[j] - w->dm[j]) / (2 * d->step);
+}
+
+void
+gc__twin_direction (worker *w, gc_direction *d)
+{
+  const shared *sh = w->sh;
+  const gc_result *r = sh->r;
+  size_t n = sh->n;
+  double wm = 0, w1 = 0, spread;
+  if (d->index != SIZE_MAX)
+    {
+      size_t i = d->index;
+      d->analytic_f64 = sh->g64[i];
+      wm = sh->mag[i];
+      w1 = 1;
+      double lo = sh->g64[i], hi = lo;
+      for (int k = 0; k < GC_N_MODES; k++)
+        if (sh->g64m[k])
+          {
+            lo = fmin (lo, sh->g64m[k][i]);
+            hi = fmax (hi, sh->g64m[k][i]);
+          }
+      spread = hi - lo;
+    }
+  else
+    {
+      csum a = { 0, 0 }, sm[GC_N_MODES];
+      memset (sm, 0, sizeof sm);
+      for (size_t j = 0; j < n; j++)
+        {
+          double wj = weight (w, d, j);
+          csum_add (&a, sh->g64[j] * wj);
+          wm += fabs (wj) * sh->mag[j];
+          w1 += fabs (wj);
+          for (int k = 0; k < GC_N_MODES; k++)
+            if (sh->g64m[k])
+              csum_add (&sm[k], (sh->g64m[k][j] - sh->g64[j]) * wj);
+        }
+      d->analytic_f64 = a.s + a.c;
+      double lo = 0, hi = 0;
+      for (int k = 0; k < GC_N_MODES; k++)
+        if (sh->g64m[k])
+          {
+            lo = fmin (lo, sm[k].s + sm[k].c);
+            hi = fmax (hi, sm[k].s + sm[k].c);
+          }
+      spread = hi - lo;
+    }
+  gc__term_adjoint_f64 (&d->adjoint_f64, r->backward_depth, wm, w1, spread,
+                        (r->defaulted & GC_DEFAULTED_MAGNITUDES) != 0);
+  gc__judge_twin (d);
+}
