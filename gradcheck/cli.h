@@ -13,8 +13,11 @@
 enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3,
        EXIT_INCONCLUSIVE = 4, /* the check cannot judge (manual:
                                  "Inconclusive directions") */
-       EXIT_MODEL = 5 /* the model failed: a callback's error, NaN, overrun,
-                         time limit, or exit() */ };
+       EXIT_MODEL = 5, /* the model failed: a callback's error, NaN, overrun,
+                          time limit, or exit() */
+       EXIT_PRECISION = 6 /* the algorithm passes, the f32 arithmetic errs
+                             beyond its derived bound (manual: "The f64
+                             twin") */ };
 
 /* The command's name in its messages (usage.c).  */
 extern const char *progname;

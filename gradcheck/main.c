@@ -48,7 +48,7 @@ static const struct { const char *name; unsigned bit; } commands[] = {
 
 enum { O_REF = 256, O_PREC, O_STEP, O_SHAPE, O_SEED, O_DIRS, O_MUTANT,
        O_FORMAT, O_THREADS, O_ALPHA, O_SHARD, O_DUMP, O_PLUGIN, O_INDEX,
-       O_OUTPUT, O_TIMEOUT };
+       O_OUTPUT, O_TIMEOUT, O_TWIN };
 
 /* Every long option with a value: its name, value, the subcommands it
    applies to, and its line of --help.  */
@@ -92,6 +92,9 @@ static const struct cli_option
     "where the plot goes (default steps-MODEL-I.svg)" },
   { "timeout", O_TIMEOUT, C_MODEL, "SECONDS",
     "time limit of the check (default: none)" },
+  { "twin", O_TWIN, C_RUN | C_EXPLAIN | C_SWEEP, "on|off",
+    "judge the algorithm with the model's f64 twin of the backward, and the "
+    "f32 arithmetic against it (default on, where the model has one)" },
 };
 #define N_OPTIONS (sizeof cli_options / sizeof cli_options[0])
 
@@ -466,6 +469,17 @@ parse_args (int argc, char **argv, cli_args *a)
             rc = EXIT_USAGE;
           a->output = optarg;
           break;
+        case O_TWIN:
+          if (strcmp (optarg, "on") == 0)
+            a->opts.no_twin = 0;
+          else if (strcmp (optarg, "off") == 0)
+            a->opts.no_twin = 1;
+          else
+            {
+              usage_error ("bad --twin '%s': accepted: on, off", optarg);
+              rc = EXIT_USAGE;
+            }
+          break;
         case O_TIMEOUT:
           if (!cli_parse_open (optarg, 0, 1e7, &a->opts.timeout))
             {
@@ -625,6 +639,8 @@ exit_code (gc_status st, const gc_result *r)
     return cli_status_exit (st);
   if (r->verdict == GC_INCONCLUSIVE)
     return EXIT_INCONCLUSIVE;
+  if (r->verdict == GC_PRECISION)
+    return EXIT_PRECISION;
   return r->verdict == GC_PASS ? EXIT_PASS : EXIT_FAILED;
 }
 

@@ -120,6 +120,77 @@ lookup (const char *s, const char *const *names, int n)
   return -1;
 }
 
+/* Read one full term object into TM: GC_OK, GC_EFORMAT or GC_ENOMEM.  */
+static gc_status
+term_read (gc_result *r, const json_t *e, gc_term *tm)
+{
+  double v;
+  const char *nm = str (e, "name"), *fm = str (e, "formula");
+  const char *sc = str (e, "section");
+  const json_t *in = json_object_get (e, "inputs");
+  if (!nm || !fm || !sc || !num (e, "value", &v) || !json_is_object (in)
+      || json_object_size (in) > GC_TERM_MAX_INPUTS)
+    return GC_EFORMAT;
+  tm->name = known (r, nm);
+  tm->formula = known (r, fm);
+  tm->section = known (r, sc);
+  tm->value = v;
+  tm->n_inputs = 0;
+  const char *key;
+  const json_t *iv;
+  json_object_foreach ((json_t *) in, key, iv)
+    {
+      gc_input *ip = &tm->inputs[tm->n_inputs++];
+      if (!num_value (iv, &ip->value))
+        return GC_EFORMAT;
+      if (!(ip->name = known (r, key)))
+        return GC_ENOMEM;
+    }
+  if (!tm->name || !tm->formula || !tm->section)
+    return GC_ENOMEM;
+  return GC_OK;
+}
+
+/* The twin's part of a direction (manual: "Two verdicts, one report"):
+   absent in a check without a twin; in one with a twin, required.  Its
+   verdicts are judged again by the caller.  */
+static gc_status
+twin_read (gc_result *r, const json_t *o, gc_direction *d, bool full)
+{
+  d->analytic_f64 = d->bar_f64 = d->nu_f64 = d->resolution_f64 = NAN;
+  d->arith_diff = d->arith_bar = d->nu_arith = NAN;
+  d->verdict_algorithm = GC_ERROR;
+  d->arith = GC_ARITH_NONE;
+  bool has = json_object_get (o, "analytic_f64") != NULL;
+  if (!has)
+    return r->twin && d->verdict != GC_ERROR ? GC_EFORMAT : GC_OK;
+  if (!r->twin || !num (o, "analytic_f64", &d->analytic_f64)
+      || isnan (d->analytic_f64))
+    return GC_EFORMAT;
+  if (full)
+    {
+      const json_t *e = json_object_get (o, "adjoint_f64");
+      gc_status st = e ? term_read (r, e, &d->adjoint_f64) : GC_EFORMAT;
+      if (st != GC_OK)
+        return st;
+      /* only the twin's own term */
+      if (strcmp (d->adjoint_f64.section, "The f64 twin") != 0)
+        return GC_EFORMAT;
+      return GC_OK;
+    }
+  double spread, defaulted;
+  gc_term *tm = &d->adjoint_f64;
+  if (!num (o, "adjoint_f64_value", &tm->value)
+      || !num (o, "spread_f64", &spread) || !num (o, "m_defaulted", &defaulted))
+    return GC_EFORMAT;
+  /* the term rebuilt with the two inputs the judge reads */
+  gc__term_adjoint_f64 (tm, r->backward_depth, 0, 0, spread, defaulted != 0);
+  double value;
+  num (o, "adjoint_f64_value", &value);
+  tm->value = value;
+  return GC_OK;
+}
+
 /* Read one direction object: GC_OK, GC_EFORMAT or GC_ENOMEM.  */
 static gc_status
 direction (gc_result *r, const json_t *o, gc_direction *d, bool full)
@@ -209,31 +280,11 @@ direction (gc_result *r, const json_t *o, gc_direction *d, bool full)
             return GC_EFORMAT;
           continue;
         }
-      const char *nm = str (e, "name"), *fm = str (e, "formula");
-      const char *sc = str (e, "section");
-      const json_t *in = json_object_get (e, "inputs");
-      if (!nm || !fm || !sc || !num (e, "value", &v) || !json_is_object (in)
-          || json_object_size (in) > GC_TERM_MAX_INPUTS)
-        return GC_EFORMAT;
-      gc_term *tm = &d->terms[t];
-      tm->name = known (r, nm);
-      tm->formula = known (r, fm);
-      tm->section = known (r, sc);
-      tm->value = v;
-      tm->n_inputs = 0;
-      const char *key;
-      const json_t *iv;
-      json_object_foreach ((json_t *) in, key, iv)
-        {
-          gc_input *ip = &tm->inputs[tm->n_inputs++];
-          if (!num_value (iv, &ip->value))
-            return GC_EFORMAT;
-          if (!(ip->name = known (r, key)))
-            return GC_ENOMEM;
-        }
-      if (!tm->name || !tm->formula || !tm->section)
-        return GC_ENOMEM;
+      gc_status st = term_read (r, e, &d->terms[t]);
+      if (st != GC_OK)
+        return st;
     }
+  return twin_read (r, o, d, full);
   return GC_OK;
 }
 
@@ -461,6 +512,18 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
     }
   else
     r->nd_index = SIZE_MAX;
+  /* judged with a twin (manual: "The f64 twin"): its own counts are
+     summarised again from the directions */
+  const json_t *tw = json_object_get (j, "twin");
+  if (tw)
+    {
+      size_t modes;
+      if (!json_is_object (tw) || !size (tw, "rounding_modes", &modes)
+          || modes > 3)
+        return fail (r, j, GC_EFORMAT);
+      r->twin = 1;
+      r->twin_rounding_modes = (unsigned) modes;
+    }
   if (json_object_get (j, "defaulted"))
     {
       if (!size (j, "defaulted", &flags) || flags > 0xffff
@@ -866,6 +929,7 @@ gc_result_merge (gc_result *const *shards, size_t n, gc_result **out)
             d->verdict = GC_INCONCLUSIVE;
           else
             gc__judge_resolution (d);
+          gc__judge_twin (d);   /* manual: "Two verdicts, one report" */
         }
       r->detail[0] = 0;
     }

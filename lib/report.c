@@ -493,9 +493,13 @@ direction_json (const gc_result *r, const gc_direction *d, bool terms)
       ok = ok && put (o, "verdict_algorithm",
                       jstr (gc_verdict_name (d->verdict_algorithm)))
            && put (o, "arith", jstr (gc__arith_name (d->arith)))
-           && put (o, terms ? "adjoint_f64" : "adjoint_f64_value",
-                   terms ? term_json (&d->adjoint_f64)
-                         : jnum (d->adjoint_f64.value));
+           && (terms ? put (o, "adjoint_f64", term_json (&d->adjoint_f64))
+               : put (o, "adjoint_f64_value", jnum (d->adjoint_f64.value))
+                 && put (o, "spread_f64",
+                         jnum (gc__term_input (&d->adjoint_f64, "S_w64", 0)))
+                 && put (o, "m_defaulted",
+                         jnum (gc__term_input (&d->adjoint_f64,
+                                               "m defaulted", 0))));
     }
   if (!ok)
     {

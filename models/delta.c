@@ -23,6 +23,21 @@ gcm_sigmoidf (float x)
 }
 
 void
+gcm_mm_d (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, size_t M, size_t N,
+          size_t K, double alpha, const double *a, size_t lda,
+          const double *b, size_t ldb, double beta, double *c, size_t ldc)
+{
+  cblas_dgemm (CblasRowMajor, ta, tb, (int) M, (int) N, (int) K, alpha, a,
+               (int) lda, b, (int) ldb, beta, c, (int) ldc);
+}
+
+double
+gcm_sigmoid (double x)
+{
+  return 1.0 / (1.0 + exp (-x));
+}
+
+void
 gcm_extra (gcm_instance *inst, const char *name, const float *data,
            size_t ndim, const size_t *shape)
 {

@@ -21,6 +21,13 @@ void gcm_mm (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, size_t M, size_t N,
              size_t K, float alpha, const float *a, size_t lda,
              const float *b, size_t ldb, float beta, float *c, size_t ldc);
 float gcm_sigmoidf (float x);
+/* The same two in f64, for the twins of the backwards (real.h: r_mm,
+   r_sigmoid).  */
+void gcm_mm_d (CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, size_t M, size_t N,
+               size_t K, double alpha, const double *a, size_t lda,
+               const double *b, size_t ldb, double beta, double *c,
+               size_t ldc);
+double gcm_sigmoid (double x);
 
 /* Name an extra tensor of an instance (cotangents) for --dump.  */
 void gcm_extra (gcm_instance *inst, const char *name, const float *data,

@@ -8,6 +8,8 @@
      R_(name)      name_f32 or name_f64: the instantiation's own names
      r_exp, r_tanh, r_sqrt, r_fabs   the libm functions of that type
      r_gemm, r_scal, r_dot           OpenBLAS's s- or d- routine
+     r_mm, r_sigmoid                 delta.h's gcm_mm / gcm_sigmoidf, or
+                                     gcm_mm_d / gcm_sigmoid
      r_lowp(x)     in f32, X rounded to bf16 where a precision-only mutant
                    stores it so (gcm_bf16_round); in f64, X itself: a
                    precision choice of the f32 path, not of the algorithm
@@ -25,6 +27,8 @@
 #undef r_scal
 #undef r_dot
 #undef r_lowp
+#undef r_mm
+#undef r_sigmoid
 
 #if GCM_REAL == 32
 # define real float
@@ -38,6 +42,8 @@
 # define r_scal cblas_sscal
 # define r_dot cblas_sdot
 # define r_lowp(x) gcm_bf16_round (x)
+# define r_mm gcm_mm
+# define r_sigmoid gcm_sigmoidf
 #elif GCM_REAL == 64
 # define real double
 # define R__(name, sfx) name##sfx
@@ -50,6 +56,8 @@
 # define r_scal cblas_dscal
 # define r_dot cblas_ddot
 # define r_lowp(x) (x)
+# define r_mm gcm_mm_d
+# define r_sigmoid gcm_sigmoid
 #else
 # error "define GCM_REAL as 32 or 64 before including real.h"
 #endif
