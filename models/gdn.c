@@ -45,7 +45,7 @@ static const gcm_key keys[] = {
 
 enum { MUT_NONE, MUT_SCRATCH_ZEROS, MUT_SHIFT_CHUNK, MUT_SHIFT_ROW,
        MUT_PAD_LEAK, MUT_NO_READ_SCALE, MUT_NO_DG_CUMSUM, MUT_DBETA_SIGN,
-       MUT_A_TRANSPOSED };
+       MUT_A_TRANSPOSED, MUT_DV_SCALE_1E6, MUT_DS_BF16 };
 
 static const gcm_mutant mutants[] = {
   { "scratch-zeros", "the backward reads zeros where the saved chunk states are" },
@@ -56,6 +56,10 @@ static const gcm_mutant mutants[] = {
   { "no-dg-cumsum", "the reverse cumulative sum of dg is skipped" },
   { "dbeta-sign", "dbeta is negated" },
   { "a-transposed", "A is used where A^T belongs in the WY backward" },
+  { "dv-scale-1e-6", "dv is scaled by 1 + 1e-6 (seen at a finer resolution"
+    " than f32's: the twin's algorithm check)" },
+  { "ds-bf16", "the state's adjoint dS is stored in bf16 between chunks in"
+    " the f32 path only (a precision loss: PRECISION with the twin)" },
 };
 
 typedef struct gdn
@@ -79,505 +83,28 @@ typedef struct gdn
 
 
 /* ---------------------------------------------------------------------- */
-/* The padded scratch of one (b, h) sequence.  */
-
-typedef struct seq
-{
-  float *q, *k, *v;        /* [Tp,K], [Tp,K], [Tp,V]: normalised, padded */
-  float *beta, *g;         /* [Tp] */
-  float *rq, *rk;          /* [Tp]: 1/sqrt(|x|^2 + eps) of the raw q, k */
-  float *gam;              /* [Tp]: chunk-local inclusive cumsum of g */
-  float *A, *Aqk;          /* [NT,BT,BT] */
-  float *W;                /* [Tp,K] */
-  float *U;                /* [Tp,V] */
-  float *vnew;             /* [Tp+1,V]: one zero row past the end */
-  float *h;                /* [NT+2,K,V]: slab 0 zeros, slab n+1 = h_n */
-} seq;
-
-static size_t
-seq_floats (const gdn *m)
-{
-  size_t Tp = m->Tp, K = m->K, V = m->V, BT = m->BT, NT = m->NT;
-  return 2 * Tp * K + Tp * V + 2 * Tp + 2 * Tp + Tp + 2 * NT * BT * BT
-         + Tp * K + Tp * V + (Tp + 1) * V + (NT + 2) * K * V;
-}
-
-static void
-seq_bind (const gdn *m, seq *s, float *p)
-{
-  size_t Tp = m->Tp, K = m->K, V = m->V, BT = m->BT, NT = m->NT;
-  s->q = p; p += Tp * K;
-  s->k = p; p += Tp * K;
-  s->v = p; p += Tp * V;
-  s->beta = p; p += Tp;
-  s->g = p; p += Tp;
-  s->rq = p; p += Tp;
-  s->rk = p; p += Tp;
-  s->gam = p; p += Tp;
-  s->A = p; p += NT * BT * BT;
-  s->Aqk = p; p += NT * BT * BT;
-  s->W = p; p += Tp * K;
-  s->U = p; p += Tp * V;
-  s->vnew = p; p += (Tp + 1) * V;
-  s->h = p;
-}
-
-/* Gather (b, h)'s inputs into the zero-padded buffers, normalising q, k and
-   passing beta through the sigmoid when asked.  */
-static void
-seq_gather (const gdn *m, const float *x, size_t b, size_t hh, seq *s)
-{
-  size_t T = m->T, H = m->H, K = m->K, V = m->V;
-  memset (s->q, 0, seq_floats (m) * sizeof (float));
-  for (size_t t = 0; t < T; t++)
-    {
-      size_t row = (b * T + t) * H + hh;
-      const float *q = x + m->off_q + row * K, *k = x + m->off_k + row * K;
-      float sq = 0, sk = 0;
-      for (size_t i = 0; i < K; i++)
-        {
-          sq += q[i] * q[i];
-          sk += k[i] * k[i];
-        }
-      float rq = m->norm ? 1.0f / sqrtf (sq + GCM_L2_EPS) : 1.0f;
-      float rk = m->norm ? 1.0f / sqrtf (sk + GCM_L2_EPS) : 1.0f;
-      s->rq[t] = rq;
-      s->rk[t] = rk;
-      for (size_t i = 0; i < K; i++)
-        {
-          s->q[t * K + i] = q[i] * rq;
-          s->k[t * K + i] = k[i] * rk;
-        }
-      memcpy (s->v + t * V, x + m->off_v + row * V, V * sizeof (float));
-      s->g[t] = x[m->off_g + row];
-      float braw = x[m->off_b + row];
-      s->beta[t] = m->sigmoid ? gcm_sigmoidf (braw) : braw;
-    }
-  memcpy (s->h + K * V, x + m->off_s + (b * H + hh) * K * V,
-          K * V * sizeof (float));
-}
-
-/* Work space of one chunk, shared by forward and backward.  */
-typedef struct work
-{
-  float *KK, *QK, *L, *Kb, *Vb, *Qe, *Kd, *E;
-  float *dVn, *dAqk, *Tm, *dKd, *Mu, *dW, *dA, *dWb, *dUb, *tmp, *dL, *dG;
-  float *dS, *dh;
-} work;
-
-static size_t
-work_floats (const gdn *m)
-{
-  size_t K = m->K, V = m->V, BT = m->BT;
-  return 3 * BT * BT + BT * K + BT * V + BT * K + BT * K + BT
-         + BT * V + BT * BT + BT * K + BT * K + BT * BT + BT * K + BT * BT
-         + BT * K + BT * V + BT * BT + BT * BT + BT + 2 * K * V;
-}
-
-static void
-work_bind (const gdn *m, work *w, float *p)
-{
-  size_t K = m->K, V = m->V, BT = m->BT;
-  w->KK = p; p += BT * BT;
-  w->QK = p; p += BT * BT;
-  w->L = p; p += BT * BT;
-  w->Kb = p; p += BT * K;
-  w->Vb = p; p += BT * V;
-  w->Qe = p; p += BT * K;
-  w->Kd = p; p += BT * K;
-  w->E = p; p += BT;
-  w->dVn = p; p += BT * V;
-  w->dAqk = p; p += BT * BT;
-  w->Tm = p; p += BT * K;
-  w->dKd = p; p += BT * K;
-  w->Mu = p; p += BT * BT;
-  w->dW = p; p += BT * K;
-  w->dA = p; p += BT * BT;
-  w->dWb = p; p += BT * K;
-  w->dUb = p; p += BT * V;
-  w->tmp = p; p += BT * BT;
-  w->dL = p; p += BT * BT;
-  w->dG = p; p += BT;
-  w->dS = p; p += K * V;
-  w->dh = p;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Forward: the chunked WY form (§3.3), filling the scratch.  O receives the
-   outputs [Tp,V]; the final state is slab NT+1 of s->h.  */
-
-static void
-seq_forward (const gdn *m, seq *s, work *w, float *O)
-{
-  size_t K = m->K, V = m->V, BT = m->BT, NT = m->NT;
-  float scale = m->scale;
-  for (size_t n = 0; n < NT; n++)
-    {
-      size_t base = n * BT;
-      const float *q = s->q + base * K, *k = s->k + base * K;
-      const float *v = s->v + base * V, *beta = s->beta + base;
-      float *G = s->gam + base;
-      float *A = s->A + n * BT * BT, *Aqk = s->Aqk + n * BT * BT;
-      float *Wn = s->W + base * K, *Un = s->U + base * V;
-      float *vn = s->vnew + base * V;
-      const float *hn = s->h + (n + 1) * K * V;
-      float *hnext = s->h + (n + 2) * K * V;
-
-      float acc = 0;
-      for (size_t r = 0; r < BT; r++)
-        {
-          acc += s->g[base + r];
-          G[r] = acc;
-          w->E[r] = expf (G[r]);
-        }
-      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, k, K, k, K, 0, w->KK, BT);
-      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, q, K, k, K, 0, w->QK, BT);
-      /* L strictly lower, A = (I + L)^-1 by forward substitution; Aqk lower
-         with the diagonal.  exp(G_r - G_c) only for c <= r, where it is at
-         most 1 (never overflows for strong gates).  */
-      for (size_t r = 0; r < BT; r++)
-        for (size_t c = 0; c < BT; c++)
-          {
-            float ex = c <= r ? expf (G[r] - G[c]) : 0.0f;
-            w->L[r * BT + c] = c < r ? beta[r] * w->KK[r * BT + c] * ex : 0.0f;
-            Aqk[r * BT + c] = c <= r ? scale * w->QK[r * BT + c] * ex : 0.0f;
-          }
-      for (size_t r = 0; r < BT; r++)
-        {
-          for (size_t c = 0; c < r; c++)
-            {
-              float sum = 0;
-              for (size_t mm_ = c; mm_ < r; mm_++)
-                sum += w->L[r * BT + mm_] * A[mm_ * BT + c];
-              A[r * BT + c] = -sum;
-            }
-          A[r * BT + r] = 1.0f;
-          for (size_t c = r + 1; c < BT; c++)
-            A[r * BT + c] = 0.0f;
-        }
-      for (size_t r = 0; r < BT; r++)
-        {
-          for (size_t i = 0; i < K; i++)
-            w->Kb[r * K + i] = beta[r] * w->E[r] * k[r * K + i];
-          for (size_t j = 0; j < V; j++)
-            w->Vb[r * V + j] = beta[r] * v[r * V + j];
-        }
-      /* W = A diag(beta) (E . K), U = A diag(beta) V, Vnew = U - W h_n  */
-      gcm_mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, A, BT, w->Kb, K, 0, Wn, K);
-      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, A, BT, w->Vb, V, 0, Un, V);
-      memcpy (vn, Un, BT * V * sizeof (float));
-      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, K, -1, Wn, K, hn, V, 1, vn, V);
-      /* o = scale diag(E) Q h_n + Aqk Vnew  */
-      for (size_t r = 0; r < BT; r++)
-        for (size_t i = 0; i < K; i++)
-          w->Qe[r * K + i] = scale * w->E[r] * q[r * K + i];
-      float *o = O + base * V;
-      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, K, 1, w->Qe, K, hn, V, 0, o, V);
-      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, Aqk, BT, vn, V, 1, o, V);
-      /* h_{n+1} = El h_n + (K . exp(G_last - G))^T Vnew  */
-      float El = w->E[BT - 1];
-      for (size_t r = 0; r < BT; r++)
-        {
-          float d = expf (G[BT - 1] - G[r]);
-          for (size_t i = 0; i < K; i++)
-            w->Kd[r * K + i] = k[r * K + i] * d;
-        }
-      for (size_t e = 0; e < K * V; e++)
-        hnext[e] = El * hn[e];
-      gcm_mm (CblasTrans, CblasNoTrans, K, V, BT, 1, w->Kd, K, vn, V, 1, hnext, V);
-    }
-}
-
-/* ---------------------------------------------------------------------- */
-/* Backward (§6): reads the scratch.  dO is [Tp,V] (zero-padded); w->dS holds
-   dS_T on entry and dS0 on exit.  Gradients w.r.t. the normalised q, k, v,
-   beta and g are written to dq, dk, dv, dbeta, dg ([Tp,...]).  Each mutant
-   is one marked line.  */
-
-static void
-seq_backward (const gdn *m, const seq *s, work *w, const float *dO,
-              float *dq, float *dk, float *dv, float *dbeta, float *dg)
-{
-  size_t K = m->K, V = m->V, BT = m->BT, NT = m->NT, Tp = m->Tp;
-  float scale = m->scale;
-  int mut = m->mutant;
-  memset (dq, 0, Tp * K * sizeof (float));
-  memset (dk, 0, Tp * K * sizeof (float));
-  memset (dv, 0, Tp * V * sizeof (float));
-  memset (dbeta, 0, Tp * sizeof (float));
-  for (size_t n = NT; n-- > 0;)
-    {
-      size_t base = n * BT;
-      const float *q = s->q + base * K, *k = s->k + base * K;
-      const float *v = s->v + base * V, *beta = s->beta + base;
-      const float *G = s->gam + base;
-      const float *A = s->A + n * BT * BT, *Aqk = s->Aqk + n * BT * BT;
-      const float *Wn = s->W + base * K;
-      const float *hn = s->h + (n + 1) * K * V;
-      const float *vn = s->vnew + base * V;
-      if (mut == MUT_SCRATCH_ZEROS) hn = s->h;                 /* MUTANT */
-      if (mut == MUT_SHIFT_CHUNK) hn = s->h + n * K * V;       /* MUTANT */
-      if (mut == MUT_SHIFT_ROW) vn = s->vnew + (base + 1) * V; /* MUTANT */
-      const float *dOc = dO + base * V;
-      float *dqc = dq + base * K, *dkc = dk + base * K, *dvc = dv + base * V;
-      float *dbc = dbeta + base;
-      float *dG = w->dG;
-      memset (dG, 0, BT * sizeof (float));
-      for (size_t r = 0; r < BT; r++)
-        w->E[r] = expf (G[r]);
-      float El = w->E[BT - 1];
-      for (size_t r = 0; r < BT; r++)
-        {
-          float d = expf (G[BT - 1] - G[r]);
-          for (size_t i = 0; i < K; i++)
-            w->Kd[r * K + i] = k[r * K + i] * d;
-        }
-
-      /* 1. dVnew = Aqk^T dO + Kd dS;  dAqk = dO Vnew^T (c <= r)  */
-      gcm_mm (CblasTrans, CblasNoTrans, BT, V, BT, 1, Aqk, BT, dOc, V, 0, w->dVn, V);
-      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, K, 1, w->Kd, K, w->dS, V, 1, w->dVn, V);
-      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, V, 1, dOc, V, vn, V, 0, w->dAqk, BT);
-
-      /* 2. inter-chunk output: dq_u += E_r (dO h^T)_r;
-            dG_r += scale E_r q_r . (dO h^T)_r  */
-      gcm_mm (CblasNoTrans, CblasTrans, BT, K, V, 1, dOc, V, hn, V, 0, w->Tm, K);
-      for (size_t r = 0; r < BT; r++)
-        {
-          float dot = 0;
-          for (size_t i = 0; i < K; i++)
-            {
-              dqc[r * K + i] += w->E[r] * w->Tm[r * K + i];
-              dot += q[r * K + i] * w->Tm[r * K + i];
-            }
-          dG[r] += scale * w->E[r] * dot;
-        }
-
-      /* 3. state out: dG_last += El <dS, h_n>;  dKd = Vnew dS^T  */
-      float sh = 0;
-      for (size_t e = 0; e < K * V; e++)
-        sh += w->dS[e] * hn[e];
-      dG[BT - 1] += El * sh;
-      gcm_mm (CblasNoTrans, CblasTrans, BT, K, V, 1, vn, V, w->dS, V, 0, w->dKd, K);
-      for (size_t c = 0; c < BT; c++)
-        {
-          float d = expf (G[BT - 1] - G[c]), sc = 0;
-          for (size_t i = 0; i < K; i++)
-            {
-              dkc[c * K + i] += w->dKd[c * K + i] * d;
-              sc += w->dKd[c * K + i] * w->Kd[c * K + i];
-            }
-          dG[BT - 1] += sc;
-          dG[c] -= sc;
-        }
-
-      /* 4. Aqk = scale (Q K^T) . exp(G_r - G_c), c <= r:
-            Mu = dAqk . exp;  dq_u += Mu K;  dk += scale Mu^T Q;
-            dG_r += dAqk.Aqk (row sums), dG_c -= (column sums)  */
-      for (size_t r = 0; r < BT; r++)
-        for (size_t c = 0; c < BT; c++)
-          {
-            if (c > r)
-              {
-                w->Mu[r * BT + c] = 0;
-                continue;
-              }
-            w->Mu[r * BT + c] = w->dAqk[r * BT + c] * expf (G[r] - G[c]);
-            float z = w->dAqk[r * BT + c] * Aqk[r * BT + c];
-            dG[r] += z;
-            dG[c] -= z;
-          }
-      gcm_mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, w->Mu, BT, k, K, 1, dqc, K);
-      gcm_mm (CblasTrans, CblasNoTrans, BT, K, BT, scale, w->Mu, BT, q, K, 1, dkc, K);
-
-      /* 5. Vnew = U - W h_n: dU = dVnew, dW = -dVnew h_n^T;
-            dh = El dS + scale (Q.E)^T dO - W^T dVnew  */
-      gcm_mm (CblasNoTrans, CblasTrans, BT, K, V, -1, w->dVn, V, hn, V, 0, w->dW, K);
-      for (size_t r = 0; r < BT; r++)
-        for (size_t i = 0; i < K; i++)
-          w->Qe[r * K + i] = scale * w->E[r] * q[r * K + i];
-      for (size_t e = 0; e < K * V; e++)
-        w->dh[e] = El * w->dS[e];
-      gcm_mm (CblasTrans, CblasNoTrans, K, V, BT, 1, w->Qe, K, dOc, V, 1, w->dh, V);
-      gcm_mm (CblasTrans, CblasNoTrans, K, V, BT, -1, Wn, K, w->dVn, V, 1, w->dh, V);
-
-      /* 6. WY: W = A Kb, U = A Vb with Kb = diag(beta E) K, Vb = diag(beta) V:
-            dA = dW Kb^T + dU Vb^T;  dWb = A^T dW, dUb = A^T dU  */
-      for (size_t r = 0; r < BT; r++)
-        {
-          for (size_t i = 0; i < K; i++)
-            w->Kb[r * K + i] = beta[r] * w->E[r] * k[r * K + i];
-          for (size_t j = 0; j < V; j++)
-            w->Vb[r * V + j] = beta[r] * v[r * V + j];
-        }
-      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, w->dW, K, w->Kb, K, 0, w->dA, BT);
-      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, V, 1, w->dVn, V, w->Vb, V, 1, w->dA, BT);
-      CBLAS_TRANSPOSE at = CblasTrans;
-      if (mut == MUT_A_TRANSPOSED) at = CblasNoTrans;          /* MUTANT */
-      gcm_mm (at, CblasNoTrans, BT, K, BT, 1, A, BT, w->dW, K, 0, w->dWb, K);
-      gcm_mm (at, CblasNoTrans, BT, V, BT, 1, A, BT, w->dVn, V, 0, w->dUb, V);
-      for (size_t c = 0; c < BT; c++)
-        {
-          float uv = 0, wk = 0;
-          for (size_t j = 0; j < V; j++)
-            {
-              dvc[c * V + j] += beta[c] * w->dUb[c * V + j];
-              uv += w->dUb[c * V + j] * v[c * V + j];
-            }
-          for (size_t i = 0; i < K; i++)
-            {
-              dkc[c * K + i] += beta[c] * w->E[c] * w->dWb[c * K + i];
-              wk += w->dWb[c * K + i] * k[c * K + i];
-            }
-          dbc[c] += uv + w->E[c] * wk;
-          dG[c] += beta[c] * w->E[c] * wk;
-        }
-
-      /* 7. A = (I + L)^-1: dL = -A^T dA A^T, strictly lower part.  */
-      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, BT, 1, w->dA, BT, A, BT, 0, w->tmp, BT);
-      gcm_mm (CblasTrans, CblasNoTrans, BT, BT, BT, -1, A, BT, w->tmp, BT, 0, w->dL, BT);
-
-      /* 8. L = diag(beta) (K K^T) . exp(G_r - G_c), r > c:
-            P = dL . exp;  dk_r += beta_r sum_c P_rc k_c;
-            dk_c += sum_r P_rc beta_r k_r;  dbeta_r += sum_c P_rc KK_rc;
-            dG_r += dL.L (row sums), dG_c -= (column sums)  */
-      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, k, K, k, K, 0, w->KK, BT);
-      for (size_t r = 0; r < BT; r++)
-        for (size_t c = 0; c < BT; c++)
-          {
-            if (c >= r)
-              {
-                w->Mu[r * BT + c] = 0;
-                continue;
-              }
-            float ex = expf (G[r] - G[c]);
-            float p = w->dL[r * BT + c] * ex;
-            w->Mu[r * BT + c] = p;
-            dbc[r] += p * w->KK[r * BT + c];
-            float z = beta[r] * p * w->KK[r * BT + c];
-            dG[r] += z;
-            dG[c] -= z;
-          }
-      /* Kb now: diag(beta) K, for the transposed product.  */
-      for (size_t r = 0; r < BT; r++)
-        for (size_t i = 0; i < K; i++)
-          w->Kb[r * K + i] = beta[r] * k[r * K + i];
-      gcm_mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, w->Mu, BT, k, K, 0, w->Tm, K);
-      for (size_t r = 0; r < BT; r++)
-        for (size_t i = 0; i < K; i++)
-          dkc[r * K + i] += beta[r] * w->Tm[r * K + i];
-      gcm_mm (CblasTrans, CblasNoTrans, BT, K, BT, 1, w->Mu, BT, w->Kb, K, 1, dkc, K);
-
-      /* 9. dg_s = sum_{r >= s} dG_r: the reverse cumsum inside the chunk.  */
-      float acc = 0;
-      for (size_t r = BT; r-- > 0;)
-        {
-          acc += dG[r];
-          dg[base + r] = acc;
-          if (mut == MUT_NO_DG_CUMSUM) dg[base + r] = dG[r];   /* MUTANT */
-        }
-
-      /* 10. on to the previous chunk  */
-      memcpy (w->dS, w->dh, K * V * sizeof (float));
-    }
-  /* The read scale multiplies every path into dq.  */
-  float dq_scale = scale;
-  if (mut == MUT_NO_READ_SCALE) dq_scale = 1.0f;                 /* MUTANT */
-  for (size_t e = 0; e < Tp * K; e++)
-    dq[e] *= dq_scale;
-}
+/* The production path, once over the element type: the f32 op and the f64
+   twin of its backward (manual: "Writing a twin").  */
+#define GCM_REAL 32
+#include "gdn_backward.h"
+#undef GCM_REAL
+#define GCM_REAL 64
+#include "gdn_backward.h"
 
 /* ---------------------------------------------------------------------- */
 /* Callbacks.  */
-
-typedef struct buffers
-{
-  float *mem;
-  seq *seqs;          /* B*H of them */
-  work w;
-  float *O;           /* [Tp,V] */
-} buffers;
-
-static bool
-buffers_alloc (const gdn *m, buffers *bf)
-{
-  size_t ns = m->B * m->H;
-  size_t total = ns * seq_floats (m) + work_floats (m) + m->Tp * m->V;
-  bf->mem = malloc (total * sizeof (float));
-  bf->seqs = malloc (ns * sizeof *bf->seqs);
-  if (!bf->mem || !bf->seqs)
-    {
-      free (bf->mem);
-      free (bf->seqs);
-      return false;
-    }
-  float *p = bf->mem;
-  for (size_t i = 0; i < ns; i++, p += seq_floats (m))
-    seq_bind (m, &bf->seqs[i], p);
-  work_bind (m, &bf->w, p);
-  p += work_floats (m);
-  bf->O = p;
-  return true;
-}
-
-static void
-buffers_free (buffers *bf)
-{
-  free (bf->mem);
-  free (bf->seqs);
-}
-
-/* Run the forward of every sequence; accumulate the loss in double (the
-   scalarisation, not part of the op) and round it once.  */
-static int
-forward_all (const gdn *m, const float *x, buffers *bf, float *loss,
-             float *magnitude, float *out)
-{
-  size_t T = m->T, H = m->H, K = m->K, V = m->V;
-  double L = 0, M = 0;
-  for (size_t b = 0; b < m->B; b++)
-    for (size_t hh = 0; hh < H; hh++)
-      {
-        seq *s = &bf->seqs[b * H + hh];
-        seq_gather (m, x, b, hh, s);
-        seq_forward (m, s, &bf->w, bf->O);
-        for (size_t t = 0; t < T; t++)
-          {
-            const float *dO = m->dout + ((b * T + t) * H + hh) * V;
-            for (size_t j = 0; j < V; j++)
-              {
-                L += (double) bf->O[t * V + j] * dO[j];
-                M += fabs ((double) bf->O[t * V + j] * dO[j]);
-              }
-            if (out)
-              memcpy (out + ((b * T + t) * H + hh) * V, bf->O + t * V,
-                      V * sizeof (float));
-          }
-        const float *ST = s->h + (m->NT + 1) * K * V;
-        if (out)
-          memcpy (out + m->B * T * H * V + (b * H + hh) * K * V, ST,
-                  K * V * sizeof (float));
-        const float *dST = m->dst + (b * H + hh) * K * V;
-        for (size_t e = 0; e < K * V; e++)
-          {
-            L += (double) ST[e] * dST[e];
-            M += fabs ((double) ST[e] * dST[e]);
-          }
-      }
-  *loss = (float) L;
-  if (magnitude)
-    *magnitude = (float) M;
-  return 0;
-}
 
 static int
 loss_f32 (void *ctx, const float *x, float *loss)
 {
   gdn *m = ctx;
-  buffers bf;
-  if (!buffers_alloc (m, &bf))
+  buffers_f32 bf;
+  double L;
+  if (!buffers_alloc_f32 (m, &bf))
     return -1;
-  int rc = forward_all (m, x, &bf, loss, NULL, NULL);
-  buffers_free (&bf);
+  int rc = forward_all_f32 (m, x, &bf, &L, NULL, NULL);
+  buffers_free_f32 (&bf);
+  *loss = (float) L;
   return rc;
 }
 
@@ -585,12 +112,12 @@ static int
 outputs_f32 (void *ctx, const float *x, float *out)
 {
   gdn *m = ctx;
-  buffers bf;
-  float loss;
-  if (!buffers_alloc (m, &bf))
+  buffers_f32 bf;
+  double loss;
+  if (!buffers_alloc_f32 (m, &bf))
     return -1;
-  int rc = forward_all (m, x, &bf, &loss, NULL, out);
-  buffers_free (&bf);
+  int rc = forward_all_f32 (m, x, &bf, &loss, NULL, out);
+  buffers_free_f32 (&bf);
   return rc;
 }
 
@@ -601,94 +128,17 @@ static int
 loss_magnitude_f32 (void *ctx, const float *x, float *mag)
 {
   gdn *m = ctx;
-  buffers bf;
-  float loss;
-  if (!buffers_alloc (m, &bf))
+  buffers_f32 bf;
+  double loss, M;
+  if (!buffers_alloc_f32 (m, &bf))
     return -1;
-  int rc = forward_all (m, x, &bf, &loss, mag, NULL);
-  buffers_free (&bf);
+  int rc = forward_all_f32 (m, x, &bf, &loss, &M, NULL);
+  buffers_free_f32 (&bf);
+  *mag = (float) M;
   return rc;
 }
 
-static int
-grad_f32 (void *ctx, const float *x, float *grad)
-{
-  gdn *m = ctx;
-  size_t T = m->T, H = m->H, K = m->K, V = m->V, Tp = m->Tp;
-  buffers bf;
-  if (!buffers_alloc (m, &bf))
-    return -1;
-  float *gb = malloc ((2 * Tp * K + Tp * V + 2 * Tp) * sizeof (float));
-  if (!gb)
-    {
-      buffers_free (&bf);
-      return -1;
-    }
-  float *dq = gb, *dk = dq + Tp * K, *dv = dk + Tp * K, *dbeta = dv + Tp * V;
-  float *dg = dbeta + Tp;
-  float loss;
-  forward_all (m, x, &bf, &loss, NULL, NULL);
-  memset (grad, 0, m->inst.model.n * sizeof (float));
-  for (size_t b = 0; b < m->B; b++)
-    for (size_t hh = 0; hh < H; hh++)
-      {
-        const seq *s = &bf.seqs[b * H + hh];
-        /* dO for this sequence, zero-padded (in the outputs' buffer, free
-           after the forward); dS_T  */
-        float *dOp = bf.O;
-        memset (dOp, 0, Tp * V * sizeof (float));
-        for (size_t t = 0; t < T; t++)
-          memcpy (dOp + t * V, m->dout + ((b * T + t) * H + hh) * V,
-                  V * sizeof (float));
-        memcpy (bf.w.dS, m->dst + (b * H + hh) * K * V, K * V * sizeof (float));
-        seq_backward (m, s, &bf.w, dOp, dq, dk, dv, dbeta, dg);
-        float sgn = 1.0f;
-        if (m->mutant == MUT_DBETA_SIGN) sgn = -1.0f;         /* MUTANT */
-        /* Un-pad, chain through the L2 norm and the sigmoid.  */
-        for (size_t t = 0; t < Tp; t++)
-          {
-            size_t dst = t;
-            if (t >= T)
-              {
-                if (m->mutant != MUT_PAD_LEAK)
-                  continue;
-                dst = T - 1;                                     /* MUTANT */
-                grad[m->off_g + (b * T + dst) * H + hh] += dg[t];
-                continue;
-              }
-            size_t row = (b * T + t) * H + hh;
-            const float *qh = s->q + t * K, *kh = s->k + t * K;
-            float dqy = 0, dky = 0;
-            for (size_t i = 0; i < K; i++)
-              {
-                dqy += dq[t * K + i] * qh[i];
-                dky += dk[t * K + i] * kh[i];
-              }
-            for (size_t i = 0; i < K; i++)
-              {
-                float gq = dq[t * K + i], gk = dk[t * K + i];
-                if (m->norm)
-                  {
-                    gq = s->rq[t] * (gq - dqy * qh[i]);
-                    gk = s->rk[t] * (gk - dky * kh[i]);
-                  }
-                grad[m->off_q + row * K + i] = gq;
-                grad[m->off_k + row * K + i] = gk;
-              }
-            memcpy (grad + m->off_v + row * V, dv + t * V, V * sizeof (float));
-            grad[m->off_g + row] += dg[t];
-            float db = sgn * dbeta[t];
-            if (m->sigmoid)
-              db *= s->beta[t] * (1.0f - s->beta[t]);
-            grad[m->off_b + row] = db;
-          }
-        memcpy (grad + m->off_s + (b * H + hh) * K * V, bf.w.dS,
-                K * V * sizeof (float));
-      }
-  free (gb);
-  buffers_free (&bf);
-  return 0;
-}
+
 
 /* ---------------------------------------------------------------------- */
 /* Reference forwards: the naive recurrence (§2.3), q and k normalised and
@@ -747,7 +197,7 @@ row_differs (const gdn *m, const double *x, const double *x0, size_t row)
    and accumulated loss before each step are stored there.  QN, KN (2K) and
    E (V) are scratch.  */
 static double
-seq_f64 (const gdn *m, const double *x, size_t b, size_t hh, size_t t0,
+seq_ref64 (const gdn *m, const double *x, size_t b, size_t hh, size_t t0,
          double *S, double acc, double *qn, double *e, f64_base *build)
 {
   size_t T = m->T, H = m->H, K = m->K, V = m->V;
@@ -839,7 +289,7 @@ f64_base_new (const gdn *m, const double *x)
     for (size_t hh = 0; hh < m->H; hh++)
       {
         memcpy (w, x + m->off_s + (b * m->H + hh) * KV, KV * sizeof *w);
-        seq_f64 (m, x, b, hh, 0, w, 0, w + KV, w + KV + 2 * m->K, fb);
+        seq_ref64 (m, x, b, hh, 0, w, 0, w + KV, w + KV + 2 * m->K, fb);
       }
   free (w);
   return fb;
@@ -886,13 +336,13 @@ loss_f64 (void *ctx, const double *x, double *loss)
                 continue;
               }
             memcpy (w, fb->state + (s * T + t0) * KV, KV * sizeof *w);
-            L += seq_f64 (m, x, b, hh, t0, w, fb->acc[s * T + t0], w + KV,
+            L += seq_ref64 (m, x, b, hh, t0, w, fb->acc[s * T + t0], w + KV,
                           w + KV + 2 * K, NULL);
           }
         else
           {
             memcpy (w, s0, KV * sizeof *w);
-            L += seq_f64 (m, x, b, hh, 0, w, 0, w + KV, w + KV + 2 * K, NULL);
+            L += seq_ref64 (m, x, b, hh, 0, w, 0, w + KV, w + KV + 2 * K, NULL);
           }
       }
   free (w);
@@ -1156,6 +606,7 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   md->n = n;
   md->loss_f32 = loss_f32;
   md->grad_f32 = grad_f32;
+  md->grad_f64 = grad_f64;
   md->loss_magnitude_f32 = loss_magnitude_f32;
   md->loss_mpfr = loss_mpfr;
   md->loss_f64 = loss_f64;
