@@ -173,11 +173,12 @@ gc_status gc__rounding_ratios (shared *sh);
 
 /* (twin.c) Manual: "The f64 twin": the twin at the centre (twice, and
    under the other rounding modes), and its release; per direction, once
-   the direction is judged against its reference, the twin's analytic
-   value and adjoint term and the two verdicts (judge.c).  */
+   the direction is judged against its reference, Richardson's stencil
+   where f64 judged a coordinate, the twin's analytic value and adjoint
+   term and the two verdicts (judge.c); false after recording a failure.  */
 gc_status gc__twin_centre (shared *sh, worker *w0);
 void gc__twin_free (shared *sh);
-void gc__twin_direction (worker *w, gc_direction *d);
+bool gc__twin_direction (worker *w, gc_direction *d);
 
 /* (worker.c) A worker's state for worker ID of COUNT (false when memory
    runs out, nothing left to free); its release; its share of the

@@ -561,6 +561,7 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
       d->verdict = GC_ERROR;
       d->decided_by = sh.ref == GC_REF_AUTO ? GC_REF_MPFR : sh.ref;
       d->analytic_f64 = d->bar_f64 = d->nu_f64 = d->resolution_f64 = NAN;
+      d->richardson = NAN;
       d->arith_diff = d->arith_bar = d->nu_arith = NAN;
       d->verdict_algorithm = GC_ERROR;
       d->arith = GC_ARITH_NONE;

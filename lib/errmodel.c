@@ -101,7 +101,16 @@ static const char *const input_names[] = {
   "gamma_d(2^-p) M_L / h", "S_w", "S_L", "gamma_d / u", "lambda_w",
   "lambda_n", "||u m + 2^-150||_2", "N", "sum |v_i| (u m_i + 2^-150)",
   "sum |w_i - v_i| (u m_i + 2^-150)", "rho", "T_64", "c",
-  "2 E_mpfr(2 M_L, 2 |D(h)|)", "S_w64", "m defaulted" };
+  "2 E_mpfr(2 M_L, 2 |D(h)|)", "S_w64", "m defaulted", "R(h)", "R(2h)",
+  "E_64(h)" };
+
+/* Richardson's stencil (manual: "Richardson's stencil"): the names,
+   formulas and section of its two terms.  */
+static const char *const richardson_texts[] = {
+  "Richardson truncation", "|R(2h) - R(h)|, R(h) = (4 D(h) - D(2h)) / 3",
+  "Richardson rounding", "3/2 E_64(h): the reference rounding of D at h,"
+  " times (4 + 1/2) / 3",
+  "Richardson's stencil" };
 
 /* The twin's adjoint term (manual: "The f64 twin"): name, formula and
    section.  */
@@ -146,6 +155,9 @@ gc__known_name (const char *s)
   for (size_t k = 0; k < 3; k++)
     if (strcmp (twin_texts[k], s) == 0)
       return twin_texts[k];
+  for (size_t k = 0; k < 5; k++)
+    if (strcmp (richardson_texts[k], s) == 0)
+      return richardson_texts[k];
   return NULL;
 }
 
@@ -398,6 +410,34 @@ gc__term_adjoint_f64 (gc_term *t, size_t depth, double weighted_magnitude,
   add_input (t, "m defaulted", defaulted ? 1 : 0);
   t->value = gu * (GC_U64 * weighted_magnitude + 0x1p-1074 * norm1_w)
              + spread;
+}
+
+/* Manual: "Richardson's stencil".  R(h) = (4 D(h) - D(2h)) / 3 =
+   f' + O(h^4), R(2h) - R(h) = 15 c_4 h^4 + O(h^6): the whole measured
+   difference is taken as R(h)'s truncation (15 times headroom, as
+   "Truncation" takes 3).  Each of the six evaluations errs by at most
+   eps, so R(h) errs by at most (4 (2 eps / 2h) + 2 eps / 4h) / 3 = 3/2
+   eps / h: 3/2 the reference rounding term E of D at h (E, made by
+   gc__term_reference, also carries S_L / h and u_53 |D|, scaled alike).  */
+void
+gc__terms_richardson (gc_term t[2], double h, double r1, double r2,
+                      const gc_term *e)
+{
+  t[0].name = richardson_texts[0];
+  t[0].formula = richardson_texts[1];
+  t[0].section = richardson_texts[4];
+  t[0].n_inputs = 0;
+  add_input (&t[0], "h", h);
+  add_input (&t[0], "R(h)", r1);
+  add_input (&t[0], "R(2h)", r2);
+  t[0].value = fabs (r2 - r1);
+  t[1].name = richardson_texts[2];
+  t[1].formula = richardson_texts[3];
+  t[1].section = richardson_texts[4];
+  t[1].n_inputs = 0;
+  add_input (&t[1], "h", h);
+  add_input (&t[1], "E_64(h)", e->value);
+  t[1].value = 1.5 * e->value;
 }
 
 /* Manual: "Directional checks", the adjoint term along a random

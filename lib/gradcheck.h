@@ -397,6 +397,15 @@ typedef struct gc_direction
      VERDICT is then the two combined (manual: "Two verdicts, one
      report").  */
   double analytic_f64;
+  /* The algorithm's reference where the f64 reference judged a
+     coordinate: Richardson's extrapolation R(h) = (4 D(h) - D(2h)) / 3 of
+     f64 central differences at a longer step, with its truncation and
+     rounding terms (manual: "Richardson's stencil"); NaN where not
+     evaluated.  It replaces D(h) for the algorithm when the two agree
+     within their terms (richardson_used).  */
+  double richardson;
+  gc_term richardson_terms[2];
+  int richardson_used;
   double bar_f64, nu_f64, resolution_f64;
   gc_verdict verdict_algorithm;
   gc_term adjoint_f64;

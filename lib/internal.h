@@ -238,6 +238,15 @@ void gc__terms_output (gc_term t[GC_N_TERMS], double lambda, size_t depth,
 void gc__term_adjoint_f64 (gc_term *t, size_t depth,
                            double weighted_magnitude, double norm1_w,
                            double spread, bool defaulted);
+/* (errmodel.c) Richardson's two terms (manual: "Richardson's stencil"):
+   truncation |R(2h) - R(h)| from R1 = R(h), R2 = R(2h), and rounding 3/2
+   of E, the reference rounding term of D at the same step H.  */
+void gc__terms_richardson (gc_term t[2], double h, double r1, double r2,
+                           const gc_term *e);
+/* The step of Richardson's stencil for a coordinate of scale S:
+   2^(floor(log2 S) - GC_RICHARDSON_SHIFT) (manual: "Richardson's
+   stencil"); its points reach x +- 4h = x +- S / 2^(SHIFT - 2) at most.  */
+#define GC_RICHARDSON_SHIFT 7
 /* (judge.c) Manual: "Two verdicts, one report": with the twin's analytic
    value and adjoint term in D, and D judged against its reference as
    without a twin (its verdict, terms and nu), the algorithm's verdict,

@@ -85,6 +85,24 @@ gc__judge_twin (gc_direction *d)
   gc_direction t = *d;
   t.terms[GC_TERM_ADJOINT] = d->adjoint_f64;
   t.analytic = d->analytic_f64;
+  /* Manual: "Richardson's stencil": R(h) replaces D(h) where the two
+     agree within their own terms (each premise holding, both are within
+     them of f'); where they do not, one premise fails, and D(h), judged
+     as the check judged it, stands.  */
+  d->richardson_used = 0;
+  if (!isnan (d->richardson) && d->verdict != GC_NONSMOOTH)
+    {
+      double tr = d->richardson_terms[0].value + d->richardson_terms[1].value;
+      double td = d->terms[GC_TERM_TRUNCATION].value
+                  + d->terms[GC_TERM_REFERENCE].value;
+      if (fabs (d->richardson - d->reference) <= tr + td)
+        {
+          d->richardson_used = 1;
+          t.reference = d->richardson;
+          t.terms[GC_TERM_TRUNCATION] = d->richardson_terms[0];
+          t.terms[GC_TERM_REFERENCE] = d->richardson_terms[1];
+        }
+    }
   t.bar = t.terms[0].value + t.terms[1].value + t.terms[2].value;
   t.diff = fabs (t.analytic - t.reference);
   t.nu = t.diff == 0 ? 0 : t.bar > 0 ? t.diff / t.bar : INFINITY;

@@ -167,6 +167,39 @@ twin_read (gc_result *r, const json_t *o, gc_direction *d, bool full)
   if (!r->twin || !num (o, "analytic_f64", &d->analytic_f64)
       || isnan (d->analytic_f64))
     return GC_EFORMAT;
+  /* manual: "Richardson's stencil" */
+  d->richardson = NAN;
+  if (json_object_get (o, "richardson"))
+    {
+      const json_t *ra = json_object_get (o, full ? "richardson_terms"
+                                                  : "richardson_term_values");
+      if (!num (o, "richardson", &d->richardson) || isnan (d->richardson)
+          || !json_is_array (ra) || json_array_size (ra) != 2)
+        return GC_EFORMAT;
+      double tv = NAN, ev = NAN;   /* truncation and rounding values */
+      for (int t = 0; t < 2; t++)
+        {
+          const json_t *e_t = json_array_get (ra, (size_t) t);
+          if (full)
+            {
+              gc_status st = term_read (r, e_t, &d->richardson_terms[t]);
+              if (st != GC_OK)
+                return st;
+            }
+          else if (!num_value (e_t, t ? &ev : &tv))
+            return GC_EFORMAT;
+        }
+      if (!full)
+        {
+          /* the values are what the judge reads; the inputs are not kept */
+          gc_term et = { .value = ev / 1.5 };
+          gc__terms_richardson (d->richardson_terms, NAN, d->richardson,
+                                d->richardson + tv, &et);
+          d->richardson_terms[0].value = tv;
+          d->richardson_terms[1].value = ev;
+          d->richardson_terms[0].n_inputs = d->richardson_terms[1].n_inputs = 0;
+        }
+    }
   if (full)
     {
       const json_t *e = json_object_get (o, "adjoint_f64");

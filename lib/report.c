@@ -231,9 +231,22 @@ derivation_text (gc__buf *b, const gc_direction *d, const char *indent)
   /* Manual: "Two verdicts, one report" */
   if (isnan (d->analytic_f64))
     return;
-  gc__buf_printf (b, "%sbar_64 = truncation + reference rounding + twin "
-                  "adjoint rounding = %.3e   (the algorithm: g64 against the "
-                  "reference)\n", indent, d->bar_f64);
+  if (d->richardson_used)
+    {
+      gc__buf_printf (b, "%sbar_64 = Richardson truncation + Richardson "
+                      "rounding + twin adjoint rounding = %.3e   (the "
+                      "algorithm: g64 against R(h) = %.17g)\n", indent,
+                      d->bar_f64, d->richardson);
+      term_text (b, &d->richardson_terms[0], indent);
+      term_text (b, &d->richardson_terms[1], indent);
+    }
+  else
+    gc__buf_printf (b, "%sbar_64 = truncation + reference rounding + twin "
+                    "adjoint rounding = %.3e   (the algorithm: g64 against "
+                    "the reference%s)\n", indent, d->bar_f64,
+                    isnan (d->richardson) ? ""
+                    : "; Richardson's R(h) disagreed with it beyond their "
+                      "terms, and was not used");
   term_text (b, &d->adjoint_f64, indent);
   gc__buf_printf (b, "%sarithmetic bound = adjoint rounding + twin adjoint "
                   "rounding = %.3e   (g32 against g64; beyond 2^16 of it, no "
@@ -299,6 +312,11 @@ derivation_markdown (gc__buf *b, const gc_result *r, const gc_direction *d)
     {
       /* Manual: "Two verdicts, one report" */
       gc__buf_printf (b, "| twin g64 ⟨g64, w⟩ | %.9g |\n", d->analytic_f64);
+      if (d->richardson_used)
+        gc__buf_printf (b, "| algorithm reference: Richardson R(h) | %.9g "
+                        "(truncation %.3e, rounding %.3e) |\n",
+                        d->richardson, d->richardson_terms[0].value,
+                        d->richardson_terms[1].value);
       gc__buf_printf (b, "| algorithm bar_64 | %.3e |\n", d->bar_f64);
       gc__buf_printf (b, "| algorithm ν_64 | %.3g (%s) |\n", d->nu_f64,
                       gc_verdict_name (d->verdict_algorithm));
@@ -490,6 +508,21 @@ direction_json (const gc_result *r, const gc_direction *d, bool terms)
                                d->arith_bar, d->nu_arith };
       for (size_t k = 0; ok && k < sizeof tvals / sizeof tvals[0]; k++)
         ok = put (o, tkeys[k], jnum (tvals[k]));
+      /* manual: "Richardson's stencil" */
+      if (ok && !isnan (d->richardson))
+        {
+          json_t *ra = json_array ();
+          for (int t = 0; ok && ra && t < 2; t++)
+            ok = push (ra, terms ? term_json (&d->richardson_terms[t])
+                                 : jnum (d->richardson_terms[t].value));
+          ok = ok && put (o, "richardson", jnum (d->richardson))
+               && put (o, "richardson_used",
+                       json_boolean (d->richardson_used))
+               && put (o, terms ? "richardson_terms"
+                                : "richardson_term_values",
+                       json_incref (ra));
+          json_decref (ra);
+        }
       ok = ok && put (o, "verdict_algorithm",
                       jstr (gc_verdict_name (d->verdict_algorithm)))
            && put (o, "arith", jstr (gc__arith_name (d->arith)))

@@ -174,7 +174,5 @@ gc__direction (worker *w, gc_direction *d)
 {
   if (!direction_judged (w, d))
     return false;
-  if (w->sh->g64)
-    gc__twin_direction (w, d);
-  return true;
+  return !w->sh->g64 || gc__twin_direction (w, d);
 }

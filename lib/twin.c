@@ -150,9 +150,63 @@ weight (const worker *w, const gc_direction *d, size_t j)
   return (w->dp[j] - w->dm[j]) / (2 * d->step);
 }
 
-void
+/* Manual: "Richardson's stencil": where the f64 reference judged
+   coordinate D, f64 central differences at h, 2h and 4h, h =
+   2^(floor(log2 s_i) - GC_RICHARDSON_SHIFT), extrapolated; stored in D
+   with their terms (judge.c decides whether they replace D(h)).  A point
+   where the f64 forward leaves its domain or its format leaves the
+   direction without them; any other failure of the model stops the check
+   (false).  */
+static bool
+richardson (worker *w, gc_direction *d)
+{
+  shared *sh = w->sh;
+  const gc_result *r = sh->r;
+  size_t i = d->index;
+  d->richardson = NAN;
+  d->richardson_used = 0;
+  bool f64_judged = d->decided_by == GC_REF_F64
+                    || (d->decided_by == GC_REF_F32 && sh->best == GC_REF_F64);
+  if (i == SIZE_MAX || !f64_judged || sh->user_step || !sh->m->loss_f64
+      || d->verdict == GC_ERROR)
+    return true;
+  double h = ldexp (1.0, ilogb (sh->scale[i]) - GC_RICHARDSON_SHIFT);
+  static const double k[6] = { 1, -1, 2, -2, 4, -4 };
+  double f[6], lmax = sh->mag_loss;
+  for (int j = 0; j < 6; j++)
+    {
+      /* exact: x_i has 24 bits, h is a power of two at most 2^-5 of
+         max(|x_i|, rms), so x_i + 4h needs fewer than 53 */
+      w->xd[i] = (double) sh->x[i] + k[j] * h;
+      bool ok = gc__eval_f64 (w, w->xd, &f[j]);
+      w->xd[i] = sh->x[i];
+      if (!ok)
+        {
+          if (w->st != GC_ENONFINITE && w->st != GC_ESTEP)
+            return false;
+          w->st = GC_OK;
+          w->cb = 0;
+          w->detail[0] = 0;
+          return true;
+        }
+      lmax = fmax (lmax, fabs (f[j]));
+    }
+  double d1 = (f[0] - f[1]) / (2 * h), d2 = (f[2] - f[3]) / (4 * h);
+  double d4 = (f[4] - f[5]) / (8 * h);
+  double r1 = (4 * d1 - d2) / 3, r2 = (4 * d2 - d4) / 3;
+  gc_term e;
+  gc__term_reference (&e, GC_REF_F64, sh->p, r->lambda_forward,
+                      r->forward_depth, lmax, h, 0, r1, sh->spread_loss);
+  gc__terms_richardson (d->richardson_terms, h, r1, r2, &e);
+  d->richardson = r1;
+  return true;
+}
+
+bool
 gc__twin_direction (worker *w, gc_direction *d)
 {
+  if (!richardson (w, d))
+    return false;
   const shared *sh = w->sh;
   const gc_result *r = sh->r;
   size_t n = sh->n;
@@ -199,4 +253,5 @@ gc__twin_direction (worker *w, gc_direction *d)
   gc__term_adjoint_f64 (&d->adjoint_f64, r->backward_depth, wm, w1, spread,
                         (r->defaulted & GC_DEFAULTED_MAGNITUDES) != 0);
   gc__judge_twin (d);
+  return true;
 }

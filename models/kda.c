@@ -14,14 +14,20 @@
 
    Two f32 paths, chosen by CHUNK: the naive recurrence with its recurrent
    adjoint, and the chunked WY form over a zero-padded scratch (OpenBLAS for
-   the matrix work) with the chunked backward that reads it.  The reference
-   is the recurrence in MPFR; outputs o and S_T feed the forward oracle.  */
+   the matrix work) with the chunked backward that reads it; both written
+   once over the element type (kda_backward.h), so that each has its f64
+   twin (grad_f64: the same algorithm in double, OpenBLAS dgemm).  The
+   references are the recurrence in f64 (incremental) and in MPFR; outputs
+   o and S_T feed the forward oracle.  */
 
 #include "delta.h"
 #include "mpseq.h"
 
 #include <cblas.h>
+#include <fenv.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +69,7 @@ typedef struct kda
   bool chunk, lowerbound;
   int mutant;
   float scale;               /* the read scale the f32 path applies */
+  double scale64;            /* the same, as its twin applies it */
   float *dout, *dst;         /* [B,T,HV,V], [B,HV,K,V] */
   size_t off_q, off_k, off_v, off_g, off_b, off_a, off_dt, off_s;
   size_t n_out;
@@ -70,106 +77,18 @@ typedef struct kda
   gc_constant constants[5];
   gcm_mpseq mp;
   gcm_mpseq_ops mp_ops;
+  pthread_mutex_t f64_lock;      /* taken to build the f64 trajectory */
+  struct f64_base *_Atomic f64;  /* built once, read freely; see loss_f64 */
+  atomic_int f64_none;           /* 1: not to be built (memory) */
 } kda;
 
-/* torch's softplus: x above the threshold 20 is returned as is.  */
-static float
-softplusf_ (float x)
-{
-  return x > 20.0f ? x : log1pf (expf (x));
-}
-
 /* ---------------------------------------------------------------------- */
-/* Inputs inside the op, computed once per call for every row.  */
-
-typedef struct prep
-{
-  float *qn, *kn;            /* [B,T,H,K] normalised */
-  float *rq, *rk;            /* [B,T,H] 1/sqrt(|x|^2 + eps) */
-  float *g;                  /* [B,T,HV,K] the gate's output (log decay) */
-  float *beta;               /* [B,T,HV] */
-} prep;
-
-static bool
-prep_alloc (const kda *m, prep *p)
-{
-  size_t rh = m->B * m->T * m->H, rv = m->B * m->T * m->HV;
-  float *mem = malloc ((2 * rh * m->K + 2 * rh + rv * m->K + rv)
-                       * sizeof (float));
-  if (!mem)
-    return false;
-  p->qn = mem;
-  p->kn = p->qn + rh * m->K;
-  p->rq = p->kn + rh * m->K;
-  p->rk = p->rq + rh;
-  p->g = p->rk + rh;
-  p->beta = p->g + rv * m->K;
-  return true;
-}
-
-static void
-prep_free (prep *p)
-{
-  free (p->qn);
-}
-
-static void
-prep_run (const kda *m, const float *x, prep *p)
-{
-  size_t K = m->K, rh = m->B * m->T * m->H, rv = m->B * m->T * m->HV;
-  for (size_t row = 0; row < rh; row++)
-    {
-      const float *q = x + m->off_q + row * K, *k = x + m->off_k + row * K;
-      float sq = 0, sk = 0;
-      for (size_t i = 0; i < K; i++)
-        {
-          sq += q[i] * q[i];
-          sk += k[i] * k[i];
-        }
-      p->rq[row] = 1.0f / sqrtf (sq + GCM_L2_EPS);
-      p->rk[row] = 1.0f / sqrtf (sk + GCM_L2_EPS);
-      for (size_t i = 0; i < K; i++)
-        {
-          p->qn[row * K + i] = q[i] * p->rq[row];
-          p->kn[row * K + i] = k[i] * p->rk[row];
-        }
-    }
-  for (size_t row = 0; row < rv; row++)
-    {
-      size_t hv = row % m->HV;
-      float ea = expf (x[m->off_a + hv]);
-      p->beta[row] = gcm_sigmoidf (x[m->off_b + row]);
-      for (size_t i = 0; i < K; i++)
-        {
-          float z = x[m->off_g + row * K + i] + x[m->off_dt + hv * K + i];
-          float g;
-          if (m->lowerbound)
-            g = LOWER_BOUND * gcm_sigmoidf (ea * z);
-          else
-            g = -ea * softplusf_ (z);
-          if (m->mutant == MUT_SOFTPLUS_OUTSIDE)
-            g = -softplusf_ (ea * z);                        /* MUTANT */
-          p->g[row * K + i] = g;
-        }
-    }
-}
-
-/* ---------------------------------------------------------------------- */
-/* One (b, hv) sequence: padded inputs and the scratch of either path.  */
-
-typedef struct seq
-{
-  float *q, *k, *v, *g, *beta;  /* [Tp,K] x3 ([Tp,V] for v), [Tp] */
-  float *gam;                   /* [Tp,K] chunk-local cumsum */
-  float *A, *Aqk;               /* [NT,BT,BT] */
-  float *W;                     /* [Tp,K] */
-  float *vnew;                  /* [Tp,V] */
-  float *h;                     /* [NT+1,K,V]: h_n; the recurrent path keeps
-                                   every state here: [T+1,K,V] */
-} seq;
+/* The path (kda_backward.h), once over the element type: the _f32
+   functions are the path under test, the _f64 ones its twin.  The sizes of
+   a sequence's scratch and of the work area, in elements.  */
 
 static size_t
-seq_floats (const kda *m)
+seq_elems (const kda *m)
 {
   size_t Tp = m->Tp, K = m->K, V = m->V, BT = m->BT, NT = m->NT;
   size_t nh = m->chunk ? NT + 1 : m->T + 1;
@@ -177,50 +96,8 @@ seq_floats (const kda *m)
          + Tp * V + nh * K * V;
 }
 
-static void
-seq_bind (const kda *m, seq *s, float *p)
-{
-  size_t Tp = m->Tp, K = m->K, V = m->V, BT = m->BT, NT = m->NT;
-  s->q = p; p += Tp * K;
-  s->k = p; p += Tp * K;
-  s->g = p; p += Tp * K;
-  s->v = p; p += Tp * V;
-  s->beta = p; p += Tp;
-  s->gam = p; p += Tp * K;
-  s->A = p; p += NT * BT * BT;
-  s->Aqk = p; p += NT * BT * BT;
-  s->W = p; p += Tp * K;
-  s->vnew = p; p += Tp * V;
-  s->h = p;
-}
-
-static void
-seq_gather (const kda *m, const float *x, const prep *p, size_t b, size_t hv,
-            seq *s)
-{
-  size_t T = m->T, H = m->H, HV = m->HV, K = m->K, V = m->V;
-  size_t hh = hv / m->G;
-  memset (s->q, 0, seq_floats (m) * sizeof (float));
-  for (size_t t = 0; t < T; t++)
-    {
-      size_t rowh = (b * T + t) * H + hh, rowv = (b * T + t) * HV + hv;
-      memcpy (s->q + t * K, p->qn + rowh * K, K * sizeof (float));
-      memcpy (s->k + t * K, p->kn + rowh * K, K * sizeof (float));
-      memcpy (s->g + t * K, p->g + rowv * K, K * sizeof (float));
-      memcpy (s->v + t * V, x + m->off_v + rowv * V, V * sizeof (float));
-      s->beta[t] = p->beta[rowv];
-    }
-  memcpy (s->h, x + m->off_s + (b * HV + hv) * K * V, K * V * sizeof (float));
-}
-
-typedef struct work
-{
-  float *E, *Kd, *L, *Kb, *Vb, *Qe, *U, *dVn, *dAqk, *Tm, *dKd, *dW, *dA,
-        *dWb, *dUb, *tmp, *dL, *dG, *dS, *dh, *Sp, *e, *de;
-} work;
-
 static size_t
-work_floats (const kda *m)
+work_elems (const kda *m)
 {
   size_t K = m->K, V = m->V, BT = m->BT;
   return 2 * BT * K + BT * BT + BT * K + BT * V + BT * K + BT * V + BT * V
@@ -228,471 +105,24 @@ work_floats (const kda *m)
          + BT * BT + BT * BT + BT * K + 2 * K * V + K * V + 2 * V;
 }
 
-static void
-work_bind (const kda *m, work *w, float *p)
-{
-  size_t K = m->K, V = m->V, BT = m->BT;
-  w->E = p; p += BT * K;
-  w->Kd = p; p += BT * K;
-  w->L = p; p += BT * BT;
-  w->Kb = p; p += BT * K;
-  w->Vb = p; p += BT * V;
-  w->Qe = p; p += BT * K;
-  w->U = p; p += BT * V;
-  w->dVn = p; p += BT * V;
-  w->dAqk = p; p += BT * BT;
-  w->Tm = p; p += BT * K;
-  w->dKd = p; p += BT * K;
-  w->dW = p; p += BT * K;
-  w->dA = p; p += BT * BT;
-  w->dWb = p; p += BT * K;
-  w->dUb = p; p += BT * V;
-  w->tmp = p; p += BT * BT;
-  w->dL = p; p += BT * BT;
-  w->dG = p; p += BT * K;
-  w->dS = p; p += K * V;
-  w->dh = p; p += K * V;
-  w->Sp = p; p += K * V;
-  w->e = p; p += V;
-  w->de = p;
-}
-
-/* ---------------------------------------------------------------------- */
-/* The chunked WY forward (§3.2): O [Tp,V]; the final state in slab NT.  */
-
-static void
-chunk_forward (const kda *m, seq *s, work *w, float *O)
-{
-  size_t K = m->K, V = m->V, BT = m->BT, NT = m->NT;
-  float scale = m->scale;
-  for (size_t n = 0; n < NT; n++)
-    {
-      size_t base = n * BT;
-      const float *q = s->q + base * K, *k = s->k + base * K;
-      const float *v = s->v + base * V, *beta = s->beta + base;
-      float *G = s->gam + base * K;
-      float *A = s->A + n * BT * BT, *Aqk = s->Aqk + n * BT * BT;
-      float *Wn = s->W + base * K, *vn = s->vnew + base * V;
-      const float *hn = s->h + n * K * V;
-      float *hnext = s->h + (n + 1) * K * V;
-      for (size_t i = 0; i < K; i++)
-        {
-          float acc = 0;
-          for (size_t r = 0; r < BT; r++)
-            {
-              acc += s->g[(base + r) * K + i];
-              G[r * K + i] = acc;
-              w->E[r * K + i] = expf (acc);
-            }
-        }
-      /* exp(G_r - G_c) per channel, only for c <= r (at most 1).  */
-      for (size_t r = 0; r < BT; r++)
-        for (size_t c = 0; c < BT; c++)
-          {
-            float lk = 0, qk = 0;
-            if (c <= r)
-              for (size_t i = 0; i < K; i++)
-                {
-                  float ex = expf (G[r * K + i] - G[c * K + i]);
-                  lk += k[r * K + i] * k[c * K + i] * ex;
-                  qk += q[r * K + i] * k[c * K + i] * ex;
-                }
-            w->L[r * BT + c] = c < r ? beta[r] * lk : 0.0f;
-            Aqk[r * BT + c] = c <= r ? scale * qk : 0.0f;
-          }
-      for (size_t r = 0; r < BT; r++)
-        {
-          for (size_t c = 0; c < r; c++)
-            {
-              float sum = 0;
-              for (size_t j = c; j < r; j++)
-                sum += w->L[r * BT + j] * A[j * BT + c];
-              A[r * BT + c] = -sum;
-            }
-          A[r * BT + r] = 1.0f;
-          for (size_t c = r + 1; c < BT; c++)
-            A[r * BT + c] = 0.0f;
-        }
-      for (size_t r = 0; r < BT; r++)
-        {
-          for (size_t i = 0; i < K; i++)
-            {
-              w->Kb[r * K + i] = beta[r] * w->E[r * K + i] * k[r * K + i];
-              w->Qe[r * K + i] = scale * w->E[r * K + i] * q[r * K + i];
-              w->Kd[r * K + i] = k[r * K + i]
-                * expf (G[(BT - 1) * K + i] - G[r * K + i]);
-            }
-          for (size_t j = 0; j < V; j++)
-            w->Vb[r * V + j] = beta[r] * v[r * V + j];
-        }
-      gcm_mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, A, BT, w->Kb, K, 0, Wn, K);
-      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, A, BT, w->Vb, V, 0, w->U, V);
-      memcpy (vn, w->U, BT * V * sizeof (float));
-      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, K, -1, Wn, K, hn, V, 1, vn, V);
-      float *o = O + base * V;
-      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, K, 1, w->Qe, K, hn, V, 0, o, V);
-      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, Aqk, BT, vn, V, 1, o, V);
-      for (size_t i = 0; i < K; i++)
-        {
-          float el = w->E[(BT - 1) * K + i];
-          for (size_t j = 0; j < V; j++)
-            hnext[i * V + j] = el * hn[i * V + j];
-        }
-      gcm_mm (CblasTrans, CblasNoTrans, K, V, BT, 1, w->Kd, K, vn, V, 1, hnext, V);
-    }
-}
-
-/* The chunked backward (§6), reading the scratch.  dO [Tp,V]; w->dS holds
-   dS_T on entry, dS0 on exit; gradients w.r.t. the op's inner inputs.  */
-static void
-chunk_backward (const kda *m, const seq *s, work *w, const float *dO,
-                float *dq, float *dk, float *dv, float *dbeta, float *dg)
-{
-  size_t K = m->K, V = m->V, BT = m->BT, NT = m->NT;
-  float scale = m->scale;
-  for (size_t n = NT; n-- > 0;)
-    {
-      size_t base = n * BT;
-      const float *q = s->q + base * K, *k = s->k + base * K;
-      const float *v = s->v + base * V, *beta = s->beta + base;
-      const float *G = s->gam + base * K;
-      const float *A = s->A + n * BT * BT, *Aqk = s->Aqk + n * BT * BT;
-      const float *Wn = s->W + base * K, *vn = s->vnew + base * V;
-      const float *hn = s->h + n * K * V;
-      const float *dOc = dO + base * V;
-      float *dqc = dq + base * K, *dkc = dk + base * K, *dvc = dv + base * V;
-      float *dbc = dbeta + base, *dG = w->dG;
-      const float *Gl = G + (BT - 1) * K;
-      memset (dG, 0, BT * K * sizeof (float));
-      for (size_t r = 0; r < BT; r++)
-        for (size_t i = 0; i < K; i++)
-          {
-            w->E[r * K + i] = expf (G[r * K + i]);
-            w->Kd[r * K + i] = k[r * K + i] * expf (Gl[i] - G[r * K + i]);
-          }
-      /* 1. dVnew = Aqk^T dO + Kd dS;  dAqk = dO Vnew^T  */
-      gcm_mm (CblasTrans, CblasNoTrans, BT, V, BT, 1, Aqk, BT, dOc, V, 0, w->dVn, V);
-      gcm_mm (CblasNoTrans, CblasNoTrans, BT, V, K, 1, w->Kd, K, w->dS, V, 1, w->dVn, V);
-      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, V, 1, dOc, V, vn, V, 0, w->dAqk, BT);
-      /* 2. inter-chunk output, t = scale E (dO h^T)  */
-      gcm_mm (CblasNoTrans, CblasTrans, BT, K, V, 1, dOc, V, hn, V, 0, w->Tm, K);
-      for (size_t r = 0; r < BT; r++)
-        for (size_t i = 0; i < K; i++)
-          {
-            float t = scale * w->E[r * K + i] * w->Tm[r * K + i];
-            dqc[r * K + i] += t;
-            dG[r * K + i] += q[r * K + i] * t;
-          }
-      /* 3. state out  */
-      for (size_t i = 0; i < K; i++)
-        {
-          float sh = 0;
-          for (size_t j = 0; j < V; j++)
-            sh += w->dS[i * V + j] * hn[i * V + j];
-          dG[(BT - 1) * K + i] += w->E[(BT - 1) * K + i] * sh;
-        }
-      gcm_mm (CblasNoTrans, CblasTrans, BT, K, V, 1, vn, V, w->dS, V, 0, w->dKd, K);
-      for (size_t c = 0; c < BT; c++)
-        for (size_t i = 0; i < K; i++)
-          {
-            float d = w->dKd[c * K + i];
-            dkc[c * K + i] += d * expf (Gl[i] - G[c * K + i]);
-            float z = d * w->Kd[c * K + i];
-            dG[(BT - 1) * K + i] += z;
-            dG[c * K + i] -= z;
-          }
-      /* 4. Aqk, per channel  */
-      for (size_t r = 0; r < BT; r++)
-        for (size_t c = 0; c <= r; c++)
-          {
-            float da = scale * w->dAqk[r * BT + c];
-            if (da == 0)
-              continue;
-            for (size_t i = 0; i < K; i++)
-              {
-                float X = da * expf (G[r * K + i] - G[c * K + i]);
-                dqc[r * K + i] += X * k[c * K + i];
-                dkc[c * K + i] += X * q[r * K + i];
-                float tt = X * q[r * K + i] * k[c * K + i];
-                dG[r * K + i] += tt;
-                dG[c * K + i] -= tt;
-              }
-          }
-      /* 5. Vnew = U - W h_n  */
-      gcm_mm (CblasNoTrans, CblasTrans, BT, K, V, -1, w->dVn, V, hn, V, 0, w->dW, K);
-      for (size_t r = 0; r < BT; r++)
-        for (size_t i = 0; i < K; i++)
-          w->Qe[r * K + i] = scale * w->E[r * K + i] * q[r * K + i];
-      for (size_t i = 0; i < K; i++)
-        for (size_t j = 0; j < V; j++)
-          w->dh[i * V + j] = w->E[(BT - 1) * K + i] * w->dS[i * V + j];
-      gcm_mm (CblasTrans, CblasNoTrans, K, V, BT, 1, w->Qe, K, dOc, V, 1, w->dh, V);
-      gcm_mm (CblasTrans, CblasNoTrans, K, V, BT, -1, Wn, K, w->dVn, V, 1, w->dh, V);
-      /* 6. WY  */
-      for (size_t r = 0; r < BT; r++)
-        {
-          for (size_t i = 0; i < K; i++)
-            w->Kb[r * K + i] = beta[r] * w->E[r * K + i] * k[r * K + i];
-          for (size_t j = 0; j < V; j++)
-            w->Vb[r * V + j] = beta[r] * v[r * V + j];
-        }
-      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, K, 1, w->dW, K, w->Kb, K, 0, w->dA, BT);
-      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, V, 1, w->dVn, V, w->Vb, V, 1, w->dA, BT);
-      gcm_mm (CblasTrans, CblasNoTrans, BT, K, BT, 1, A, BT, w->dW, K, 0, w->dWb, K);
-      gcm_mm (CblasTrans, CblasNoTrans, BT, V, BT, 1, A, BT, w->dVn, V, 0, w->dUb, V);
-      for (size_t c = 0; c < BT; c++)
-        {
-          float uv = 0, wk = 0;
-          for (size_t j = 0; j < V; j++)
-            {
-              dvc[c * V + j] += beta[c] * w->dUb[c * V + j];
-              uv += w->dUb[c * V + j] * v[c * V + j];
-            }
-          for (size_t i = 0; i < K; i++)
-            {
-              float ek = w->E[c * K + i] * k[c * K + i];
-              wk += w->dWb[c * K + i] * ek;
-              dkc[c * K + i] += beta[c] * w->E[c * K + i] * w->dWb[c * K + i];
-              dG[c * K + i] += beta[c] * ek * w->dWb[c * K + i];
-            }
-          dbc[c] += uv + wk;
-        }
-      /* 7. dL = -A^T dA A^T  */
-      gcm_mm (CblasNoTrans, CblasTrans, BT, BT, BT, 1, w->dA, BT, A, BT, 0, w->tmp, BT);
-      gcm_mm (CblasTrans, CblasNoTrans, BT, BT, BT, -1, A, BT, w->tmp, BT, 0, w->dL, BT);
-      /* 8. L, per channel (r > c)  */
-      for (size_t r = 0; r < BT; r++)
-        for (size_t c = 0; c < r; c++)
-          {
-            float dl = w->dL[r * BT + c], X = 0;
-            for (size_t i = 0; i < K; i++)
-              {
-                float ex = expf (G[r * K + i] - G[c * K + i]);
-                float kk = k[r * K + i] * k[c * K + i] * ex;
-                X += kk;
-                dkc[r * K + i] += beta[r] * dl * k[c * K + i] * ex;
-                dkc[c * K + i] += beta[r] * dl * k[r * K + i] * ex;
-                float tt = dl * beta[r] * kk;
-                dG[r * K + i] += tt;
-                dG[c * K + i] -= tt;
-              }
-            dbc[r] += dl * X;
-          }
-      /* 9. reverse cumsum of dG inside the chunk, per channel  */
-      for (size_t i = 0; i < K; i++)
-        {
-          float acc = 0;
-          for (size_t r = BT; r-- > 0;)
-            {
-              acc += dG[r * K + i];
-              dg[(base + r) * K + i] = acc;
-            }
-        }
-      memcpy (w->dS, w->dh, K * V * sizeof (float));
-    }
-}
-
-/* ---------------------------------------------------------------------- */
-/* The naive recurrence (§2.2) and its adjoint (§5.1); every state kept.  */
-
-static void
-rec_forward (const kda *m, seq *s, work *w, float *O)
-{
-  size_t T = m->T, K = m->K, V = m->V;
-  float scale = m->scale;
-  for (size_t t = 0; t < T; t++)
-    {
-      const float *S = s->h + t * K * V;
-      float *Sn = s->h + (t + 1) * K * V;
-      const float *q = s->q + t * K, *k = s->k + t * K, *v = s->v + t * V;
-      for (size_t i = 0; i < K; i++)
-        {
-          float a = expf (s->g[t * K + i]);
-          for (size_t j = 0; j < V; j++)
-            Sn[i * V + j] = a * S[i * V + j];
-        }
-      for (size_t j = 0; j < V; j++)
-        {
-          float sum = 0;
-          for (size_t i = 0; i < K; i++)
-            sum += k[i] * Sn[i * V + j];
-          w->e[j] = s->beta[t] * (v[j] - sum);
-        }
-      for (size_t i = 0; i < K; i++)
-        for (size_t j = 0; j < V; j++)
-          Sn[i * V + j] += k[i] * w->e[j];
-      for (size_t j = 0; j < V; j++)
-        {
-          float sum = 0;
-          for (size_t i = 0; i < K; i++)
-            sum += q[i] * Sn[i * V + j];
-          O[t * V + j] = scale * sum;
-        }
-    }
-}
-
-static void
-rec_backward (const kda *m, const seq *s, work *w, const float *dO, float *dq,
-              float *dk, float *dv, float *dbeta, float *dg)
-{
-  size_t T = m->T, K = m->K, V = m->V;
-  float scale = m->scale;
-  float *dS = w->dS, *Sp = w->Sp, *e = w->e, *de = w->de;
-  for (size_t t = T; t-- > 0;)
-    {
-      const float *Sprev = s->h + t * K * V, *St = s->h + (t + 1) * K * V;
-      const float *q = s->q + t * K, *k = s->k + t * K, *v = s->v + t * V;
-      float beta = s->beta[t];
-      for (size_t i = 0; i < K; i++)
-        {
-          float a = expf (s->g[t * K + i]);
-          for (size_t j = 0; j < V; j++)
-            Sp[i * V + j] = a * Sprev[i * V + j];
-        }
-      for (size_t j = 0; j < V; j++)
-        {
-          float sum = 0;
-          for (size_t i = 0; i < K; i++)
-            sum += k[i] * Sp[i * V + j];
-          e[j] = v[j] - sum;
-        }
-      for (size_t i = 0; i < K; i++)
-        {
-          float sum = 0;
-          for (size_t j = 0; j < V; j++)
-            sum += St[i * V + j] * dO[t * V + j];
-          dq[t * K + i] = scale * sum;
-        }
-      for (size_t i = 0; i < K; i++)
-        for (size_t j = 0; j < V; j++)
-          dS[i * V + j] += scale * q[i] * dO[t * V + j];
-      float db = 0;
-      for (size_t j = 0; j < V; j++)
-        {
-          float dd = 0;
-          for (size_t i = 0; i < K; i++)
-            dd += dS[i * V + j] * k[i];
-          db += dd * e[j];
-          de[j] = beta * dd;
-          dv[t * V + j] = de[j];
-        }
-      dbeta[t] = db;
-      for (size_t i = 0; i < K; i++)
-        {
-          float a = expf (s->g[t * K + i]), sk = 0, gi = 0;
-          for (size_t j = 0; j < V; j++)
-            sk += dS[i * V + j] * beta * e[j] - Sp[i * V + j] * de[j];
-          dk[t * K + i] = sk;
-          for (size_t j = 0; j < V; j++)
-            {
-              float dsp = dS[i * V + j] - k[i] * de[j];
-              gi += dsp * Sp[i * V + j];
-              dS[i * V + j] = a * dsp;
-            }
-          dg[t * K + i] = gi;
-        }
-    }
-}
+#define GCM_REAL 32
+#include "kda_backward.h"
+#undef GCM_REAL
+#define GCM_REAL 64
+#include "kda_backward.h"
 
 /* ---------------------------------------------------------------------- */
 /* Callbacks.  */
-
-typedef struct buffers
-{
-  float *mem;
-  prep p;
-  seq *seqs;                 /* B*HV */
-  work w;
-  float *O;                  /* [Tp,V] */
-} buffers;
-
-static bool
-buffers_alloc (const kda *m, buffers *bf)
-{
-  size_t ns = m->B * m->HV;
-  bf->mem = malloc ((ns * seq_floats (m) + work_floats (m) + m->Tp * m->V)
-                    * sizeof (float));
-  bf->seqs = malloc (ns * sizeof *bf->seqs);
-  if (!bf->mem || !bf->seqs || !prep_alloc (m, &bf->p))
-    {
-      free (bf->mem);
-      free (bf->seqs);
-      return false;
-    }
-  float *p = bf->mem;
-  for (size_t i = 0; i < ns; i++, p += seq_floats (m))
-    seq_bind (m, &bf->seqs[i], p);
-  work_bind (m, &bf->w, p);
-  bf->O = p + work_floats (m);
-  return true;
-}
-
-static void
-buffers_free (buffers *bf)
-{
-  prep_free (&bf->p);
-  free (bf->mem);
-  free (bf->seqs);
-}
-
-/* Run the f32 path on every sequence.  With OUT, write o [B,T,HV,V] and
-   S_T [B,HV,K,V]; with LOSS, the loss (accumulated in double, rounded once)
-   and its magnitude, the sum of |terms| (manual: "Reference rounding").  */
-static void
-forward_all (const kda *m, const float *x, buffers *bf, float *out,
-             float *loss, float *magnitude)
-{
-  size_t T = m->T, HV = m->HV, K = m->K, V = m->V;
-  prep_run (m, x, &bf->p);
-  double L = 0, M = 0;
-  for (size_t b = 0; b < m->B; b++)
-    for (size_t hv = 0; hv < HV; hv++)
-      {
-        seq *s = &bf->seqs[b * HV + hv];
-        seq_gather (m, x, &bf->p, b, hv, s);
-        if (m->chunk)
-          chunk_forward (m, s, &bf->w, bf->O);
-        else
-          rec_forward (m, s, &bf->w, bf->O);
-        const float *ST = s->h + (m->chunk ? m->NT : T) * K * V;
-        for (size_t t = 0; t < T; t++)
-          {
-            size_t row = (b * T + t) * HV + hv;
-            for (size_t j = 0; j < V; j++)
-              {
-                double c = (double) bf->O[t * V + j] * m->dout[row * V + j];
-                L += c;
-                M += fabs (c);
-                if (out)
-                  out[row * V + j] = bf->O[t * V + j];
-              }
-          }
-        const float *dST = m->dst + (b * HV + hv) * K * V;
-        for (size_t e = 0; e < K * V; e++)
-          {
-            double c = (double) ST[e] * dST[e];
-            L += c;
-            M += fabs (c);
-          }
-        if (out)
-          memcpy (out + m->B * T * HV * V + (b * HV + hv) * K * V, ST,
-                  K * V * sizeof (float));
-      }
-  if (loss)
-    *loss = (float) L;
-  if (magnitude)
-    *magnitude = (float) M;
-}
 
 static int
 loss_f32 (void *ctx, const float *x, float *loss)
 {
   const kda *m = ctx;
-  buffers bf;
-  if (!buffers_alloc (m, &bf))
+  buffers_f32 bf;
+  if (!buffers_alloc_f32 (m, &bf))
     return -1;
-  forward_all (m, x, &bf, NULL, loss, NULL);
-  buffers_free (&bf);
+  forward_all_f32 (m, x, &bf, NULL, loss, NULL);
+  buffers_free_f32 (&bf);
   return 0;
 }
 
@@ -700,12 +130,12 @@ static int
 loss_magnitude_f32 (void *ctx, const float *x, float *mag)
 {
   const kda *m = ctx;
-  buffers bf;
+  buffers_f32 bf;
   float loss;
-  if (!buffers_alloc (m, &bf))
+  if (!buffers_alloc_f32 (m, &bf))
     return -1;
-  forward_all (m, x, &bf, NULL, &loss, mag);
-  buffers_free (&bf);
+  forward_all_f32 (m, x, &bf, NULL, &loss, mag);
+  buffers_free_f32 (&bf);
   return 0;
 }
 
@@ -713,180 +143,24 @@ static int
 outputs_f32 (void *ctx, const float *x, float *out)
 {
   const kda *m = ctx;
-  buffers bf;
-  if (!buffers_alloc (m, &bf))
+  buffers_f32 bf;
+  if (!buffers_alloc_f32 (m, &bf))
     return -1;
-  forward_all (m, x, &bf, out, NULL, NULL);
-  buffers_free (&bf);
-  return 0;
-}
-
-/* The backward.  A_log and dt_bias are reductions over every (b, t) and
-   channel; they are accumulated in double and rounded once.  With MAG, the
-   magnitude of each element's computation (manual: "Adjoint rounding"):
-   the largest |gradient| of its tensor, except for the two reductions, whose
-   terms each carry the error of their own factor's tensor and which can
-   cancel: A_log[hv] gets max|dg| sum|g| (softplus gate; max|dg_raw| sum|x|
-   for the lower-bound gate), dt_bias[hv, i] gets B T max|dg_raw|, maxima
-   and sums over the value head's elements.  */
-static int
-backward_all (const kda *m, const float *x, float *grad, float *mag)
-{
-  size_t T = m->T, H = m->H, HV = m->HV, K = m->K, V = m->V, Tp = m->Tp;
-  buffers bf;
-  if (!buffers_alloc (m, &bf))
-    return -1;
-  /* per-sequence gradients of the inner inputs, then the raw dq, dk
-     accumulated over the group before the norm's chain rule  */
-  size_t rh = m->B * T * H;
-  float *gb = malloc ((3 * Tp * K + Tp * V + Tp + 2 * rh * K) * sizeof (float));
-  /* per value head: the reductions, and the scales of their terms */
-  double *red = calloc (HV * (K + 4), sizeof *red);
-  if (!gb || !red)
-    {
-      free (gb);
-      free (red);
-      buffers_free (&bf);
-      return -1;
-    }
-  double *acc_a = red, *acc_dt = acc_a + HV, *fac_max = acc_dt + HV * K;
-  double *other_sum = fac_max + HV, *graw_max = other_sum + HV;
-  float *dq = gb, *dk = dq + Tp * K, *dg = dk + Tp * K, *dv = dg + Tp * K;
-  float *dbeta = dv + Tp * V, *dqn = dbeta + Tp, *dkn = dqn + rh * K;
-  float loss;
-  forward_all (m, x, &bf, NULL, &loss, NULL);
-  memset (grad, 0, m->inst.model.n * sizeof (float));
-  memset (dqn, 0, 2 * rh * K * sizeof (float));
-  for (size_t b = 0; b < m->B; b++)
-    for (size_t hv = 0; hv < HV; hv++)
-      {
-        const seq *s = &bf.seqs[b * HV + hv];
-        size_t hh = hv / m->G;
-        float *dOp = bf.O;
-        memset (dOp, 0, Tp * V * sizeof (float));
-        memset (gb, 0, (3 * Tp * K + Tp * V + Tp) * sizeof (float));
-        for (size_t t = 0; t < T; t++)
-          memcpy (dOp + t * V, m->dout + ((b * T + t) * HV + hv) * V,
-                  V * sizeof (float));
-        memcpy (bf.w.dS, m->dst + (b * HV + hv) * K * V, K * V * sizeof (float));
-        if (m->chunk)
-          chunk_backward (m, s, &bf.w, dOp, dq, dk, dv, dbeta, dg);
-        else
-          rec_backward (m, s, &bf.w, dOp, dq, dk, dv, dbeta, dg);
-        memcpy (grad + m->off_s + (b * HV + hv) * K * V, bf.w.dS,
-                K * V * sizeof (float));
-        float ea = expf (x[m->off_a + hv]);
-        for (size_t t = 0; t < T; t++)
-          {
-            size_t rowv = (b * T + t) * HV + hv, rowh = (b * T + t) * H + hh;
-            /* GVA: dq, dk summed over the value heads of the group.  */
-            bool first = hv % m->G == 0;
-            for (size_t i = 0; i < K; i++)
-              {
-                if (m->mutant == MUT_GVA_NO_GROUP_SUM && !first)
-                  {
-                    dqn[rowh * K + i] = dq[t * K + i];       /* MUTANT */
-                    dkn[rowh * K + i] = dk[t * K + i];
-                    continue;
-                  }
-                dqn[rowh * K + i] += dq[t * K + i];
-                dkn[rowh * K + i] += dk[t * K + i];
-              }
-            memcpy (grad + m->off_v + rowv * V, dv + t * V, V * sizeof (float));
-            float beta = bf.p.beta[rowv];
-            grad[m->off_b + rowv] = dbeta[t] * beta * (1.0f - beta);
-            /* the gate (§1.2, §5.4)  */
-            for (size_t i = 0; i < K; i++)
-              {
-                float z = x[m->off_g + rowv * K + i] + x[m->off_dt + hv * K + i];
-                float d = dg[t * K + i], graw, dA;
-                if (m->mutant == MUT_SOFTPLUS_OUTSIDE)
-                  {
-                    float sg = gcm_sigmoidf (ea * z);           /* MUTANT */
-                    graw = -d * sg * ea;
-                    dA = graw * z;
-                  }
-                else if (m->lowerbound)
-                  {
-                    float sg = gcm_sigmoidf (ea * z);
-                    float sd = sg * (1.0f - sg);
-                    if (m->mutant == MUT_GATE_GRAD_NO_SIGMOID) sd = 1.0f; /* MUTANT */
-                    graw = d * LOWER_BOUND * sd * ea;
-                    dA = graw * z;
-                  }
-                else
-                  {
-                    float sg = gcm_sigmoidf (z);
-                    if (m->mutant == MUT_GATE_GRAD_NO_SIGMOID) sg = 1.0f; /* MUTANT */
-                    graw = -d * ea * sg;
-                    dA = d * bf.p.g[rowv * K + i];
-                  }
-                grad[m->off_g + rowv * K + i] = graw;
-                acc_dt[hv * K + i] += graw;
-                acc_a[hv] += dA;
-                /* dA = d g (softplus) or graw z: the factor carrying the
-                   backward's error, and the other  */
-                bool softplus = !m->lowerbound
-                                && m->mutant != MUT_SOFTPLUS_OUTSIDE;
-                fac_max[hv] = fmax (fac_max[hv], fabs (softplus ? d : graw));
-                other_sum[hv] += fabs (softplus ? bf.p.g[rowv * K + i] : z);
-                graw_max[hv] = fmax (graw_max[hv], fabs (graw));
-              }
-          }
-      }
-  for (size_t hv = 0; hv < HV; hv++)
-    {
-      grad[m->off_a + hv] = (float) acc_a[hv];
-      for (size_t i = 0; i < K; i++)
-        grad[m->off_dt + hv * K + i] = (float) acc_dt[hv * K + i];
-    }
-  /* the L2 norm's chain rule on the group sums  */
-  for (size_t row = 0; row < rh; row++)
-    {
-      const float *qn = bf.p.qn + row * K, *kn = bf.p.kn + row * K;
-      float dqy = 0, dky = 0;
-      for (size_t i = 0; i < K; i++)
-        {
-          dqy += dqn[row * K + i] * qn[i];
-          dky += dkn[row * K + i] * kn[i];
-        }
-      for (size_t i = 0; i < K; i++)
-        {
-          grad[m->off_q + row * K + i] = bf.p.rq[row] * (dqn[row * K + i]
-                                                          - dqy * qn[i]);
-          grad[m->off_k + row * K + i] = bf.p.rk[row] * (dkn[row * K + i]
-                                                          - dky * kn[i]);
-        }
-    }
-  if (mag)
-    {
-      for (size_t b = 0; b < m->inst.model.n_blocks; b++)
-        {
-          const gc_block *bl = &m->inst.model.blocks[b];
-          float mx = 0;
-          for (size_t k = bl->offset; k < bl->offset + bl->count; k++)
-            mx = fmaxf (mx, fabsf (grad[k]));
-          for (size_t k = bl->offset; k < bl->offset + bl->count; k++)
-            mag[k] = mx;
-        }
-      for (size_t hv = 0; hv < HV; hv++)
-        {
-          mag[m->off_a + hv] = (float) (fac_max[hv] * other_sum[hv]);
-          for (size_t i = 0; i < K; i++)
-            mag[m->off_dt + hv * K + i] = (float) ((double) (m->B * T)
-                                                   * graw_max[hv]);
-        }
-    }
-  free (gb);
-  free (red);
-  buffers_free (&bf);
+  forward_all_f32 (m, x, &bf, out, NULL, NULL);
+  buffers_free_f32 (&bf);
   return 0;
 }
 
 static int
 grad_f32 (void *ctx, const float *x, float *grad)
 {
-  return backward_all (ctx, x, grad, NULL);
+  return backward_all_f32 (ctx, x, grad, NULL);
+}
+
+static int
+grad_f64 (void *ctx, const double *x, double *grad)
+{
+  return backward_all_f64 (ctx, x, grad, NULL);
 }
 
 static int
@@ -896,9 +170,241 @@ grad_magnitude_f32 (void *ctx, const float *x, float *mag)
   float *g = malloc (m->inst.model.n * sizeof *g);
   if (!g)
     return -1;
-  int rc = backward_all (m, x, g, mag);
+  int rc = backward_all_f32 (m, x, g, mag);
   free (g);
   return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The f64 reference: the naive recurrence (§2.2), a different algorithm
+   from the chunked path, with the gate, the sigmoid and the normalisation
+   inside, the same function as the MPFR reference below (the read scale
+   K^-1/2 whatever the mutant, the softplus without torch's threshold).
+
+   It is evaluated incrementally, like the MPFR one (models/mpseq.h): a
+   central difference perturbs one parameter, which enters one sequence
+   (b, hv) from one step on (q, k: the G sequences of a group; A_log,
+   dt_bias: every step of the value head's B sequences).  The base
+   trajectory, at the instance's point, keeps for every sequence the state
+   before each step, the loss accumulated within the sequence before it,
+   and the sequence's whole contribution (built at the first call, to
+   nearest, under a lock, and read only afterwards).  A call reruns each
+   sequence from the first step whose inputs differ from the base point's;
+   the others contribute their stored totals.  Each sequence's contribution
+   is accumulated on its own and the contributions are summed in order, in
+   the full evaluation too, so an incremental value is bit for bit the full
+   one.  Under a rounding mode other than to nearest (gradcheck's
+   rounding-sensitivity reruns) the evaluation is full and the base is not
+   used.  */
+typedef struct f64_base
+{
+  double *state;           /* [S][T][K*V]: the state before step t */
+  double *acc;             /* [S][T]: the sequence's loss before step t */
+  double *total;           /* [S] */
+} f64_base;
+
+static void
+f64_base_free (f64_base *fb)
+{
+  if (!fb)
+    return;
+  free (fb->state);
+  free (fb->acc);
+  free (fb->total);
+  free (fb);
+}
+
+/* Whether any of x[off .. off+count) differs from the instance's point.  */
+static bool
+f64_differs (const kda *m, const double *x, size_t off, size_t count)
+{
+  const float *x0 = m->inst.x;
+  for (size_t i = off; i < off + count; i++)
+    if (x[i] != (double) x0[i])
+      return true;
+  return false;
+}
+
+/* Whether sequence S's step T's own inputs differ from the base point's.  */
+static bool
+f64_step_differs (const kda *m, const double *x, size_t s, size_t t)
+{
+  size_t T = m->T, H = m->H, HV = m->HV, K = m->K, V = m->V;
+  size_t b = s / HV, hv = s % HV, hh = hv / m->G;
+  size_t rowh = (b * T + t) * H + hh, rowv = (b * T + t) * HV + hv;
+  return f64_differs (m, x, m->off_q + rowh * K, K)
+         || f64_differs (m, x, m->off_k + rowh * K, K)
+         || f64_differs (m, x, m->off_v + rowv * V, V)
+         || f64_differs (m, x, m->off_g + rowv * K, K)
+         || f64_differs (m, x, m->off_b + rowv, 1);
+}
+
+/* Sequence S at X from step T0 on, from the state ST and the loss ACC
+   accumulated before T0; its whole contribution.  With BUILD, the state
+   and accumulated loss before each step are stored there.  W is scratch:
+   qn, kn, alpha (K each) and e (V).  */
+static double
+ref_seq (const kda *m, const double *x, size_t s, size_t t0, double *St,
+         double acc, double *w, f64_base *build)
+{
+  size_t T = m->T, H = m->H, HV = m->HV, K = m->K, V = m->V;
+  size_t b = s / HV, hv = s % HV, hh = hv / m->G;
+  double scale = 1 / sqrt ((double) K);
+  double *qn = w, *kn = qn + K, *al = kn + K, *e = al + K;
+  double ea = exp (x[m->off_a + hv]);
+  const double *dt = x + m->off_dt + hv * K;
+  double L = acc;
+  for (size_t t = t0; t < T; t++)
+    {
+      if (build)
+        {
+          memcpy (build->state + (s * T + t) * K * V, St,
+                  K * V * sizeof *St);
+          build->acc[s * T + t] = L;
+        }
+      size_t rowh = (b * T + t) * H + hh, rowv = (b * T + t) * HV + hv;
+      const double *q = x + m->off_q + rowh * K, *k = x + m->off_k + rowh * K;
+      const double *v = x + m->off_v + rowv * V;
+      const double *graw = x + m->off_g + rowv * K;
+      double sq = GCM_L2_EPS, sk = GCM_L2_EPS;
+      for (size_t i = 0; i < K; i++)
+        {
+          sq += q[i] * q[i];
+          sk += k[i] * k[i];
+        }
+      double rq = 1 / sqrt (sq), rk = 1 / sqrt (sk);
+      for (size_t i = 0; i < K; i++)
+        {
+          qn[i] = q[i] * rq;
+          kn[i] = k[i] * rk;
+          /* the gate of §1.2: -exp(A) log(1 + exp(z)), written
+             z + log1p(exp(-z)) for z > 0 (no overflow), or
+             -5 / (1 + exp(-exp(A) z))  */
+          double z = graw[i] + dt[i], g;
+          if (m->lowerbound)
+            g = LOWER_BOUND / (1 + exp (-ea * z));
+          else
+            g = -ea * (z > 0 ? z + log1p (exp (-z)) : log1p (exp (z)));
+          al[i] = exp (g);
+        }
+      double beta = 1 / (1 + exp (-x[m->off_b + rowv]));
+      for (size_t i = 0; i < K; i++)
+        for (size_t j = 0; j < V; j++)
+          St[i * V + j] *= al[i];
+      for (size_t j = 0; j < V; j++)
+        {
+          double sum = 0;
+          for (size_t i = 0; i < K; i++)
+            sum += kn[i] * St[i * V + j];
+          e[j] = beta * (v[j] - sum);
+        }
+      for (size_t i = 0; i < K; i++)
+        for (size_t j = 0; j < V; j++)
+          St[i * V + j] += kn[i] * e[j];
+      const float *dO = m->dout + rowv * V;
+      for (size_t j = 0; j < V; j++)
+        {
+          double o = 0;
+          for (size_t i = 0; i < K; i++)
+            o += qn[i] * St[i * V + j];
+          L += scale * o * dO[j];
+        }
+    }
+  const float *dST = m->dst + s * K * V;
+  for (size_t ij = 0; ij < K * V; ij++)
+    L += St[ij] * dST[ij];
+  if (build)
+    build->total[s] = L;
+  return L;
+}
+
+/* The base trajectory at the instance's point (NULL: memory runs out, or
+   too large: 512 MiB at most).  */
+static f64_base *
+f64_base_new (const kda *m)
+{
+  size_t S = m->B * m->HV, T = m->T, KV = m->K * m->V, n = m->inst.model.n;
+  if ((double) S * T * (KV + 1) * sizeof (double) > 512.0 * 1048576)
+    return NULL;
+  f64_base *fb = calloc (1, sizeof *fb);
+  double *x = malloc (n * sizeof *x);
+  double *w = malloc ((KV + 3 * m->K + m->V) * sizeof *w);
+  if (fb)
+    {
+      fb->state = malloc (S * T * KV * sizeof *fb->state);
+      fb->acc = malloc (S * T * sizeof *fb->acc);
+      fb->total = malloc (S * sizeof *fb->total);
+    }
+  if (!fb || !x || !w || !fb->state || !fb->acc || !fb->total)
+    {
+      f64_base_free (fb);
+      free (x);
+      free (w);
+      return NULL;
+    }
+  for (size_t i = 0; i < n; i++)
+    x[i] = m->inst.x[i];
+  for (size_t s = 0; s < S; s++)
+    {
+      memcpy (w, x + m->off_s + s * KV, KV * sizeof *w);
+      ref_seq (m, x, s, 0, w, 0, w + KV, fb);
+    }
+  free (x);
+  free (w);
+  return fb;
+}
+
+static int
+loss_f64 (void *ctx, const double *x, double *loss)
+{
+  kda *m = ctx;
+  size_t HV = m->HV, K = m->K, V = m->V, T = m->T, KV = K * V;
+  bool nearest = fegetround () == FE_TONEAREST;
+  f64_base *fb = nearest ? atomic_load (&m->f64) : NULL;
+  if (nearest && !fb && !atomic_load (&m->f64_none))
+    {
+      pthread_mutex_lock (&m->f64_lock);
+      fb = atomic_load (&m->f64);
+      if (!fb && !atomic_load (&m->f64_none))
+        {
+          fb = f64_base_new (m);
+          if (fb)
+            atomic_store (&m->f64, fb);
+          else
+            atomic_store (&m->f64_none, 1);
+        }
+      pthread_mutex_unlock (&m->f64_lock);
+    }
+  double *w = malloc ((KV + 3 * K + V) * sizeof *w);
+  if (!w)
+    return -1;
+  double L = 0;
+  for (size_t s = 0; s < m->B * HV; s++)
+    {
+      size_t hv = s % HV, t0 = 0;
+      if (fb && !f64_differs (m, x, m->off_s + s * KV, KV)
+          && !f64_differs (m, x, m->off_a + hv, 1)
+          && !f64_differs (m, x, m->off_dt + hv * K, K))
+        {
+          while (t0 < T && !f64_step_differs (m, x, s, t0))
+            t0++;
+          if (t0 == T)
+            {
+              L += fb->total[s];
+              continue;
+            }
+          memcpy (w, fb->state + (s * T + t0) * KV, KV * sizeof *w);
+          L += ref_seq (m, x, s, t0, w, fb->acc[s * T + t0], w + KV, NULL);
+        }
+      else
+        {
+          memcpy (w, x + m->off_s + s * KV, KV * sizeof *w);
+          L += ref_seq (m, x, s, 0, w, 0, w + KV, NULL);
+        }
+    }
+  free (w);
+  *loss = L;
+  return 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1074,6 +580,8 @@ destroy (gcm_instance *inst)
 {
   kda *m = (kda *) inst;
   gcm_mpseq_clear (&m->mp);
+  f64_base_free (atomic_load (&m->f64));
+  pthread_mutex_destroy (&m->f64_lock);
   free (m->dout);
   free (m->dst);
   free (inst->x);
@@ -1089,6 +597,9 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   if (!m)
     return GC_ENOMEM;
   gcm_mpseq_init (&m->mp);
+  pthread_mutex_init (&m->f64_lock, NULL);
+  atomic_init (&m->f64, NULL);
+  atomic_init (&m->f64_none, 0);
   m->B = (size_t) val[KEY_B];
   m->T = (size_t) val[KEY_T];
   m->H = (size_t) val[KEY_H];
@@ -1108,6 +619,7 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   if (mutant == MUT_DOUBLE_SCALE)
     scale *= scale;                                          /* MUTANT */
   m->scale = (float) scale;
+  m->scale64 = scale;
   size_t B = m->B, T = m->T, H = m->H, HV = m->HV, K = m->K, V = m->V;
   size_t rh = B * T * H, rv = B * T * HV;
   m->off_q = 0;
@@ -1196,8 +708,10 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   md->n = n;
   md->loss_f32 = loss_f32;
   md->grad_f32 = grad_f32;
+  md->grad_f64 = grad_f64;
   md->grad_magnitude_f32 = grad_magnitude_f32;
   md->loss_magnitude_f32 = loss_magnitude_f32;
+  md->loss_f64 = loss_f64;
   md->loss_mpfr = loss_mpfr;
   md->ctx = m;
   /* Depths (manual: "The accumulation factor"): the rounded operations on
@@ -1264,7 +778,7 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
 
 const gcm_spec gcm_kda_spec = {
   "kda",
-  "Kimi Delta Attention: per-channel gated delta rule, recurrent or chunked f32 path; MPFR recurrence reference; forward oracle",
+  "Kimi Delta Attention: per-channel gated delta rule, recurrent or chunked f32 path with its f64 twin; f64 and MPFR recurrence references; forward oracle",
   sizeof keys / sizeof keys[0], keys,
   sizeof mutants / sizeof mutants[0], mutants,
   create,
