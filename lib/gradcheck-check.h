@@ -78,6 +78,20 @@ gc_ck__append (char *msg, size_t len, size_t size, const char *s)
   return len;
 }
 
+/* The bytes of a message Check passes on: CK_MAX_MSG_SIZE from the
+   environment, else Check's default 4096, less room for its own framing;
+   at most SIZE.  A longer message makes Check end the test process (exit
+   2, "Early exit") instead of failing the test with it.  */
+static inline size_t
+gc_ck__message_cap (size_t size)
+{
+  const char *e = getenv ("CK_MAX_MSG_SIZE");
+  long v = e ? strtol (e, NULL, 10) : 0;
+  size_t cap = v > 0 ? (size_t) v : 4096;
+  cap = cap > 512 ? cap - 256 : cap / 2;
+  return cap < size ? cap : size;
+}
+
 /* Run the check; 1 when its verdict is WANT (and, when CHECK_KIND, its
    diagnosis is KIND), else 0 with why and the report in MSG.  Everything
    is freed before returning: Check leaves a failing test by exiting or
@@ -108,8 +122,21 @@ gc_ck__check (const gc_model *m, const float *x, const gc_options *o,
     snprintf (head, sizeof head, "expected verdict %s; got %s\n",
               gc_verdict_name (want), gc_verdict_name (r->verdict));
   char *text = r ? gc_report (r, GC_FMT_TEXT) : NULL;
-  size_t len = gc_ck__append (msg, 0, size, head);
-  len = gc_ck__append (msg, len, size, text ? text : "");
+  /* the report's head (verdict, findings, worst direction) comes first;
+     what Check cannot carry is cut, and the cut said */
+  static const char cut[] = "\n[report cut: Check carries CK_MAX_MSG_SIZE "
+                            "bytes; gradcheck run prints it whole]";
+  size_t cap = gc_ck__message_cap (size);
+  size_t len = gc_ck__append (msg, 0, cap, head);
+  len = gc_ck__append (msg, len, cap, text ? text : "");
+  if (text && len + 3 >= cap && cap > sizeof cut + 64)
+    {
+      len = cap - sizeof cut - 64;
+      while (len > 0 && msg[len - 1] != '\n')
+        len--;
+      msg[len] = 0;
+      len = gc_ck__append (msg, len, cap, cut + 1);
+    }
   while (len > 0 && msg[len - 1] == '\n')
     msg[--len] = 0;
   free (text);

@@ -392,8 +392,9 @@ typedef struct gc_direction
      rounding + adjoint_f64 (the twin's own rounding, at u = 2^-53), its
      nu_f64, resolution_f64 and verdict_algorithm (pass, fail, non-smooth
      or inconclusive).  The arithmetic: arith_diff = |analytic -
-     analytic_f64| against arith_bar = the adjoint term (f32's derived
-     bound) + adjoint_f64, nu_arith their ratio, arith its class.
+     analytic_f64| against arith_bar = f32's worst-case adjoint bound
+     gamma_d/u (u sum |w_i| m_i + 2^-150 sum |w_i|) + S_w, plus
+     adjoint_f64; nu_arith their ratio, arith its class.
      VERDICT is then the two combined (manual: "Two verdicts, one
      report").  */
   double analytic_f64;

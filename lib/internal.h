@@ -248,7 +248,8 @@ void gc__terms_richardson (gc_term t[2], double h, double r1, double r2,
    stencil"); its points reach x +- 4h = x +- S / 2^(SHIFT - 2) at most.  */
 #define GC_RICHARDSON_SHIFT 7
 /* (judge.c) Manual: "Two verdicts, one report": with the twin's analytic
-   value and adjoint term in D, and D judged against its reference as
+   value, adjoint term and the arithmetic's bound arith_bar in D, and D
+   judged against its reference as
    without a twin (its verdict, terms and nu), the algorithm's verdict,
    the arithmetic's class and the two combined into D's verdict.  A no-op
    for a direction without a twin (analytic_f64 NaN) or in error.  */

@@ -165,7 +165,8 @@ twin_read (gc_result *r, const json_t *o, gc_direction *d, bool full)
   if (!has)
     return r->twin && d->verdict != GC_ERROR ? GC_EFORMAT : GC_OK;
   if (!r->twin || !num (o, "analytic_f64", &d->analytic_f64)
-      || isnan (d->analytic_f64))
+      || isnan (d->analytic_f64) || !num (o, "arith_bar", &d->arith_bar)
+      || !(d->arith_bar >= 0))
     return GC_EFORMAT;
   /* manual: "Richardson's stencil" */
   d->richardson = NAN;

@@ -248,9 +248,11 @@ derivation_text (gc__buf *b, const gc_direction *d, const char *indent)
                     : "; Richardson's R(h) disagreed with it beyond their "
                       "terms, and was not used");
   term_text (b, &d->adjoint_f64, indent);
-  gc__buf_printf (b, "%sarithmetic bound = adjoint rounding + twin adjoint "
-                  "rounding = %.3e   (g32 against g64; beyond 2^16 of it, no "
-                  "rounding explains it)\n", indent, d->arith_bar);
+  gc__buf_printf (b, "%sarithmetic bound = gamma_d / u * (u * sum_i |w_i| "
+                  "m_i + 2^-150 * sum_i |w_i|) + S_w + twin adjoint rounding "
+                  "= %.3e   (g32 against g64: f32's worst case; beyond 2^16 "
+                  "of it, no rounding explains it)   [manual: The f64 twin]\n",
+                  indent, d->arith_bar);
 }
 
 /* The arithmetic class's words.  */

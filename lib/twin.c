@@ -165,8 +165,9 @@ richardson (worker *w, gc_direction *d)
   size_t i = d->index;
   d->richardson = NAN;
   d->richardson_used = 0;
-  bool f64_judged = d->decided_by == GC_REF_F64
-                    || (d->decided_by == GC_REF_F32 && sh->best == GC_REF_F64);
+  /* only where f64 is the reference: in f32 mode the reference is the
+     f32 forward, and R(h) of another function says nothing of it */
+  bool f64_judged = d->decided_by == GC_REF_F64;
   if (i == SIZE_MAX || !f64_judged || sh->user_step || !sh->m->loss_f64
       || d->verdict == GC_ERROR)
     return true;
@@ -202,8 +203,28 @@ richardson (worker *w, gc_direction *d)
   return true;
 }
 
-bool
-gc__twin_direction (worker *w, gc_direction *d)
+/* Manual: "The f64 twin", the algorithm's resolution: whether the
+   reference terms D was judged on (Richardson's where used) are within
+   lambda_b sqrt(d_b) u |reference|, the rounding a correct f32 backward
+   makes at the element's own magnitude: the finest the f32 check could
+   ever see.  */
+static bool
+fine_enough (const shared *sh, const gc_direction *d)
+{
+  const gc_result *r = sh->r;
+  bool rich = d->richardson_used;
+  double ref = fabs (rich ? d->richardson : d->reference);
+  double terms = rich ? d->richardson_terms[0].value
+                        + d->richardson_terms[1].value
+                      : d->terms[GC_TERM_TRUNCATION].value
+                        + d->terms[GC_TERM_REFERENCE].value;
+  return terms <= r->lambda_backward * sqrt ((double) r->backward_depth)
+                  * GC_U32 * ref;
+}
+
+/* The twin's part of direction D, once its reference has judged it.  */
+static bool
+twin_part (worker *w, gc_direction *d)
 {
   if (!richardson (w, d))
     return false;
@@ -252,6 +273,37 @@ gc__twin_direction (worker *w, gc_direction *d)
     }
   gc__term_adjoint_f64 (&d->adjoint_f64, r->backward_depth, wm, w1, spread,
                         (r->defaulted & GC_DEFAULTED_MAGNITUDES) != 0);
+  /* Manual: "The f64 twin": the arithmetic's bound is f32's worst case,
+     gamma_d(u)/u (u sum |w_i| m_i + 2^-150 sum |w_i|) + S_w: no alignment
+     of d_b f32 roundings exceeds it, so a correct f32 backward of the
+     declared depth and magnitudes is never a precision finding (a
+     stagnating sum included); plus the twin's own term.  */
+  d->arith_bar = gc__gamma_over_u (r->backward_depth, 24)
+                 * (GC_U32 * wm + 0x1p-150 * w1)
+                 + gc__term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0)
+                 + d->adjoint_f64.value;
   gc__judge_twin (d);
   return true;
+}
+
+bool
+gc__twin_direction (worker *w, gc_direction *d)
+{
+  shared *sh = w->sh;
+  if (!twin_part (w, d))
+    return false;
+  /* Manual: "The f64 twin": in the tiered check, a coordinate f64 judged
+     too coarsely for the algorithm is judged again in MPFR.  */
+  if (sh->ref != GC_REF_AUTO || d->decided_by != GC_REF_F64
+      || fine_enough (sh, d))
+    return true;
+  gc_direction fresh;
+  memset (&fresh, 0, sizeof fresh);
+  fresh.id = d->id;
+  fresh.index = d->index;
+  fresh.verdict = GC_ERROR;
+  fresh.decided_by = GC_REF_MPFR;
+  fresh.analytic_f64 = fresh.richardson = NAN;
+  *d = fresh;
+  return gc__direction_mpfr (w, d, NULL) && twin_part (w, d);
 }

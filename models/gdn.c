@@ -59,7 +59,7 @@ static const gcm_mutant mutants[] = {
   { "dv-scale-1e-6", "dv is scaled by 1 + 1e-6 (seen at a finer resolution"
     " than f32's: the twin's algorithm check)" },
   { "ds-bf16", "the state's adjoint dS is stored in bf16 between chunks in"
-    " the f32 path only (a precision loss: PRECISION with the twin)" },
+    " the f32 path only (a precision loss: PRECISION with the twin)" , 1 },
 };
 
 typedef struct gdn

@@ -24,6 +24,10 @@ typedef struct gcm_mutant
 {
   const char *name;
   const char *help;
+  /* 1: a precision-only mutant, the f32 path's arithmetic alone (bf16
+     storage and the like): with the model's twin its verdict is
+     GC_PRECISION, not GC_FAIL (manual: "The f64 twin").  */
+  int precision;
 } gcm_mutant;
 
 typedef struct gcm_instance gcm_instance;

@@ -33,7 +33,7 @@ static const gcm_mutant mutants[] = {
   { "dw-scale-1e-6", "dW is scaled by 1 + 1e-6 (seen at a finer resolution"
     " than f32's: the twin's algorithm check)" },
   { "dx-bf16-sum", "dX's inner products keep their partial sums in bf16 in"
-    " the f32 path only (a precision loss: PRECISION with the twin)" },
+    " the f32 path only (a precision loss: PRECISION with the twin)" , 1 },
 };
 
 typedef struct tg

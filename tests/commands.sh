@@ -11,7 +11,8 @@ B=${TESTBIN:-tests}
 $G explain tanh-gemm --index 19 > "$TMPD/ex" 2>&1; rc=$?
 check "explain exits 0 (exit $rc)" test "$rc" -eq 0
 check "explain prints the Markdown derivation of W[1,3]" grep -q '^# Derivation of the pass bar: W\[1,3\] (parameter 19)' "$TMPD/ex"
-check "explain lists the three terms" test "$(grep -c '^## ' "$TMPD/ex")" -eq 3
+check "explain lists the three terms and the twin's term" test "$(grep -c '^## ' "$TMPD/ex")" -eq 4
+check "explain derives the twin's adjoint term (manual: The f64 twin)" grep -q '^## twin adjoint rounding' "$TMPD/ex"
 check "explain names the inputs" grep -q '| `lambda` |' "$TMPD/ex"
 expect_rc 2 "explain without --index" $G explain tanh-gemm
 expect_rc 2 "explain with an index out of range" $G explain tanh-gemm --index 100000

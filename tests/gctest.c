@@ -501,6 +501,32 @@ wrap_grad (void *ctx, const float *x, float *g)
   return rc;
 }
 
+/* The base's twin with the same injected bug (manual: "The f64 twin"): a
+   bug in the backward's algorithm, in both types.  */
+static int
+wrap_grad64 (void *ctx, const double *x, double *g)
+{
+  gct_wrap *w = ctx;
+  int rc = w->base->model.grad_f64 (w->base->model.ctx, x, g);
+  if (w->shift)
+    {
+      double *copy = malloc (w->model.n * sizeof *copy);
+      memcpy (copy, g, w->model.n * sizeof *copy);
+      for (size_t i = w->lo; i < w->hi; i++)
+        {
+          long j = (long) i + w->shift;
+          g[i] = j >= (long) w->lo && j < (long) w->hi ? copy[j] : 0.0;
+        }
+      free (copy);
+    }
+  else
+    for (size_t i = w->lo; i < w->hi; i++)
+      g[i] = g[i] * w->factor;
+  if (w->add_at != SIZE_MAX)
+    g[w->add_at] = g[w->add_at] + w->add;
+  return rc;
+}
+
 static int
 wrap_loss (void *ctx, const float *x, float *l)
 {
@@ -559,6 +585,7 @@ gct_wrap_init (gct_wrap *w, const gct_model *base)
   w->model.ctx = w;
   w->model.loss_f32 = wrap_loss;
   w->model.grad_f32 = wrap_grad;
+  w->model.grad_f64 = base->model.grad_f64 ? wrap_grad64 : NULL;
   w->model.loss_mpfr = base->model.loss_mpfr ? wrap_mpfr : NULL;
   w->model.loss_f64 = base->model.loss_f64 ? wrap_f64 : NULL;
   /* Every callback of the base runs with the base's context.  */

@@ -43,7 +43,8 @@ void gct_free (gct_model *t);
 /* A wrapper whose backward is BASE's, with elements [lo, hi) multiplied by
    FACTOR (or, with SHIFT != 0, read SHIFT places on: g[i] <- g[i + shift],
    zero beyond the range), then ADD added to element ADD_AT (SIZE_MAX:
-   none): injected bugs of known size and shape.  */
+   none): injected bugs of known size and shape.  Where BASE has an f64
+   twin the wrapper's twin carries the same bug (a bug of the algorithm).  */
 typedef struct gct_wrap
 {
   gc_model model;

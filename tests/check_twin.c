@@ -1,0 +1,741 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* check_twin.c -- the f64 twin of the backward (manual: "The f64 twin"):
+   cases of the kinds where a modelled adjoint term errs, each with a model
+   of this file whose backward is written once over its element type and
+   compiled twice (as the manual's "Writing a twin" says):
+
+   - mixed-scale tensors (gradients spanning 1e-8 .. 1e8), a x2 error on
+     the smallest element and a 1e-3 error on a mid-scale one;
+   - a long vanishing linear recurrence with a term dropped;
+   - over-declared depths and magnitudes hiding a 1e-3 scale error;
+   - a correct backward rounding an intermediate to bf16 by bit
+     operations (PRECISION, never a logic error);
+   - a correct stagnating f32 sum on a thread the rounding mode does not
+     reach (no finding);
+   - an f32 path wrong where its twin is right (a failure the twin does
+     not vouch for), a twin that fails, lies or differs between calls;
+   - ABI 1 models, --twin off, and sharded checks merged.  */
+
+#include "gctest.h"
+#include "gradcheck.h"
+
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------- */
+/* The test model: L = sum_i s_i sin(x_i) + sum_i c x_i (recurrence off),
+   or the linear recurrence h_{t+1} = a h_t + x_t, L = h_T (recurrence
+   on).  */
+
+typedef struct tw
+{
+  gc_model model;
+  size_t n;
+  double *s;           /* per-element scales s_i */
+  int recurrence;
+  double a;            /* the recurrence's decay */
+  /* Bugs and arithmetic of the backward: elements [lo, hi) times FACTOR
+     in both types (an algorithm bug), times FACTOR32 in f32 only (a bug
+     of the f32 path); BF16: the f32 path stores cos(x_i) in bf16; DROP:
+     the recurrence's gradient is 0 below element DROP (a dropped
+     vanishing term).  */
+  size_t lo, hi;
+  double factor, factor32;
+  int bf16;
+  size_t drop;
+  /* the magnitude declared is MAG_SCALE times the element's own */
+  double mag_scale;
+  /* f64 calls of the twin so far, and whether it lies on the second */
+  int twin_calls, twin_nondet, twin_fail, twin_nan, twin_overrun;
+  float *x;
+} tw;
+
+static float
+round_bf16 (float x)
+{
+  uint32_t u;
+  memcpy (&u, &x, sizeof u);
+  u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  memcpy (&x, &u, sizeof x);
+  return x;
+}
+
+/* The backward, once per element type.  */
+#define TW_BACKWARD(REAL, NAME, SIN, COS, IS32)                               \
+  static int                                                                  \
+  NAME (void *ctx, const REAL *x, REAL *g)                                    \
+  {                                                                           \
+    tw *t = ctx;                                                              \
+    if (t->recurrence)                                                        \
+      {                                                                       \
+        /* dL/dx_t = a^(T-1-t), accumulated backwards */                      \
+        REAL p = 1;                                                           \
+        for (size_t k = t->n; k-- > 0;)                                       \
+          {                                                                   \
+            g[k] = k < t->drop ? 0 : p;                                       \
+            p *= (REAL) t->a;                                                 \
+          }                                                                   \
+      }                                                                       \
+    else                                                                      \
+      for (size_t i = 0; i < t->n; i++)                                       \
+        {                                                                     \
+          REAL c = COS (x[i]);                                                \
+          if (IS32 && t->bf16)                                                \
+            c = (REAL) round_bf16 ((float) c);                                \
+          g[i] = (REAL) t->s[i] * c;                                          \
+        }                                                                     \
+    for (size_t i = t->lo; i < t->hi; i++)                                    \
+      g[i] *= (REAL) (IS32 ? t->factor * t->factor32 : t->factor);            \
+    return 0;                                                                 \
+  }
+
+TW_BACKWARD (float, grad32, sinf, cosf, 1)
+TW_BACKWARD (double, grad64_body, sin, cos, 0)
+
+static int
+grad64 (void *ctx, const double *x, double *g)
+{
+  tw *t = ctx;
+  t->twin_calls++;
+  if (t->twin_fail)
+    return 7;
+  grad64_body (ctx, x, g);
+  if (t->twin_nan)
+    g[t->n / 2] = NAN;
+  if (t->twin_nondet && t->twin_calls == 2)
+    g[0] = nextafter (g[0], INFINITY);
+  if (t->twin_overrun)
+    g[t->n] = 1;   /* one past the end: the guard sees it */
+  return 0;
+}
+
+static int
+loss32 (void *ctx, const float *x, float *loss)
+{
+  tw *t = ctx;
+  double acc = 0;
+  if (t->recurrence)
+    {
+      float h = 0;
+      for (size_t k = 0; k < t->n; k++)
+        h = (float) t->a * h + x[k];
+      acc = h;
+    }
+  else
+    for (size_t i = 0; i < t->n; i++)
+      acc += t->s[i] * sinf (x[i]);
+  *loss = (float) acc;
+  return 0;
+}
+
+static int
+loss64 (void *ctx, const double *x, double *loss)
+{
+  tw *t = ctx;
+  double acc = 0;
+  if (t->recurrence)
+    {
+      for (size_t k = 0; k < t->n; k++)
+        acc = t->a * acc + x[k];
+    }
+  else
+    for (size_t i = 0; i < t->n; i++)
+      acc += t->s[i] * sin (x[i]);
+  *loss = acc;
+  return 0;
+}
+
+static int
+lossmp (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
+{
+  tw *t = ctx;
+  mpfr_t v, a;
+  mpfr_prec_t p = mpfr_get_prec (loss);
+  mpfr_inits2 (p, v, a, (mpfr_ptr) 0);
+  mpfr_set_zero (loss, 1);
+  mpfr_set_d (a, t->a, MPFR_RNDN);
+  for (size_t i = 0; i < t->n; i++)
+    if (t->recurrence)
+      {
+        mpfr_mul (loss, loss, a, MPFR_RNDN);
+        mpfr_add (loss, loss, x + i, MPFR_RNDN);
+      }
+    else
+      {
+        mpfr_sin (v, x + i, MPFR_RNDN);
+        mpfr_mul_d (v, v, t->s[i], MPFR_RNDN);
+        mpfr_add (loss, loss, v, MPFR_RNDN);
+      }
+  mpfr_clears (v, a, (mpfr_ptr) 0);
+  return 0;
+}
+
+/* The magnitude of element i's computation, declared as MAG_SCALE times
+   |s_i| (the cosine is at most 1), or the recurrence's |a|^(T-1-i).  */
+static int
+mag32 (void *ctx, const float *x, float *m)
+{
+  tw *t = ctx;
+  (void) x;
+  double p = 1;
+  for (size_t k = t->n; k-- > 0;)
+    {
+      m[k] = (float) (t->mag_scale * (t->recurrence ? p : fabs (t->s[k])));
+      p *= fabs (t->a);
+    }
+  return 0;
+}
+
+static tw *
+tw_new (size_t n, int recurrence)
+{
+  tw *t = calloc (1, sizeof *t);
+  t->n = n;
+  t->s = malloc (n * sizeof *t->s);
+  t->x = malloc (n * sizeof *t->x);
+  t->recurrence = recurrence;
+  t->a = 0.995;
+  t->factor = t->factor32 = 1;
+  t->mag_scale = 1;
+  for (size_t i = 0; i < n; i++)
+    {
+      t->s[i] = 1;
+      t->x[i] = (float) (0.1 + 0.7 * sin (1.3 * (double) i));
+    }
+  gc_model *m = &t->model;
+  m->abi = GC_MODEL_ABI;
+  m->name = "twin-test";
+  m->n = n;
+  m->loss_f32 = loss32;
+  m->grad_f32 = grad32;
+  m->grad_f64 = grad64;
+  m->loss_f64 = loss64;
+  m->loss_mpfr = lossmp;
+  m->ctx = t;
+  m->forward_depth = recurrence ? 2 * n : n + 2;
+  m->backward_depth = recurrence ? n : 3;
+  return t;
+}
+
+static void
+tw_free (tw *t)
+{
+  free (t->s);
+  free (t->x);
+  free (t);
+}
+
+/* Spread s_i over 10^-8 .. 10^8.  */
+static void
+mixed_scales (tw *t)
+{
+  for (size_t i = 0; i < t->n; i++)
+    t->s[i] = pow (10.0, -8 + 16.0 * (double) i / (double) (t->n - 1));
+}
+
+static gc_result *
+run (tw *t, int no_twin)
+{
+  gc_options o;
+  gc_options_init (&o);
+  o.no_twin = no_twin;
+  return gct_check_ok (&t->model, t->x, &o);
+}
+
+/* A bug must not pass: a failure, or a direction the check says it
+   cannot judge.  */
+static bool
+not_passed (const gc_result *r)
+{
+  return r->verdict == GC_FAIL || r->verdict == GC_INCONCLUSIVE
+         || r->verdict == GC_PRECISION;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Mixed-scale tensors.  */
+
+START_TEST (test_mixed_scale_correct)
+{
+  tw *t = tw_new (33, 0);
+  mixed_scales (t);
+  gc_result *r = run (t, 0);
+  ck_assert_int_eq (r->twin, 1);
+  /* no false alarm: no failure and no precision finding; a direction the
+     defaulted magnitude blinds may be inconclusive */
+  ck_assert_msg (r->verdict == GC_PASS || r->verdict == GC_INCONCLUSIVE,
+                 "correct mixed-scale model: %s (worst nu %g)",
+                 gc_verdict_name (r->verdict), r->worst_nu);
+  gc_result_free (r);
+  /* declared magnitudes: every element judged, and it passes */
+  t->model.grad_magnitude_f32 = mag32;
+  r = run (t, 0);
+  ck_assert_int_eq (r->verdict, GC_PASS);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
+START_TEST (test_mixed_scale_smallest_x2)
+{
+  tw *t = tw_new (33, 0);
+  mixed_scales (t);
+  t->lo = 0;
+  t->hi = 1;
+  t->factor = 2;
+  gc_result *before = run (t, 1), *r = run (t, 0);
+  printf ("# mixed scale, x2 on the 1e-8 element: without the twin %s, "
+          "with it %s (algorithm: %s)\n", gc_verdict_name (before->verdict),
+          gc_verdict_name (r->verdict),
+          gc_verdict_name (r->dirs[0].verdict_algorithm));
+  ck_assert_msg (not_passed (r), "a x2 error on the smallest element passed");
+  ck_assert_int_ne (r->dirs[0].verdict, GC_PASS);
+  gc_result_free (r);
+  /* with magnitudes declared, a failure of the algorithm */
+  t->model.grad_magnitude_f32 = mag32;
+  r = run (t, 0);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  ck_assert_int_eq (r->dirs[0].verdict_algorithm, GC_FAIL);
+  gc_result_free (r);
+  gc_result_free (before);
+  tw_free (t);
+}
+END_TEST
+
+START_TEST (test_mixed_scale_mid_1e3)
+{
+  tw *t = tw_new (33, 0);
+  mixed_scales (t);
+  t->lo = 12;   /* s = 10^-2 */
+  t->hi = 13;
+  t->factor = 1 + 1e-3;
+  gc_result *r = run (t, 0);
+  ck_assert_msg (not_passed (r), "a 1e-3 error on a mid-scale element "
+                 "passed (%s)", gc_verdict_name (r->verdict));
+  ck_assert_int_ne (r->dirs[12].verdict, GC_PASS);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
+/* A vanishing recurrence: 2000 steps of decay 0.995, dL/dx_0 = 0.995^1999
+   = 4.5e-5; the terms below element 500 (below 8e-2 .. 4.5e-5) dropped.  */
+
+static gc_result *
+run_list (tw *t, const size_t *ix, size_t k)
+{
+  gc_options o;
+  gc_options_init (&o);
+  o.directions = GC_DIR_LIST;
+  o.indices = ix;
+  o.n_indices = k;
+  return gct_check_ok (&t->model, t->x, &o);
+}
+
+static const size_t rec_ix[] = { 0, 1, 50, 250, 499, 500, 1000, 1999 };
+
+START_TEST (test_recurrence_correct)
+{
+  tw *t = tw_new (2000, 1);
+  gc_result *r = run_list (t, rec_ix, sizeof rec_ix / sizeof *rec_ix);
+  ck_assert_msg (r->verdict == GC_PASS, "correct recurrence: %s (worst nu "
+                 "%g)", gc_verdict_name (r->verdict), r->worst_nu);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
+START_TEST (test_recurrence_dropped_term)
+{
+  tw *t = tw_new (2000, 1);
+  t->drop = 500;
+  gc_result *r = run_list (t, rec_ix, sizeof rec_ix / sizeof *rec_ix);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  /* every dropped coordinate listed fails, in the algorithm */
+  for (size_t k = 0; k < 5; k++)
+    ck_assert_msg (r->dirs[k].verdict_algorithm == GC_FAIL, "dropped term "
+                   "at x[%zu] not failed by the algorithm check",
+                   rec_ix[k]);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
+/* Over-declared depth and magnitudes: a 1e-3 scale error on 8 elements.  */
+
+START_TEST (test_overdeclared_depth)
+{
+  tw *t = tw_new (16, 0);
+  t->lo = 4;
+  t->hi = 12;
+  t->factor = 1 + 1e-3;
+  t->model.backward_depth = 1000000;
+  gc_result *before = run (t, 1), *r = run (t, 0);
+  printf ("# depth 1e6 over 3: without the twin %s, with it %s\n",
+          gc_verdict_name (before->verdict), gc_verdict_name (r->verdict));
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  ck_assert_uint_eq (r->n_failed_algorithm, 8);
+  gc_result_free (r);
+  gc_result_free (before);
+  tw_free (t);
+}
+END_TEST
+
+START_TEST (test_overdeclared_magnitudes)
+{
+  tw *t = tw_new (16, 0);
+  t->lo = 4;
+  t->hi = 12;
+  t->factor = 1 + 1e-3;
+  t->model.grad_magnitude_f32 = mag32;
+  t->mag_scale = 1000;
+  gc_result *r = run (t, 0);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  ck_assert_uint_eq (r->n_failed_algorithm, 8);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
+/* bf16 by bit operations in a correct f32 backward: the algorithm passes,
+   the arithmetic is a precision finding, not a logic error.  */
+
+START_TEST (test_bf16_intermediate)
+{
+  tw *t = tw_new (24, 0);
+  t->bf16 = 1;
+  gc_result *r = run (t, 0);
+  ck_assert_int_eq (r->verdict, GC_PRECISION);
+  ck_assert_uint_eq (r->n_failed_algorithm, 0);
+  ck_assert_uint_eq (r->n_mismatch, 0);
+  ck_assert_uint_gt (r->n_precision, 0);
+  for (size_t k = 0; k < r->n_directions; k++)
+    ck_assert_int_eq (r->dirs[k].verdict_algorithm, GC_PASS);
+  /* bf16's relative error is at most 2^-9: within 2^16 of f32's bound */
+  ck_assert (r->worst_nu_arith <= 0x1p16);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
+/* The f32 path wrong by 10% where the twin is right: beyond any rounding,
+   a failure the twin does not vouch for.  */
+START_TEST (test_f32_path_only_bug)
+{
+  tw *t = tw_new (24, 0);
+  t->lo = 3;
+  t->hi = 4;
+  t->factor32 = 1.1;
+  gc_result *r = run (t, 0);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  ck_assert_uint_eq (r->n_mismatch, 1);
+  ck_assert_uint_eq (r->n_failed_algorithm, 0);
+  ck_assert_int_eq (r->dirs[3].arith, GC_ARITH_MISMATCH);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
+/* A stagnating f32 sum on a thread created before the check: the
+   rounding-mode measurement does not reach it (its spread is 0), and the
+   sum errs by D eps, beyond the probabilistic bound but within the worst
+   case the arithmetic uses.  L = c sum_i x_i, c = 1 + D eps; the f32
+   backward forms c as 1 + eps + ... + eps on the pool thread.  */
+
+enum { POOL_D = 4096 };
+#define POOL_EPS 0x1p-25
+
+typedef struct pool
+{
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int job, done, quit;
+  float result;
+} pool;
+
+static void *
+pool_main (void *arg)
+{
+  pool *p = arg;
+  pthread_mutex_lock (&p->mu);
+  for (;;)
+    {
+      while (!p->job && !p->quit)
+        pthread_cond_wait (&p->cv, &p->mu);
+      if (p->quit)
+        break;
+      volatile float s = 1;
+      for (int k = 0; k < POOL_D; k++)
+        s += (float) POOL_EPS;
+      p->result = s;
+      p->job = 0;
+      p->done = 1;
+      pthread_cond_broadcast (&p->cv);
+    }
+  pthread_mutex_unlock (&p->mu);
+  return NULL;
+}
+
+static float
+pool_sum (pool *p)
+{
+  pthread_mutex_lock (&p->mu);
+  p->done = 0;
+  p->job = 1;
+  pthread_cond_broadcast (&p->cv);
+  while (!p->done)
+    pthread_cond_wait (&p->cv, &p->mu);
+  float v = p->result;
+  pthread_mutex_unlock (&p->mu);
+  return v;
+}
+
+static pool the_pool;
+#define POOL_C (1 + POOL_D * POOL_EPS)
+
+static int
+pool_loss32 (void *ctx, const float *x, float *loss)
+{
+  (void) ctx;
+  double s = 0;
+  for (int i = 0; i < 8; i++)
+    s += x[i];
+  *loss = (float) (POOL_C * s);
+  return 0;
+}
+
+static int
+pool_loss64 (void *ctx, const double *x, double *loss)
+{
+  (void) ctx;
+  double s = 0;
+  for (int i = 0; i < 8; i++)
+    s += x[i];
+  *loss = POOL_C * s;
+  return 0;
+}
+
+static int
+pool_lossmp (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
+{
+  (void) ctx;
+  mpfr_set_zero (loss, 1);
+  for (int i = 0; i < 8; i++)
+    mpfr_add (loss, loss, x + i, MPFR_RNDN);
+  mpfr_mul_d (loss, loss, POOL_C, MPFR_RNDN);   /* POOL_C is exact */
+  return 0;
+}
+
+static int
+pool_grad32 (void *ctx, const float *x, float *g)
+{
+  (void) x;
+  float c = pool_sum (ctx);
+  for (int i = 0; i < 8; i++)
+    g[i] = c;
+  return 0;
+}
+
+static int
+pool_grad64 (void *ctx, const double *x, double *g)
+{
+  (void) ctx;
+  (void) x;
+  double c = 1;
+  for (int k = 0; k < POOL_D; k++)
+    c += POOL_EPS;
+  for (int i = 0; i < 8; i++)
+    g[i] = c;
+  return 0;
+}
+
+START_TEST (test_pool_stagnation)
+{
+  pool *p = &the_pool;
+  pthread_mutex_init (&p->mu, NULL);
+  pthread_cond_init (&p->cv, NULL);
+  ck_assert_int_eq (pthread_create (&p->th, NULL, pool_main, p), 0);
+  float x[8] = { 0.5f, -1, 2, 0.25f, 3, -0.75f, 1.5f, 1 };
+  gc_model m = { .abi = GC_MODEL_ABI, .name = "pool", .n = 8,
+                 .loss_f32 = pool_loss32, .grad_f32 = pool_grad32,
+                 .grad_f64 = pool_grad64, .loss_f64 = pool_loss64,
+                 .loss_mpfr = pool_lossmp, .ctx = p,
+                 .forward_depth = 9, .backward_depth = POOL_D + 1 };
+  gc_options o;
+  gc_options_init (&o);
+  gc_result *r = gct_check_ok (&m, x, &o);
+  /* the stagnation is real: c rounds to 1, an error of D eps = 2^-13 */
+  ck_assert (r->dirs[0].analytic == 1.0);
+  ck_assert_msg (r->verdict == GC_PASS, "stagnating sum on a pool: %s "
+                 "(arithmetic nu %g)", gc_verdict_name (r->verdict),
+                 r->worst_nu_arith);
+  gc_result_free (r);
+  pthread_mutex_lock (&p->mu);
+  p->quit = 1;
+  pthread_cond_broadcast (&p->cv);
+  pthread_mutex_unlock (&p->mu);
+  pthread_join (p->th, NULL);
+  pthread_mutex_destroy (&p->mu);
+  pthread_cond_destroy (&p->cv);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
+/* A twin that fails, gives NaN, writes past its end or differs between
+   calls: a status of its own, never a verdict.  */
+
+START_TEST (test_twin_misbehaves)
+{
+  tw *t = tw_new (8, 0);
+  gc_options o;
+  gc_options_init (&o);
+  gc_result *r = NULL;
+  t->twin_fail = 1;
+  ck_assert_int_eq (gc_check (&t->model, t->x, &o, &r), GC_ECALLBACK);
+  ck_assert_int_eq (r->callback_code, 7);
+  ck_assert_ptr_nonnull (strstr (r->detail, "grad_f64"));
+  gc_result_free (r);
+  t->twin_fail = 0;
+  t->twin_nan = 1;
+  ck_assert_int_eq (gc_check (&t->model, t->x, &o, &r), GC_ENONFINITE);
+  ck_assert_ptr_nonnull (strstr (r->detail, "grad_f64"));
+  gc_result_free (r);
+  t->twin_nan = 0;
+  t->twin_overrun = 1;
+  ck_assert_int_eq (gc_check (&t->model, t->x, &o, &r), GC_EOVERRUN);
+  gc_result_free (r);
+  t->twin_overrun = 0;
+  t->twin_nondet = 1;
+  t->twin_calls = 0;
+  ck_assert_int_eq (gc_check (&t->model, t->x, &o, &r), GC_OK);
+  ck_assert_int_eq (r->verdict, GC_NONDETERMINISTIC);
+  ck_assert (r->nondeterministic & GC_ND_GRAD);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
+/* --twin off is the check without a twin, bit for bit; a model of ABI 1
+   (no grad_f64 field at all) is read as one without a twin.  */
+
+START_TEST (test_twin_off_and_abi1)
+{
+  tw *t = tw_new (12, 0);
+  gc_result *off = run (t, 1);
+  t->model.grad_f64 = NULL;
+  gc_result *none = run (t, 0);
+  ck_assert_int_eq (off->twin, 0);
+  ck_assert_int_eq (off->verdict, none->verdict);
+  ck_assert_uint_eq (off->identity.digest, none->identity.digest);
+  for (size_t k = 0; k < off->n_directions; k++)
+    {
+      ck_assert (memcmp (&off->dirs[k].nu, &none->dirs[k].nu,
+                         sizeof (double)) == 0);
+      ck_assert (isnan (off->dirs[k].analytic_f64));
+    }
+  /* ABI 1: the description ends where grad_f64 would begin */
+  size_t v1 = offsetof (gc_model, grad_f64);
+  gc_model *old = malloc (v1);
+  memcpy (old, &t->model, v1);
+  old->abi = GC_MODEL_ABI_OLDEST;
+  gc_result *r = NULL;
+  ck_assert_int_eq (gc_check (old, t->x, NULL, &r), GC_OK);
+  ck_assert_int_eq (r->twin, 0);
+  ck_assert_int_eq (r->verdict, none->verdict);
+  gc_result_free (r);
+  old->abi = GC_MODEL_ABI + 1;
+  ck_assert_int_eq (gc_check (old, t->x, NULL, &r), GC_EABI);
+  gc_result_free (r);
+  free (old);
+  gc_result_free (off);
+  gc_result_free (none);
+  tw_free (t);
+}
+END_TEST
+
+/* Shards of a check with a twin, written as JSON and merged: the unsharded
+   check's verdicts, both questions' counts and worst ratios.  */
+START_TEST (test_twin_merge)
+{
+  tw *t = tw_new (20, 0);
+  t->bf16 = 1;
+  t->lo = 2;
+  t->hi = 3;
+  t->factor = 3;
+  gc_options o;
+  gc_options_init (&o);
+  gc_result *whole = gct_check_ok (&t->model, t->x, &o);
+  gc_result *parts[3];
+  for (size_t s = 0; s < 3; s++)
+    {
+      o.shard_index = s;
+      o.shard_count = 3;
+      gc_result *r = gct_check_ok (&t->model, t->x, &o);
+      char *json = gc_report (r, GC_FMT_JSON);
+      ck_assert_ptr_nonnull (json);
+      ck_assert_int_eq (gc_result_parse_json (json, strlen (json), &parts[s]),
+                        GC_OK);
+      free (json);
+      gc_result_free (r);
+    }
+  gc_result *m = NULL;
+  ck_assert_int_eq (gc_result_merge (parts, 3, &m), GC_OK);
+  ck_assert_int_eq (m->verdict, whole->verdict);
+  ck_assert_int_eq (m->twin, 1);
+  ck_assert_uint_eq (m->n_failed_algorithm, whole->n_failed_algorithm);
+  ck_assert_uint_eq (m->n_precision, whole->n_precision);
+  ck_assert_uint_eq (m->n_mismatch, whole->n_mismatch);
+  ck_assert (m->worst_nu_arith == whole->worst_nu_arith);
+  for (size_t k = 0; k < whole->n_directions; k++)
+    {
+      ck_assert_int_eq (m->dirs[k].verdict, whole->dirs[k].verdict);
+      ck_assert_int_eq (m->dirs[k].arith, whole->dirs[k].arith);
+      ck_assert_int_eq (m->dirs[k].verdict_algorithm,
+                        whole->dirs[k].verdict_algorithm);
+    }
+  gc_result_free (m);
+  for (size_t s = 0; s < 3; s++)
+    gc_result_free (parts[s]);
+  gc_result_free (whole);
+  tw_free (t);
+}
+END_TEST
+
+static Suite *
+twin_suite (void)
+{
+  Suite *s = suite_create ("twin");
+  TCase *tc = tcase_create ("kinds");
+  tcase_set_timeout (tc, 120);
+  tcase_add_test (tc, test_mixed_scale_correct);
+  tcase_add_test (tc, test_mixed_scale_smallest_x2);
+  tcase_add_test (tc, test_mixed_scale_mid_1e3);
+  tcase_add_test (tc, test_recurrence_correct);
+  tcase_add_test (tc, test_recurrence_dropped_term);
+  tcase_add_test (tc, test_overdeclared_depth);
+  tcase_add_test (tc, test_overdeclared_magnitudes);
+  tcase_add_test (tc, test_bf16_intermediate);
+  tcase_add_test (tc, test_f32_path_only_bug);
+  tcase_add_test (tc, test_pool_stagnation);
+  tcase_add_test (tc, test_twin_misbehaves);
+  tcase_add_test (tc, test_twin_off_and_abi1);
+  tcase_add_test (tc, test_twin_merge);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  return gct_run (twin_suite ());
+}
