@@ -9,6 +9,8 @@
      bench resolution MODEL                   resolution at the default shape
      bench speed                              timings of the gdn check
      bench absgrowth                          the delta rule's |M| growth
+     bench twin MODEL                         the f64 twin side by side with
+                                              the check without it (JSON)
      bench summarize FILE                     tables from falsify lines
      bench tiered FILE                        cells where auto != mpfr
      bench misses FILE                        the mutant cells that passed
@@ -847,9 +849,101 @@ time_cmd (int reps, const char *out, char **argv)
   return 0;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Manual: "The f64 twin".  At MODEL's default shape, seed 1, 1 thread:
+   the default check with its twin and without it (--twin off) side by
+   side, the median of 3 wall times each; the algorithm's resolution
+   (median, worst) beside the f32 check's; and every mutant's verdict
+   both ways, with the twin's counts.  */
+static double
+timed_check (const gcm_instance *inst, int no_twin, gc_result **keep)
+{
+  double t[3];
+  for (int k = 0; k < 3; k++)
+    {
+      gc_options o;
+      gc_options_init (&o);
+      o.no_twin = no_twin;
+      gc_result *r = NULL;
+      double t0 = now ();
+      gc_check (&inst->model, inst->x, &o, &r);
+      t[k] = now () - t0;
+      if (k == 2 && keep)
+        *keep = r;
+      else
+        gc_result_free (r);
+    }
+  double lo = fmin (t[0], fmin (t[1], t[2]));
+  double hi = fmax (t[0], fmax (t[1], t[2]));
+  return t[0] + t[1] + t[2] - lo - hi;
+}
+
+static int
+twin (const char *model)
+{
+  const gcm_spec *spec = gcm_find (model);
+  if (!spec)
+    return 2;
+  openblas_set_num_threads (1);
+  gcm_instance *inst = make (model, "", 1, 0);
+  gc_result *r = NULL, *r0 = NULL;
+  double t_off = timed_check (inst, 1, &r0);
+  double t_on = timed_check (inst, 0, &r);
+  size_t rich = 0, mpfr = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      rich += r->dirs[k].richardson_used != 0;
+      mpfr += r->dirs[k].decided_by == GC_REF_MPFR;
+    }
+  printf ("{\"model\":\"%s\",\"kernel\":\"%s\",\"n\":%zu,"
+          "\"twin\":%d,\"verdict\":\"%s\",\"verdict_without\":\"%s\","
+          "\"time_with_s\":%.4g,\"time_without_s\":%.4g,\"ratio\":%.3g,"
+          "\"resolution_algorithm_median\":%.3g,"
+          "\"resolution_algorithm_worst\":%.3g,"
+          "\"resolution_f32_median\":%.3g,\"resolution_f32_worst\":%.3g,"
+          "\"worst_nu_f64\":%.3g,\"worst_nu_arith\":%.3g,"
+          "\"richardson_used\":%zu,\"decided_mpfr\":%zu,\"mutants\":[",
+          model, openblas_get_corename (), r->n, r->twin,
+          gc_verdict_name (r->verdict), gc_verdict_name (r0->verdict), t_on,
+          t_off, t_on / t_off, r->resolution_f64_median,
+          r->resolution_f64_worst, r0->resolution_median,
+          r0->resolution_worst, r->worst_nu_f64, r->worst_nu_arith, rich,
+          mpfr);
+  gc_result_free (r);
+  gc_result_free (r0);
+  gcm_destroy (inst);
+  for (size_t m = 0; m < spec->n_mutants; m++)
+    {
+      inst = make (model, "", 1, (int) m + 1);
+      gc_result *a = NULL, *b = NULL;
+      gc_options o;
+      gc_options_init (&o);
+      double t0 = now ();
+      gc_check (&inst->model, inst->x, &o, &a);
+      double ta = now () - t0;
+      o.no_twin = 1;
+      gc_check (&inst->model, inst->x, &o, &b);
+      printf ("%s{\"mutant\":\"%s\",\"precision_only\":%d,"
+              "\"verdict\":\"%s\",\"verdict_without\":\"%s\","
+              "\"failed_algorithm\":%zu,\"precision\":%zu,"
+              "\"mismatch\":%zu,\"of\":%zu,\"time_s\":%.3g}",
+              m ? "," : "", spec->mutants[m].name,
+              spec->mutants[m].precision, gc_verdict_name (a->verdict),
+              gc_verdict_name (b->verdict), a->n_failed_algorithm,
+              a->n_precision, a->n_mismatch, a->n_directions, ta);
+      gc_result_free (a);
+      gc_result_free (b);
+      gcm_destroy (inst);
+    }
+  printf ("]}\n");
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
+  if (argc >= 3 && !strcmp (argv[1], "twin"))
+    return twin (argv[2]);
   if (argc >= 3 && !strcmp (argv[1], "tiered"))
     return tiered (argv[2]);
   if (argc >= 5 && !strcmp (argv[1], "time"))

@@ -293,9 +293,11 @@ gc__twin_direction (worker *w, gc_direction *d)
   if (!twin_part (w, d))
     return false;
   /* Manual: "The f64 twin": in the tiered check, a coordinate f64 judged
-     too coarsely for the algorithm is judged again in MPFR.  */
+     too coarsely for the algorithm, or whose algorithm it did not pass, is
+     judged again in MPFR: f64 decides only where MPFR's verdict is
+     certain to be the same, a pass.  */
   if (sh->ref != GC_REF_AUTO || d->decided_by != GC_REF_F64
-      || fine_enough (sh, d))
+      || (fine_enough (sh, d) && d->verdict_algorithm == GC_PASS))
     return true;
   gc_direction fresh;
   memset (&fresh, 0, sizeof fresh);
