@@ -361,9 +361,13 @@ typedef enum gc_diagnosis_kind
   GC_DIAG_NONSMOOTH,      /* failures sit on kinks of the loss */
   GC_DIAG_ONE_ULP,        /* failures within a few bars: rounding class */
   GC_DIAG_LOGIC,          /* none of the above: a logic error */
-  GC_DIAG_FORWARD_MISMATCH/* the f32 and reference forwards compute
+  GC_DIAG_FORWARD_MISMATCH,/* the f32 and reference forwards compute
                              different functions at x: the backward cannot
                              be judged (manual: "Forward disagreement") */
+  GC_DIAG_AXIS_OFFSET,    /* analytic - reference constant along an axis
+                             (or the whole tensor): a dropped term */
+  GC_DIAG_APPROX_SHIFT    /* analytic ~ the reference `shift' places on on
+                             most failures, a few elements breaking it */
 } gc_diagnosis_kind;
 
 typedef struct gc_diagnosis
@@ -371,7 +375,7 @@ typedef struct gc_diagnosis
   gc_diagnosis_kind kind;
   double factor;          /* for CONSTANT_FACTOR / SIGN_FLIP */
   char closed_form[64];   /* "K^0.5", "2", "-1", or "" when none fits */
-  long shift;             /* for SHIFTED */
+  long shift;             /* for SHIFTED and APPROX_SHIFT */
   size_t first, last;     /* index range of the failures (coordinates) */
   char block[64];         /* the block holding them, or "" */
   char text[640];         /* for people: what, where, on what evidence */

@@ -8,8 +8,10 @@
    numbers.  */
 
 #include "gctest.h"
+#include "gradcheck-mp.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -552,6 +554,525 @@ START_TEST (test_random_per_block)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Bugs of the kinds a model author meets (issue 25), injected into a
+   correct backward: each is named as what it is, or not named; never as
+   another kind.  */
+
+/* A wrapper whose backward is the base's, then edited by EDIT with the
+   correct gradient G0 at hand.  */
+typedef struct edit_wrap edit_wrap;
+struct edit_wrap
+{
+  gct_wrap w;                   /* first: the model's ctx points here */
+  void (*edit) (const edit_wrap *e, const float *g0, float *g);
+};
+
+static int
+edit_grad (void *ctx, const float *x, float *g)
+{
+  edit_wrap *e = ctx;
+  const gc_model *b = &e->w.base->model;
+  int rc = b->grad_f32 (b->ctx, x, g);
+  float *g0 = malloc (b->n * sizeof *g0);
+  ck_assert_ptr_nonnull (g0);
+  memcpy (g0, g, b->n * sizeof *g0);
+  e->edit (e, g0, g);
+  free (g0);
+  return rc;
+}
+
+static void
+edit_init (edit_wrap *e, const gct_model *t,
+           void (*edit) (const edit_wrap *, const float *, float *))
+{
+  gct_wrap_init (&e->w, t);
+  e->w.model.grad_f32 = edit_grad;
+  e->edit = edit;
+}
+
+/* tanh-gemm (4, 8, 4): W is 4 x 8 at [0, 32), X 8 x 4 at [32, 64).  */
+enum { W0 = 0, WR = 4, WC = 8, X0 = 32, XR = 8, XC = 4 };
+
+/* A convolution's taps read one place off (x[t - k + 1]): along each row
+   of W, element j holds the correct value of j - 1 up to a term of 1% (the
+   boundary of the sum that the shifted read moves), and element 0, whose
+   shifted read falls outside the row, holds another sum.  */
+static void
+edit_off_by_one (const edit_wrap *e, const float *g0, float *g)
+{
+  (void) e;
+  for (size_t r = 0; r < WR; r++)
+    {
+      const float *s = g0 + W0 + r * WC;
+      float *d = g + W0 + r * WC;
+      for (size_t j = 1; j < WC; j++)
+        d[j] = s[j - 1] * (float) (1 + 0.01 * (double) ((int) (j % 3) - 1));
+      d[0] = 0.5f * s[0] + 0.3f * s[1];
+    }
+}
+
+START_TEST (test_off_by_one_named)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  edit_wrap e;
+  edit_init (&e, t, edit_off_by_one);
+  gc_result *r = gct_check_ok (&e.w.model, t->x, NULL);
+  const gc_diagnosis *dg = &r->diagnosis;
+  fprintf (stderr, "# off by one: %s (%zu/%zu) | %s\n",
+           gc_verdict_name (r->verdict), r->n_failed, r->n_directions,
+           dg->text);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  ck_assert_str_eq (dg->block, "W");
+  ck_assert_msg (dg->kind == GC_DIAG_APPROX_SHIFT, "%s", dg->text);
+  /* analytic_i follows reference_{i-1}: one place back along axis 1 */
+  ck_assert_int_eq (dg->shift, -1);
+  ck_assert_msg (strstr (dg->text, "1 place(s) back (one step along axis 1 "
+                         "of W"), "%s", dg->text);
+  /* the elements that break it are named, and they are the boundary
+     column (a failure of column j > 0 fits the shift within 1%) */
+  const char *b = strstr (dg->text, "it breaks at ");
+  ck_assert_msg (b, "%s", dg->text);
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict != GC_FAIL || d->index >= W0 + WR * WC)
+        continue;
+      char nm[64];
+      gc_param_name (r, d->index, nm, sizeof nm);
+      if (strstr (b, nm))
+        ck_assert_msg ((d->index - W0) % WC == 0, "%s named as breaking: %s",
+                       nm, dg->text);
+    }
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* A dropped term constant along an axis (LayerNorm's mean term): X's
+   gradient off by one constant per row, of either sign; and by one
+   constant over the whole tensor.  */
+static double offset_scale;
+static bool offset_whole;
+
+static void
+edit_offset (const edit_wrap *e, const float *g0, float *g)
+{
+  (void) e;
+  double m = 0;
+  for (size_t i = 0; i < XR * XC; i++)
+    m += fabs (g0[X0 + i]);
+  m /= XR * XC;
+  for (size_t i = 0; i < XR; i++)
+    for (size_t j = 0; j < XC; j++)
+      {
+        double c = offset_whole ? offset_scale * m
+                   : (i % 2 ? -1 : 1) * offset_scale * m * (double) (1 + i);
+        g[X0 + i * XC + j] = (float) (g0[X0 + i * XC + j] + c);
+      }
+}
+
+START_TEST (test_axis_offset_named)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  for (int whole = 0; whole < 2; whole++)
+    for (int ref = 0; ref < 2; ref++)
+      {
+        edit_wrap e;
+        edit_init (&e, t, edit_offset);
+        offset_whole = whole;
+        offset_scale = 0.05;
+        gc_options o;
+        gc_options_init (&o);
+        o.reference = ref ? GC_REF_F32 : GC_REF_MPFR;
+        gc_result *r = gct_check_ok (&e.w.model, t->x, &o);
+        const gc_diagnosis *dg = &r->diagnosis;
+        fprintf (stderr, "# %s offset, ref %s: %s (%zu/%zu) | %s\n",
+                 whole ? "whole-tensor" : "per-row", ref ? "f32" : "mpfr",
+                 gc_verdict_name (r->verdict), r->n_failed, r->n_directions,
+                 dg->text);
+        ck_assert_int_eq (r->verdict, GC_FAIL);
+        ck_assert_str_eq (dg->block, "X");
+        const char *want = whole ? "constant offset: analytic - reference"
+                                 : "constant along axis 1 of X";
+        if (!ref)
+          ck_assert_msg (dg->kind == GC_DIAG_AXIS_OFFSET
+                         && strstr (dg->text, want), "%s", dg->text);
+        else   /* at the f32 reference's resolution: this, or no pattern */
+          ck_assert_msg ((dg->kind == GC_DIAG_AXIS_OFFSET
+                          && strstr (dg->text, want))
+                         || !is_pattern (dg->kind), "f32: %s", dg->text);
+        gc_result_free (r);
+      }
+  gct_free (t);
+}
+END_TEST
+
+/* An elementwise model with a nonlinearity: L = sum_i c_i gelu(x_i)
+   (tanh form), its MPFR reference on the kit's gc_mp_gelu_tanh; the
+   backward's derivative with a wrong constant (sqrt(1/pi) for
+   sqrt(2/pi)), or a sign flipped in its small term (1 - 3a x^2 for
+   1 + 3a x^2).  */
+enum { GN = 24 };
+typedef struct gelu_model
+{
+  gc_model model;
+  gc_block block;
+  float x[GN], c[GN];
+  int bug;   /* 0 none, 1 wrong constant, 2 sign of the small term */
+} gelu_model;
+
+static const double gelu_a = 0.044715;
+
+static int
+gelu_loss (void *ctx, const float *x, float *l)
+{
+  const gelu_model *m = ctx;
+  float s = 0, k = 0.7978845608f;
+  for (size_t i = 0; i < GN; i++)
+    {
+      float v = x[i];
+      float u = k * (v + 0.044715f * v * v * v);
+      s += m->c[i] * (0.5f * v * (1 + tanhf (u)));
+    }
+  *l = s;
+  return 0;
+}
+
+static int
+gelu_grad (void *ctx, const float *x, float *g)
+{
+  const gelu_model *m = ctx;
+  float k = m->bug == 1 ? 0.5641895835f : 0.7978845608f;
+  for (size_t i = 0; i < GN; i++)
+    {
+      float v = x[i];
+      float u = 0.7978845608f * (v + 0.044715f * v * v * v);
+      float th = tanhf (u);
+      float small = (float) (3 * gelu_a) * v * v;
+      float du = k * (m->bug == 2 ? 1 - small : 1 + small);
+      g[i] = m->c[i] * (0.5f * (1 + th) + 0.5f * v * (1 - th * th) * du);
+    }
+  return 0;
+}
+
+static int
+gelu_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr l)
+{
+  const gelu_model *m = ctx;
+  mpfr_ptr y = gc_mp_array_new (GN, mpfr_get_prec (l));
+  ck_assert_ptr_nonnull (y);
+  gc_mp_gelu_tanh (y, x, GN);
+  gc_mp_dot_f32 (l, y, m->c, GN);
+  gc_mp_array_free (y, GN);
+  return 0;
+}
+
+static void
+gelu_init (gelu_model *m, uint64_t seed, int bug)
+{
+  memset (m, 0, sizeof *m);
+  uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  for (size_t i = 0; i < GN; i++)
+    {
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      m->x[i] = (float) ((double) (s >> 11) * 0x1p-53 * 4 - 2);
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      m->c[i] = (float) ((double) (s >> 11) * 0x1p-53 + 0.5);
+    }
+  m->bug = bug;
+  m->block = (gc_block) { "h", 0, GN, 2, { 4, 6 } };
+  m->model.abi = GC_MODEL_ABI;
+  m->model.name = "gelu";
+  m->model.n = GN;
+  m->model.loss_f32 = gelu_loss;
+  m->model.grad_f32 = gelu_grad;
+  m->model.loss_mpfr = gelu_mpfr;
+  m->model.ctx = m;
+  /* forward: ~10 roundings per element and the sum of GN terms; backward:
+     ~15 per element */
+  m->model.forward_depth = 10 + GN;
+  m->model.backward_depth = 15;
+  m->model.n_blocks = 1;
+  m->model.blocks = &m->block;
+}
+
+START_TEST (test_nonlinearity_bugs_not_misnamed)
+{
+  for (int bug = 0; bug < 3; bug++)
+    for (int ref = 0; ref < 2; ref++)
+      {
+        gelu_model m;
+        gelu_init (&m, gct_seed (), bug);
+        gc_options o;
+        gc_options_init (&o);
+        o.reference = ref ? GC_REF_F32 : GC_REF_MPFR;
+        gc_result *r = gct_check_ok (&m.model, m.x, &o);
+        const gc_diagnosis *dg = &r->diagnosis;
+        if (bug == 0)
+          {
+            char *txt = gc_report (r, GC_FMT_TEXT);
+            /* at the f32 reference's resolution some directions may be
+               inconclusive (blind where the gradient is small) */
+            ck_assert_msg (ref ? r->verdict != GC_FAIL
+                               : r->verdict == GC_PASS,
+                           "correct gelu (ref %s): %s", ref ? "f32" : "mpfr",
+                           txt);
+            free (txt);
+            gc_result_free (r);
+            continue;
+          }
+        if (!ref)
+          ck_assert_int_eq (r->verdict, GC_FAIL);
+        fprintf (stderr, "# gelu bug %d, ref %s: %s (%zu/%zu) | %s\n", bug,
+                 ref ? "f32" : "mpfr", gc_verdict_name (r->verdict),
+                 r->n_failed, r->n_directions, dg->text);
+        /* the error varies with x: no factor, offset, shift or zero region
+           names it, at either resolution */
+        ck_assert_msg (!is_pattern (dg->kind)
+                       && dg->kind != GC_DIAG_AXIS_OFFSET
+                       && dg->kind != GC_DIAG_APPROX_SHIFT,
+                       "bug %d (ref %s): %s", bug, ref ? "f32" : "mpfr",
+                       dg->text);
+        gc_result_free (r);
+      }
+}
+END_TEST
+
+/* A uniform scale on one tensor, as small as 1e-3 and 1e-4: named as a
+   factor where the directions are per tensor; no axis structure claimed
+   from passes that are only below the resolution; over whole-vector
+   random directions no "logic error" (a factor on one tensor mixes with
+   the others there).  */
+START_TEST (test_scale_on_one_tensor)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  static const double scales[] = { 1e-3, 1e-4 };
+  for (size_t c = 0; c < 2; c++)
+    for (int mode = 0; mode < 4; mode++)
+      {
+        gct_wrap w;
+        gct_wrap_init (&w, t);
+        w.lo = 0;
+        w.hi = 32;
+        w.factor = 1 + scales[c];
+        gc_options o;
+        gc_options_init (&o);
+        if (mode == 1)
+          o.reference = GC_REF_F32;
+        else if (mode >= 2)
+          {
+            o.directions = GC_DIR_RANDOM;
+            o.n_random = mode == 2 ? 32 : 8;
+            o.random_per_block = mode == 3;
+          }
+        gc_result *r = gct_check_ok (&w.model, t->x, &o);
+        const gc_diagnosis *dg = &r->diagnosis;
+        const char *m = mode == 0 ? "mpfr" : mode == 1 ? "f32"
+                        : mode == 2 ? "random:32" : "random-per-block:8";
+        fprintf (stderr, "# scale 1 + %g on W, %s: %s (%zu/%zu) | %s\n",
+                 scales[c], m, gc_verdict_name (r->verdict), r->n_failed,
+                 r->n_directions, dg->text);
+        if (r->verdict != GC_FAIL)
+          {
+            gc_result_free (r);
+            continue;
+          }
+        /* never a wrong kind: a factor (the right one) or no pattern */
+        ck_assert_msg (dg->kind == GC_DIAG_CONSTANT_FACTOR
+                       || dg->kind == GC_DIAG_ONE_ULP
+                       || dg->kind == GC_DIAG_LOGIC, "%g %s: %s",
+                       scales[c], m, dg->text);
+        if (dg->kind == GC_DIAG_CONSTANT_FACTOR)
+          ck_assert_msg (fabs (dg->factor - w.factor)
+                         <= gct_factor_tolerance (r, w.factor),
+                         "%g %s: factor %.9g: %s", scales[c], m, dg->factor,
+                         dg->text);
+        /* W fails as a whole: no index of it is singled out */
+        ck_assert_msg (!strstr (dg->text, "axis "), "%g %s: %s", scales[c],
+                       m, dg->text);
+        if (mode == 2)
+          ck_assert_msg (!strstr (dg->text, "logic error")
+                         && strstr (dg->text, "random-per-block"),
+                         "%g %s: %s", scales[c], m, dg->text);
+        if (mode == 0 && c == 0)
+          ck_assert_msg (dg->kind == GC_DIAG_CONSTANT_FACTOR
+                         && strcmp (dg->block, "W") == 0, "%s", dg->text);
+        gc_result_free (r);
+      }
+  gct_free (t);
+}
+END_TEST
+
+/* The first tensor named is the best lead: W scaled by 2 throughout
+   (every element fails) before X, four of whose elements are scaled by
+   100 (a larger nu, a smaller share); X is named after it, with its
+   count.  */
+START_TEST (test_lead_tensor_first)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+  for (size_t k = 0; k < 64; k++)
+    {
+      gc_direction *d = &r->dirs[k];
+      double ref = d->reference != 0 ? d->reference : 1;
+      double bar = 1e-5 * fabs (ref);
+      double f = k < 32 ? 2 : k < 36 ? 100 : 1;
+      set_direction (d, f * ref, ref, bar);
+    }
+  gc_result *m = rediagnose (r);
+  ck_assert_uint_eq (m->n_failed, 36);
+  /* the old rule (the worst nu) would name X */
+  ck_assert_uint_ge (m->worst, 32);
+  ck_assert_msg (strcmp (m->diagnosis.block, "W") == 0
+                 && m->diagnosis.kind == GC_DIAG_CONSTANT_FACTOR
+                 && strstr (m->diagnosis.text, "a weaker lead: X (4/32)"),
+                 "%s", m->diagnosis.text);
+  gc_result_free (m);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* Never a nan ratio: failures where the reference is 0 (a max-pool's
+   unselected input) read "reference 0", in the diagnosis and in the
+   report's worst direction.  */
+START_TEST (test_reference_zero_no_nan)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  for (size_t nfail = 2; nfail <= 6; nfail += 4)
+    {
+      gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+      for (size_t k = 0; k < nfail; k++)
+        set_direction (&r->dirs[k], 0.5 + 0.1 * (double) k, 0, 1e-6);
+      gc_result *m = rediagnose (r);
+      ck_assert_uint_eq (m->n_failed, nfail);
+      ck_assert_msg (!strstr (m->diagnosis.text, "nan")
+                     && strstr (m->diagnosis.text, "reference 0"), "%s",
+                     m->diagnosis.text);
+      char *s = gc_report (m, GC_FMT_TEXT);
+      ck_assert_ptr_nonnull (s);
+      ck_assert_msg (!strstr (s, "= nan") && strstr (s, "reference 0"), "%s",
+                     s);
+      free (s);
+      gc_result_free (m);
+      gc_result_free (r);
+    }
+  gct_free (t);
+}
+END_TEST
+
+/* One cause, one message: a non-deterministic model's report does not
+   also blame the declared depth for the spread its reruns measured.  */
+START_TEST (test_nondeterministic_one_message)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+  r->depth_implied = 100.0 * (double) r->backward_depth;
+  r->depth_implied_at = 0;
+  r->forward_depth_implied = 100.0 * (double) r->forward_depth;
+  if (r->rounding_modes == 0)
+    r->rounding_modes = 3;
+  char *s = gc_report (r, GC_FMT_TEXT);
+  ck_assert_msg (strstr (s, "WARNING"), "the depth is blamed when the "
+                 "model is deterministic: %s", s);
+  free (s);
+  r->nondeterministic = 1;
+  snprintf (r->nd_detail, sizeof r->nd_detail, "two calls differ");
+  r->verdict = GC_NONDETERMINISTIC;
+  s = gc_report (r, GC_FMT_TEXT);
+  ck_assert_msg (!strstr (s, "WARNING") && strstr (s, "non-deterministic"),
+                 "%s", s);
+  free (s);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* At a coarse resolution a closed form is named only from tight ratios:
+   ratios spread from -0.35 to 0.10 (mean -0.125 = -1/K, every failure's
+   bar allowing it) name no closed form.  */
+START_TEST (test_no_closed_form_from_wide_ratios)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  static const gc_constant consts[] = { { "K", 8 } };
+  gct_wrap w;
+  gct_wrap_init (&w, t);
+  w.model.constants = consts;
+  w.model.n_constants = 1;
+  gc_result *r = gct_check_ok (&w.model, t->x, NULL);
+  for (size_t k = 0; k < 32; k++)
+    {
+      double ref = 1 + 0.02 * (double) (k % 5);
+      double ratio = -0.35 + 0.45 * (double) k / 31;
+      set_direction (&r->dirs[k], ratio * ref, ref, 0.5 * ref);
+    }
+  gc_result *m = rediagnose (r);
+  ck_assert_uint_eq (m->n_failed, 32);
+  ck_assert_msg (m->diagnosis.closed_form[0] == 0
+                 && !strstr (m->diagnosis.text, "1/K"), "%s",
+                 m->diagnosis.text);
+  gc_result_free (m);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* Passes coarser than the failures' error are no evidence of a right
+   element: a uniform relative error of 1e-4 on W that fails where the
+   resolution is 5e-5 and passes where it is 2e-4 claims no axis.  */
+START_TEST (test_no_structure_from_coarse_passes)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+  for (size_t k = 0; k < 32; k++)
+    {
+      double ref = r->dirs[k].reference != 0 ? r->dirs[k].reference : 1;
+      bool fine = k % 7 != 2 && k % 5 != 1;
+      set_direction (&r->dirs[k], ref * (1 + 1e-4), ref,
+                     (fine ? 5e-5 : 2e-4) * fabs (ref));
+    }
+  gc_result *m = rediagnose (r);
+  ck_assert_uint_gt (m->n_failed, 3);
+  ck_assert_msg (!strstr (m->diagnosis.text, "axis ")
+                 && strstr (m->diagnosis.text, "resolves an error of this "
+                            "size fails"), "%s", m->diagnosis.text);
+  gc_result_free (m);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* Within the worst case only through the reference's own rounding: the
+   check is undecided, and the backward's roundings are not blamed.  */
+START_TEST (test_undecided_at_low_resolution)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+  for (size_t k = 0; k < 32; k++)
+    {
+      gc_direction *d = &r->dirs[k];
+      double ref = d->reference != 0 ? d->reference : 1;
+      set_direction (d, ref * (1 + 3e-5), ref, 1e-5 * fabs (ref));
+      /* all of the bar is the adjoint's: its worst case is at most
+         gamma_d / (lambda sqrt(d_b) u) times it, below 3 here */
+      d->bar_worst_case = 2 * d->diff;
+    }
+  double db = (double) r->backward_depth;
+  ck_assert (db / (r->lambda_backward * sqrt (db)) < 3);
+  gc_result *m = rediagnose (r);
+  ck_assert_uint_eq (m->n_failed, 32);
+  ck_assert_msg (m->diagnosis.kind == GC_DIAG_ONE_ULP
+                 && strstr (m->diagnosis.text, "undecided at this "
+                            "resolution")
+                 && !strstr (m->diagnosis.text, "correct backward"), "%s",
+                 m->diagnosis.text);
+  gc_result_free (m);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
 static Suite *
 diagnose_suite (void)
 {
@@ -579,6 +1100,19 @@ diagnose_suite (void)
   tcase_add_test (tm, test_missing_reference_message);
   tcase_add_test (tm, test_f64_prediction);
   suite_add_tcase (s, tm);
+  TCase *tb = tcase_create ("author's bugs");
+  tcase_set_timeout (tb, 300);
+  tcase_add_test (tb, test_off_by_one_named);
+  tcase_add_test (tb, test_axis_offset_named);
+  tcase_add_test (tb, test_nonlinearity_bugs_not_misnamed);
+  tcase_add_test (tb, test_scale_on_one_tensor);
+  tcase_add_test (tb, test_lead_tensor_first);
+  tcase_add_test (tb, test_reference_zero_no_nan);
+  tcase_add_test (tb, test_nondeterministic_one_message);
+  tcase_add_test (tb, test_no_closed_form_from_wide_ratios);
+  tcase_add_test (tb, test_no_structure_from_coarse_passes);
+  tcase_add_test (tb, test_undecided_at_low_resolution);
+  suite_add_tcase (s, tb);
   TCase *tr = tcase_create ("random per block");
   tcase_set_timeout (tr, 120);
   tcase_add_test (tr, test_random_per_block);
