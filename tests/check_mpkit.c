@@ -678,6 +678,173 @@ START_TEST (test_new_ops_random)
 }
 END_TEST
 
+/* The magnitude helpers (gradcheck.h, manual "Magnitude backwards"):
+   on a grid of x in [-9, 9], each is within f32 rounding (2^-24
+   relative, 2^-23 taken for double's part) of its documented formula
+   computed in MPFR at HI bits, and at least |f'(x)| (f' computed in MPFR
+   by another formula: tanh' = 1 / cosh^2, sigmoid' = e^-x / (1 + e^-x)^2,
+   SiLU' and GELU' by the product rule on the kit's forms); and of order
+   one where the formula cancels (tanh' at |x| = 9, sigmoid' at x = 9:
+   |f'| ~ 1e-4 or less against a magnitude >= 1/2).  */
+START_TEST (test_magnitude_helpers)
+{
+  mpfr_t x, t, s, d, m, a, c, q;
+  mpfr_inits2 (HI, x, t, s, d, m, a, c, q, (mpfr_ptr) 0);
+  set_str (a, "0.044715");
+  mpfr_const_pi (c, MPFR_RNDN);
+  mpfr_ui_div (c, 2, c, MPFR_RNDN);
+  mpfr_sqrt (c, c, MPFR_RNDN);
+  for (int k = -36; k <= 36; k++)
+    {
+      float xf = (float) k * 0.25f;
+      mpfr_set_flt (x, xf, MPFR_RNDN);
+      double ax = fabs ((double) xf);
+      for (int f = 0; f < 5; f++)
+        {
+          float got = f == 0 ? gc_mag_dtanh (xf) : f == 1
+                      ? gc_mag_dsigmoid (xf) : f == 2 ? gc_mag_dsilu (xf)
+                      : f == 3 ? gc_mag_dgelu_tanh (xf)
+                      : gc_mag_dgelu_erf (xf);
+          /* s = sigmoid(x) */
+          mpfr_neg (s, x, MPFR_RNDN);
+          mpfr_exp (s, s, MPFR_RNDN);
+          mpfr_add_ui (s, s, 1, MPFR_RNDN);
+          mpfr_ui_div (s, 1, s, MPFR_RNDN);
+          switch (f)
+            {
+            case 0:   /* m = 1 + t^2, d = 1 / cosh^2 */
+              mpfr_tanh (t, x, MPFR_RNDN);
+              mpfr_sqr (m, t, MPFR_RNDN);
+              mpfr_add_ui (m, m, 1, MPFR_RNDN);
+              mpfr_cosh (d, x, MPFR_RNDN);
+              mpfr_sqr (d, d, MPFR_RNDN);
+              mpfr_ui_div (d, 1, d, MPFR_RNDN);
+              break;
+            case 1:   /* m = s (1 + s), d = e^-x / (1 + e^-x)^2 */
+              mpfr_add_ui (m, s, 1, MPFR_RNDN);
+              mpfr_mul (m, m, s, MPFR_RNDN);
+              mpfr_neg (t, x, MPFR_RNDN);
+              mpfr_exp (t, t, MPFR_RNDN);
+              mpfr_add_ui (d, t, 1, MPFR_RNDN);
+              mpfr_sqr (d, d, MPFR_RNDN);
+              mpfr_div (d, t, d, MPFR_RNDN);
+              break;
+            case 2:   /* m = s (1 + |x| (1 + s)); d = s + x s (1 - s) */
+              mpfr_add_ui (m, s, 1, MPFR_RNDN);
+              mpfr_mul_d (m, m, ax, MPFR_RNDN);
+              mpfr_add_ui (m, m, 1, MPFR_RNDN);
+              mpfr_mul (m, m, s, MPFR_RNDN);
+              mpfr_ui_sub (d, 1, s, MPFR_RNDN);
+              mpfr_mul (d, d, s, MPFR_RNDN);
+              mpfr_mul (d, d, x, MPFR_RNDN);
+              mpfr_add (d, d, s, MPFR_RNDN);
+              break;
+            case 3:   /* t = tanh(c (x + a x^3)); q = c (1 + 3a x^2) */
+              mpfr_pow_ui (t, x, 3, MPFR_RNDN);
+              mpfr_mul (t, t, a, MPFR_RNDN);
+              mpfr_add (t, t, x, MPFR_RNDN);
+              mpfr_mul (t, t, c, MPFR_RNDN);
+              mpfr_tanh (t, t, MPFR_RNDN);
+              mpfr_sqr (q, x, MPFR_RNDN);
+              mpfr_mul (q, q, a, MPFR_RNDN);
+              mpfr_mul_ui (q, q, 3, MPFR_RNDN);
+              mpfr_add_ui (q, q, 1, MPFR_RNDN);
+              mpfr_mul (q, q, c, MPFR_RNDN);
+              /* m = (1 + |t|) / 2 + |x| (1 + t^2) q / 2 */
+              mpfr_sqr (m, t, MPFR_RNDN);
+              mpfr_add_ui (m, m, 1, MPFR_RNDN);
+              mpfr_mul (m, m, q, MPFR_RNDN);
+              mpfr_mul_d (m, m, ax, MPFR_RNDN);
+              mpfr_abs (d, t, MPFR_RNDN);
+              mpfr_add_ui (d, d, 1, MPFR_RNDN);
+              mpfr_add (m, m, d, MPFR_RNDN);
+              mpfr_div_2ui (m, m, 1, MPFR_RNDN);
+              /* d = (1 + t) / 2 + x (1 - t^2) q / 2 */
+              mpfr_sqr (d, t, MPFR_RNDN);
+              mpfr_ui_sub (d, 1, d, MPFR_RNDN);
+              mpfr_mul (d, d, q, MPFR_RNDN);
+              mpfr_mul (d, d, x, MPFR_RNDN);
+              mpfr_add (d, d, t, MPFR_RNDN);
+              mpfr_add_ui (d, d, 1, MPFR_RNDN);
+              mpfr_div_2ui (d, d, 1, MPFR_RNDN);
+              break;
+            default:  /* Phi = erfc(-x / sqrt 2) / 2, phi = e^(-x^2/2) /
+                         sqrt(2 pi); m = Phi + |x| phi, d = Phi + x phi */
+              mpfr_sqrt_ui (t, 2, MPFR_RNDN);
+              mpfr_div (t, x, t, MPFR_RNDN);
+              mpfr_neg (t, t, MPFR_RNDN);
+              mpfr_erfc (t, t, MPFR_RNDN);
+              mpfr_div_2ui (t, t, 1, MPFR_RNDN);
+              mpfr_sqr (q, x, MPFR_RNDN);
+              mpfr_div_2ui (q, q, 1, MPFR_RNDN);
+              mpfr_neg (q, q, MPFR_RNDN);
+              mpfr_exp (q, q, MPFR_RNDN);
+              mpfr_const_pi (m, MPFR_RNDN);
+              mpfr_mul_2ui (m, m, 1, MPFR_RNDN);
+              mpfr_sqrt (m, m, MPFR_RNDN);
+              mpfr_div (q, q, m, MPFR_RNDN);
+              mpfr_mul (d, q, x, MPFR_RNDN);
+              mpfr_add (d, d, t, MPFR_RNDN);
+              mpfr_mul_d (m, q, ax, MPFR_RNDN);
+              mpfr_add (m, m, t, MPFR_RNDN);
+              break;
+            }
+          double want = mpfr_get_d (m, MPFR_RNDN);
+          double deriv = fabs (mpfr_get_d (d, MPFR_RNDN));
+          ck_assert_msg (fabs (got - want) <= 0x1p-23 * want,
+                         "helper %d at x = %g: %.9g, the formula %.9g", f,
+                         ax * (xf < 0 ? -1 : 1), (double) got, want);
+          ck_assert_msg (got >= deriv * (1 - 0x1p-23),
+                         "helper %d at x = %g: %.9g below |f'| = %.9g", f,
+                         (double) xf, (double) got, deriv);
+          /* 1 - t^2 cancels at either end, 1 - s at the upper one */
+          if ((f == 0 && ax >= 9) || (f == 1 && xf >= 9))
+            ck_assert_msg (deriv < 1e-3 && got >= 0.5, "helper %d at x = "
+                           "%g: %g (|f'| %g)", f, (double) xf,
+                           (double) got, deriv);
+        }
+    }
+  mpfr_clears (x, t, s, d, m, a, c, q, (mpfr_ptr) 0);
+}
+END_TEST
+
+/* gc_mag_gemm: |op(A)| |op(B)| for every storage, against a sum in
+   double (non-negative terms: relative error <= K 2^-53, then one f32
+   rounding, 2^-24: 2^-23 taken), and at least |op(A) op(B)|.  */
+START_TEST (test_mag_gemm)
+{
+  rng_state = gct_seed () ^ 0x3c6ef372u;
+  enum { M = 4, K = 6, NN = 5 };
+  float a[M * K], at[K * M], b[K * NN], bt[NN * K], c[M * NN];
+  for (size_t i = 0; i < M; i++)
+    for (size_t l = 0; l < K; l++)
+      at[l * M + i] = a[i * K + l] = (float) uniform (3);
+  for (size_t l = 0; l < K; l++)
+    for (size_t j = 0; j < NN; j++)
+      bt[j * K + l] = b[l * NN + j] = (float) uniform (3);
+  for (int ta = 0; ta < 2; ta++)
+    for (int tb = 0; tb < 2; tb++)
+      {
+        gc_mag_gemm (c, ta, tb, M, NN, K, ta ? at : a, ta ? M : K,
+                     tb ? bt : b, tb ? K : NN);
+        for (size_t i = 0; i < M; i++)
+          for (size_t j = 0; j < NN; j++)
+            {
+              double s = 0, p = 0;
+              for (size_t l = 0; l < K; l++)
+                {
+                  s += fabs ((double) a[i * K + l]) * fabs ((double) b[l * NN + j]);
+                  p += (double) a[i * K + l] * (double) b[l * NN + j];
+                }
+              ck_assert_msg (fabs (c[i * NN + j] - s) <= 0x1p-23 * s,
+                             "(%zu, %zu) storage %d%d: %g vs %g", i, j, ta,
+                             tb, (double) c[i * NN + j], s);
+              ck_assert (c[i * NN + j] >= fabs (p) * (1 - 0x1p-23));
+            }
+      }
+}
+END_TEST
+
 static Suite *
 mpkit_suite (void)
 {
@@ -689,6 +856,8 @@ mpkit_suite (void)
   tcase_add_test (tc, test_gemm);
   tcase_add_test (tc, test_new_ops_known);
   tcase_add_test (tc, test_new_ops_random);
+  tcase_add_test (tc, test_magnitude_helpers);
+  tcase_add_test (tc, test_mag_gemm);
   suite_add_tcase (s, tc);
   return s;
 }
