@@ -766,7 +766,9 @@ exact_shift (diag *g)
    per index set of the other axes (per row, for a matrix constant along
    its axis 1), on every checked element of the lead tensor, passing or
    failing, within the two bars of the element and of the median (the
-   whole tensor first, then each axis from the last): a dropped or extra
+   whole tensor first, then each axis from the last), at least half the
+   nonzero offsets beyond four bars (a coarse resolution claims nothing):
+   a dropped or extra
    term that does not vary along that axis, such as LayerNorm's mean term.
    At least GC__EVIDENCE_MIN failures (the caller's minimum) carry it.  */
 static bool
@@ -801,7 +803,7 @@ axis_offset (diag *g)
           if (dim < 2 || dim == blk->count)
             continue;   /* one element per set, or the whole tensor */
         }
-      size_t ngroups = blk->count / dim, nonzero = 0;
+      size_t ngroups = blk->count / dim, nonzero = 0, sharp = 0;
       double cmin = INFINITY, cmax = -INFINITY;
       bool all = true;
       for (size_t gi = 0; gi < ngroups && all; gi++)
@@ -840,11 +842,15 @@ axis_offset (diag *g)
           if (fabs (c) > bm)
             {
               nonzero++;
+              sharp += fabs (c) > 4 * bm;
               cmin = fmin (cmin, c);
               cmax = fmax (cmax, c);
             }
         }
-      if (!all || !nonzero)
+      /* Constancy within a tolerance (two bars) comparable to the offset
+         itself says nothing: at least half the offsets must exceed four
+         median bars, so that the tolerance is at most half of them.  */
+      if (!all || !nonzero || 2 * sharp < nonzero)
         continue;
       found = true;
       gc_diagnosis *dg = g->dg;

@@ -1043,6 +1043,42 @@ START_TEST (test_no_structure_from_coarse_passes)
 }
 END_TEST
 
+/* At a coarse resolution constancy proves nothing: X's differences are
+   one constant per row up to +-30%, but the bars are 0.6 of the offsets
+   (the tolerance of two bars exceeds them): no offset is named.  With
+   bars of 0.05 of the offsets the same rows are not constant (30% is
+   beyond them): no offset either.  */
+START_TEST (test_no_offset_at_coarse_resolution)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  for (int fine = 0; fine < 2; fine++)
+    {
+      gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+      for (size_t k = 0; k < 64; k++)
+        {
+          double ref = 1 + 0.02 * (double) (k % 5);
+          if (k < X0)
+            {
+              set_direction (&r->dirs[k], ref, ref, 1e-6);
+              continue;
+            }
+          size_t i = (k - X0) / XC, j = (k - X0) % XC;
+          double c = (i % 2 ? -0.1 : 0.1) * (double) (1 + i);
+          set_direction (&r->dirs[k],
+                         ref + c * (1 + 0.3 * ((double) (j % 3) - 1)), ref,
+                         (fine ? 0.05 : 0.6) * fabs (c));
+        }
+      gc_result *m = rediagnose (r);
+      ck_assert_uint_gt (m->n_failed, 3);
+      ck_assert_msg (m->diagnosis.kind != GC_DIAG_AXIS_OFFSET, "%s",
+                     m->diagnosis.text);
+      gc_result_free (m);
+      gc_result_free (r);
+    }
+  gct_free (t);
+}
+END_TEST
+
 /* Within the worst case only through the reference's own rounding: the
    check is undecided, and the backward's roundings are not blamed.  */
 START_TEST (test_undecided_at_low_resolution)
@@ -1112,6 +1148,7 @@ diagnose_suite (void)
   tcase_add_test (tb, test_no_closed_form_from_wide_ratios);
   tcase_add_test (tb, test_no_structure_from_coarse_passes);
   tcase_add_test (tb, test_undecided_at_low_resolution);
+  tcase_add_test (tb, test_no_offset_at_coarse_resolution);
   suite_add_tcase (s, tb);
   TCase *tr = tcase_create ("random per block");
   tcase_set_timeout (tr, 120);
