@@ -1043,11 +1043,14 @@ other_tensors (gc_diagnosis *dg, const gc__tensor *t, size_t nt,
   bool cut = false;
   for (size_t n = 0; n < nfail && !cut; n++)
     {
-      size_t best = SIZE_MAX;
+      /* without memory for the marks, block order: the n-th failing */
+      size_t best = SIZE_MAX, seen = 0;
       for (size_t k = 0; k < nt; k++)
         if (k != diagnosed && t[k].checked && t[k].failed
-            && !(named && named[k])
-            && (best == SIZE_MAX || lead_before (&t[k], &t[best])))
+            && (named ? !named[k]
+                        && (best == SIZE_MAX
+                            || lead_before (&t[k], &t[best]))
+                      : seen++ == n))
           best = k;
       if (best == SIZE_MAX)
         break;
