@@ -508,10 +508,10 @@ rounding_class (diag *g)
     snprintf (dg->text, sizeof dg->text,
               "undecided at this resolution: the %zu failure(s) of %zu "
               "checked (%s, worst nu %.3g) lie within the worst-case bound "
-              "of the %s reference's own rounding: its aligned roundings "
+              "of the reference's own rounding: its aligned roundings "
               "could explain them, as could a bug no larger than that "
               "bound; no pattern is named%s", g->nf, g->checked, g->where,
-              numax, gc_reference_name (r->reference), finer);
+              numax, finer);
   return true;
 }
 
@@ -669,15 +669,17 @@ constant_factor (diag *g)
 }
 
 /* How well reading the reference K places on (K one stride of the lead
-   tensor, either way) explains its failures: the failures it explains,
-   exactly (within the two bars, against a resolved partner) or
-   approximately (it removes at least 3/4 of the failure's difference:
-   |a_q - r_{q+K}| <= |a_q - r_q| / 4); the range of a_q / r_{q+K} over
-   those; the others (BREAK of them, the first four in BREAKERS).
-   Outside the block the shifted value is zero.  */
+   tensor, either way) explains its failures: EXACT, those it explains
+   within the two bars against a resolved partner (outside the block the
+   shifted value is zero); SHARP, those it explains to a quarter of their
+   own difference, |a_q - r_{q+K}| <= |a_q - r_q| / 4, where that
+   difference is at least four times the two bars (at a coarse resolution
+   a partner within the bars proves nothing: no sharp match); the range
+   of a_q / r_{q+K} over the sharp ones; the failures not sharp (NBREAK of
+   them, the first four in BREAKERS).  */
 typedef struct shift_fit
 {
-  size_t exact, approx, inside, nbreak;
+  size_t exact, sharp, inside, nbreak;
   size_t breakers[4];
   double rmin, rmax;
 } shift_fit;
@@ -692,7 +694,7 @@ fit_shift (const diag *g, long k)
     {
       const gc_direction *d = g->fails[q];
       long j = (long) d->index + k;
-      bool exact = false, approx = false;
+      bool exact = false, sharp = false;
       if (j < (long) blk->offset || j >= (long) (blk->offset + blk->count))
         exact = fabs (d->analytic) <= d->bar;
       else
@@ -705,8 +707,8 @@ fit_shift (const diag *g, long k)
                           && fabs (o->reference) > tolq;
           f.inside++;
           exact = resolved && s <= tolq;
-          approx = resolved && !exact && s <= d->diff / 4;
-          if (exact || approx)
+          sharp = resolved && d->diff >= 4 * tolq && s <= d->diff / 4;
+          if (sharp)
             {
               double rho = d->analytic / o->reference;
               f.rmin = fmin (f.rmin, rho);
@@ -714,8 +716,8 @@ fit_shift (const diag *g, long k)
             }
         }
       f.exact += exact;
-      f.approx += approx;
-      if (!exact && !approx)
+      f.sharp += sharp;
+      if (!sharp)
         {
           if (f.nbreak < 4)
             f.breakers[f.nbreak] = d->index;
@@ -878,10 +880,10 @@ axis_offset (diag *g)
 }
 
 /* 7. Approximate shift: reading the reference one stride away explains
-   at least 3/4 of the failures (and GC__EVIDENCE_MIN of them), exactly or
-   approximately (fit_shift), and the rest break it: an index off by one
-   whose boundary term is missing or extra.  The best stride (most
-   explained) is named, with the elements that break it.  */
+   at least 3/4 of the failures (and GC__EVIDENCE_MIN of them) sharply
+   (fit_shift), and the rest break it: an index off by one whose boundary
+   term is missing or extra.  The best stride (most explained) is named,
+   with the elements that break it.  */
 static bool
 approximate_shift (diag *g)
 {
@@ -898,7 +900,7 @@ approximate_shift (diag *g)
         {
           long k = sgn * (long) stride;
           shift_fit f = fit_shift (g, k);
-          if (f.exact + f.approx > best.exact + best.approx)
+          if (f.sharp > best.sharp)
             {
               best = f;
               bk = k;
@@ -908,7 +910,7 @@ approximate_shift (diag *g)
       if (blk->ndim)
         stride *= blk->shape[ax];
     }
-  size_t ok = best.exact + best.approx;
+  size_t ok = best.sharp;
   if (ok < GC__EVIDENCE_MIN || 4 * ok < 3 * g->nf || !isfinite (best.rmin))
     return false;
   gc_diagnosis *dg = g->dg;

@@ -106,6 +106,7 @@ START_TEST (test_rounding_before_factor)
     }
   gc_result *m = rediagnose (r);
   ck_assert_uint_eq (m->n_failed, 32);
+  fprintf (stderr, "# undecided: %s\n", m->diagnosis.text);
   ck_assert_msg (m->diagnosis.kind == GC_DIAG_ONE_ULP, "%s",
                  m->diagnosis.text);
   gc_result_free (m);
@@ -188,7 +189,9 @@ START_TEST (test_no_shift_at_coarse_resolution)
     }
   gc_result *m = rediagnose (r);
   ck_assert_uint_gt (m->n_failed, 3);
-  ck_assert_msg (m->diagnosis.kind != GC_DIAG_SHIFTED, "%s",
+  fprintf (stderr, "# coarse passes: %s\n", m->diagnosis.text);
+  ck_assert_msg (m->diagnosis.kind != GC_DIAG_SHIFTED
+                 && m->diagnosis.kind != GC_DIAG_APPROX_SHIFT, "%s",
                  m->diagnosis.text);
   /* and a factor measured at that resolution carries its uncertainty */
   if (m->diagnosis.kind == GC_DIAG_CONSTANT_FACTOR)
@@ -922,6 +925,7 @@ START_TEST (test_lead_tensor_first)
     }
   gc_result *m = rediagnose (r);
   ck_assert_uint_eq (m->n_failed, 36);
+  fprintf (stderr, "# lead tensor: %s\n", m->diagnosis.text);
   /* the old rule (the worst nu) would name X */
   ck_assert_uint_ge (m->worst, 32);
   ck_assert_msg (strcmp (m->diagnosis.block, "W") == 0
@@ -947,6 +951,8 @@ START_TEST (test_reference_zero_no_nan)
         set_direction (&r->dirs[k], 0.5 + 0.1 * (double) k, 0, 1e-6);
       gc_result *m = rediagnose (r);
       ck_assert_uint_eq (m->n_failed, nfail);
+      fprintf (stderr, "# reference 0, %zu failures: %s\n", nfail,
+               m->diagnosis.text);
       ck_assert_msg (!strstr (m->diagnosis.text, "nan")
                      && strstr (m->diagnosis.text, "reference 0"), "%s",
                      m->diagnosis.text);
@@ -1012,6 +1018,7 @@ START_TEST (test_no_closed_form_from_wide_ratios)
   gc_result *m = rediagnose (r);
   ck_assert_uint_eq (m->n_failed, 32);
   /* a factor, measured, not named (before: "-0.125 = -1/K") */
+  fprintf (stderr, "# wide ratios: %s\n", m->diagnosis.text);
   ck_assert_msg (m->diagnosis.kind == GC_DIAG_CONSTANT_FACTOR
                  && m->diagnosis.closed_form[0] == 0
                  && !strstr (m->diagnosis.text, "1/K"), "%s",
@@ -1077,7 +1084,13 @@ START_TEST (test_no_offset_at_coarse_resolution)
         }
       gc_result *m = rediagnose (r);
       ck_assert_uint_gt (m->n_failed, 3);
-      ck_assert_msg (m->diagnosis.kind != GC_DIAG_AXIS_OFFSET, "%s",
+      fprintf (stderr, "# rows offset +-30%%, bars %s: %s\n",
+               fine ? "0.05 c" : "0.6 c", m->diagnosis.text);
+      /* nor another pattern: the next row's references lie within the
+         coarse bars too, which once read as an approximate shift */
+      ck_assert_msg (m->diagnosis.kind != GC_DIAG_AXIS_OFFSET
+                     && m->diagnosis.kind != GC_DIAG_APPROX_SHIFT
+                     && !is_pattern (m->diagnosis.kind), "%s",
                      m->diagnosis.text);
       gc_result_free (m);
       gc_result_free (r);
@@ -1105,6 +1118,7 @@ START_TEST (test_undecided_at_low_resolution)
   ck_assert (db / (r->lambda_backward * sqrt (db)) < 3);
   gc_result *m = rediagnose (r);
   ck_assert_uint_eq (m->n_failed, 32);
+  fprintf (stderr, "# undecided: %s\n", m->diagnosis.text);
   ck_assert_msg (m->diagnosis.kind == GC_DIAG_ONE_ULP
                  && strstr (m->diagnosis.text, "undecided at this "
                             "resolution")
