@@ -668,63 +668,120 @@ constant_factor (diag *g)
   return true;
 }
 
+/* The fewest usable failures an approximate shift is judged on: it
+   compares two robust spreads (median absolute deviations), which a few
+   values cannot estimate.  */
+#define GC__SHIFT_MIN 8
+
 /* How well reading the reference K places on (K one stride of the lead
-   tensor, either way) explains its failures: EXACT, those it explains
+   tensor, either way) explains its failures.  EXACT: those it explains
    within the two bars against a resolved partner (outside the block the
-   shifted value is zero); SHARP, those it explains to a quarter of their
-   own difference, |a_q - r_{q+K}| <= |a_q - r_q| / 4, where that
-   difference is at least four times the two bars (at a coarse resolution
-   a partner within the bars proves nothing: no sharp match); the range
-   of a_q / r_{q+K} over the sharp ones; the failures not sharp (NBREAK of
-   them, the first four in BREAKERS).  */
+   shifted value is zero).  USED: those with a resolved partner inside the
+   block whose own difference |a_q - r_q| is at least four times the two
+   bars (at a coarse resolution a partner within the bars proves nothing:
+   no failure is used).  Over them the ratios to the shifted reference,
+   rho_q = a_q / r_{q+K}, and to the own one, a_q / r_q: their medians
+   MK, M0 and median absolute deviations SK, S0.  FIT: the used ones with
+   |rho_q - MK| <= 4 SK, their range RMIN .. RMAX; the others, and the
+   failures with no usable partner, break it: NBREAK of them, the four
+   farthest from MK (no usable partner first) in BREAKERS.  */
 typedef struct shift_fit
 {
-  size_t exact, sharp, inside, nbreak;
+  size_t exact, used, fit, inside, nbreak;
+  double mk, sk, m0, s0;
   size_t breakers[4];
+  double score[4];
   double rmin, rmax;
 } shift_fit;
 
-static shift_fit
-fit_shift (const diag *g, long k)
+/* Keep INDEX with SCORE among F's four worst breakers.  */
+static void
+add_breaker (shift_fit *f, size_t index, double score)
+{
+  f->nbreak++;
+  size_t n = f->nbreak < 4 ? f->nbreak : 4, at = n - 1;
+  if (f->nbreak > 4 && !(score > f->score[3]))
+    return;
+  while (at > 0 && score > f->score[at - 1])
+    {
+      f->breakers[at] = f->breakers[at - 1];
+      f->score[at] = f->score[at - 1];
+      at--;
+    }
+  f->breakers[at] = index;
+  f->score[at] = score;
+}
+
+/* The median of the N values V (sorted in place) and the median of their
+   absolute deviations from it (in W, N values of scratch).  */
+static void
+median_mad (double *v, double *w, size_t n, double *med, double *mad)
+{
+  qsort (v, n, sizeof *v, cmp_double);
+  *med = v[n / 2];
+  for (size_t i = 0; i < n; i++)
+    w[i] = fabs (v[i] - *med);
+  qsort (w, n, sizeof *w, cmp_double);
+  *mad = w[n / 2];
+}
+
+/* False when memory runs out.  */
+static bool
+fit_shift (const diag *g, long k, shift_fit *f)
 {
   const gc_result *r = g->r;
   const gc_block *blk = g->blk;
-  shift_fit f = { 0, 0, 0, 0, { 0 }, INFINITY, -INFINITY };
+  memset (f, 0, sizeof *f);
+  f->rmin = INFINITY;
+  f->rmax = -INFINITY;
+  double *rk = malloc (4 * g->nf * sizeof *rk);
+  if (!rk)
+    return false;
+  double *r0 = rk + g->nf, *tmp = rk + 2 * g->nf, *rho = rk + 3 * g->nf;
   for (size_t q = 0; q < g->nf; q++)
     {
       const gc_direction *d = g->fails[q];
       long j = (long) d->index + k;
-      bool exact = false, sharp = false;
+      rho[q] = NAN;
       if (j < (long) blk->offset || j >= (long) (blk->offset + blk->count))
-        exact = fabs (d->analytic) <= d->bar;
-      else
         {
-          const gc_direction *o = &r->dirs[j];
-          double tolq = d->bar + o->bar;
-          double s = fabs (d->analytic - o->reference);
-          bool resolved = o->index == (size_t) j
-                          && (o->verdict == GC_PASS || o->verdict == GC_FAIL)
-                          && fabs (o->reference) > tolq;
-          f.inside++;
-          exact = resolved && s <= tolq;
-          sharp = resolved && d->diff >= 4 * tolq && s <= d->diff / 4;
-          if (sharp)
-            {
-              double rho = d->analytic / o->reference;
-              f.rmin = fmin (f.rmin, rho);
-              f.rmax = fmax (f.rmax, rho);
-            }
+          f->exact += fabs (d->analytic) <= d->bar;
+          continue;
         }
-      f.exact += exact;
-      f.sharp += sharp;
-      if (!sharp)
-        {
-          if (f.nbreak < 4)
-            f.breakers[f.nbreak] = d->index;
-          f.nbreak++;
-        }
+      const gc_direction *o = &r->dirs[j];
+      double tolq = d->bar + o->bar;
+      double s = fabs (d->analytic - o->reference);
+      bool resolved = o->index == (size_t) j
+                      && (o->verdict == GC_PASS || o->verdict == GC_FAIL)
+                      && fabs (o->reference) > tolq && d->reference != 0;
+      f->inside++;
+      f->exact += resolved && s <= tolq;
+      if (!resolved || !(d->diff >= 4 * tolq))
+        continue;
+      rho[q] = d->analytic / o->reference;
+      rk[f->used] = rho[q];
+      r0[f->used] = d->analytic / d->reference;
+      f->used++;
     }
-  return f;
+  if (f->used)
+    {
+      median_mad (rk, tmp, f->used, &f->mk, &f->sk);
+      median_mad (r0, tmp, f->used, &f->m0, &f->s0);
+    }
+  for (size_t q = 0; q < g->nf; q++)
+    {
+      double dev = fabs (rho[q] - f->mk);
+      if (!isnan (rho[q]) && dev <= 4 * f->sk)
+        {
+          f->fit++;
+          f->rmin = fmin (f->rmin, rho[q]);
+          f->rmax = fmax (f->rmax, rho[q]);
+        }
+      else
+        add_breaker (f, g->fails[q]->index, isnan (rho[q]) ? INFINITY : dev);
+    }
+  free (rk);
+  return true;
 }
 
 /* 5. Shifted window: analytic_i matches reference_{i+k} for one k among
@@ -744,7 +801,9 @@ exact_shift (diag *g)
       for (int sgn = -1; sgn <= 1; sgn += 2)
         {
           long k = sgn * (long) stride;
-          shift_fit f = fit_shift (g, k);
+          shift_fit f;
+          if (!fit_shift (g, k, &f))
+            return false;
           if (f.exact == g->nf && f.inside >= GC__EVIDENCE_MIN)
             {
               g->dg->kind = GC_DIAG_SHIFTED;
@@ -879,11 +938,16 @@ axis_offset (diag *g)
   return found;
 }
 
-/* 7. Approximate shift: reading the reference one stride away explains
-   at least 3/4 of the failures (and GC__EVIDENCE_MIN of them) sharply
-   (fit_shift), and the rest break it: an index off by one whose boundary
-   term is missing or extra.  The best stride (most explained) is named,
-   with the elements that break it.  */
+/* 7. Approximate shift: the ratios of the analytic values to the
+   reference one stride away are far more consistent than to their own
+   reference (fit_shift): at least GC__SHIFT_MIN failures, and 3/4 of
+   them, are used, and the median absolute deviation of a_q / r_{q+K} is
+   at most a quarter of that of a_q / r_q.  An index off by one: most
+   elements follow the shifted reference at a nearly constant ratio
+   (0.99 to 1.03), and the boundary elements, whose shifted read falls
+   outside or misses a term, break it.  The best stride (the smallest
+   spread relative to the unshifted one) is named, with the ratios where
+   it fits and the elements that break it most.  */
 static bool
 approximate_shift (diag *g)
 {
@@ -891,7 +955,8 @@ approximate_shift (diag *g)
   const gc_result *r = g->r;
   if (!blk || !all_coordinates (r))
     return false;
-  shift_fit best = { 0, 0, 0, 0, { 0 }, 0, 0 };
+  shift_fit best;
+  bool have = false;
   long bk = 0;
   size_t bax = 0, stride = 1;
   for (size_t ax = blk->ndim ? blk->ndim : 1; ax-- > 0;)
@@ -899,19 +964,24 @@ approximate_shift (diag *g)
       for (int sgn = -1; sgn <= 1; sgn += 2)
         {
           long k = sgn * (long) stride;
-          shift_fit f = fit_shift (g, k);
-          if (f.sharp > best.sharp)
+          shift_fit f;
+          if (!fit_shift (g, k, &f))
+            return false;
+          if (f.used < GC__SHIFT_MIN || 4 * f.used < 3 * g->nf
+              || !(4 * f.sk <= f.s0) || f.fit < GC__EVIDENCE_MIN)
+            continue;
+          if (!have || f.sk * best.s0 < best.sk * f.s0)
             {
               best = f;
               bk = k;
               bax = ax;
+              have = true;
             }
         }
       if (blk->ndim)
         stride *= blk->shape[ax];
     }
-  size_t ok = best.sharp;
-  if (ok < GC__EVIDENCE_MIN || 4 * ok < 3 * g->nf || !isfinite (best.rmin))
+  if (!have)
     return false;
   gc_diagnosis *dg = g->dg;
   dg->kind = GC_DIAG_APPROX_SHIFT;
@@ -929,15 +999,16 @@ approximate_shift (diag *g)
       len += (size_t) w;
     }
   snprintf (dg->text, sizeof dg->text,
-            "approximate shift: on %zu of the %zu failing %s of %zu checked "
-            "(%s) the %s matches the reference %ld place(s) %s (one step "
-            "along axis %zu of %s; %s / shifted reference %.4g to %.4g), an "
-            "index off by one; %s%s%s (a boundary term the shifted read "
-            "misses or adds)", ok, g->nf, g->elts, g->checked, g->where,
-            g->what, labs (bk), bk > 0 ? "on" : "back", bax, blk->name,
-            g->an, best.rmin, best.rmax,
-            best.nbreak ? "it breaks at " : "every failure fits it",
-            brk, best.nbreak > 4 ? ", ..." : "");
+            "approximate shift: the %s follows the reference %ld place(s) "
+            "%s (one step along axis %zu of %s), an index off by one: %zu "
+            "of the %zu failing %s of %zu checked (%s) have %s / shifted "
+            "reference %.4g to %.4g (spread %.2g, against %.2g unshifted); "
+            "%zu break%s it%s%s%s (boundary terms the shifted read misses "
+            "or adds)", g->what, labs (bk), bk > 0 ? "on" : "back", bax,
+            blk->name, best.fit, g->nf, g->elts, g->checked, g->where, g->an,
+            best.rmin, best.rmax, best.sk, best.s0, best.nbreak,
+            best.nbreak == 1 ? "s" : "", best.nbreak ? ", most: " : "", brk,
+            best.nbreak > 4 ? ", ..." : "");
   return true;
 }
 
