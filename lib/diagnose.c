@@ -1073,9 +1073,14 @@ static bool (*const patterns[]) (diag *) = {
 /* The order in which the failing tensors are named (manual: "Diagnosis"):
    the largest share of checked elements failing first (a tensor that
    fails wholly is nearer the bug than one that fails in part), then the
-   largest median relative error of its failures (the most wrong, whatever
-   the check's resolution there: the worst nu favours the finest-resolved
-   tensor, often the one farthest from the bug), then block order.  */
+   latest in the model's block order, read as forward order: a bug
+   corrupts the gradients of every tensor the forward uses before it, so
+   among tensors that fail alike the last one used is nearest the bug (the
+   first whose gradient the backward gets wrong).  A GELU derivative's bug
+   fails gamma, beta, W1 and b1 wholly: b1 is named first, beside the
+   passing W2 and b2.  The worst nu, used before, favours the most finely
+   resolved tensor; the relative error does not tell the nearest either
+   (it named beta or b1 by the seed).  */
 static int
 lead_before (const gc__tensor *a, const gc__tensor *b)
 {
@@ -1084,9 +1089,7 @@ lead_before (const gc__tensor *a, const gc__tensor *b)
   double sb = (double) b->failed * (double) a->checked;
   if (sa != sb)
     return sa > sb;
-  if (a->rel_error != b->rel_error)
-    return a->rel_error > b->rel_error;
-  return a->block < b->block;
+  return a->block > b->block;
 }
 
 /* The failing tensors other than the diagnosed one, in lead order, and
@@ -1109,7 +1112,9 @@ other_tensors (gc_diagnosis *dg, const gc__tensor *t, size_t nt,
       return;
     }
   append (dg, "; %s", nfail == 1 ? "one other tensor fails too, a weaker "
-          "lead:" : "others fail too, weaker leads in order:");
+          "lead (less complete, or earlier in block order):"
+          : "others fail too, weaker leads in order (less complete, or "
+            "earlier in block order):");
   /* the failing ones in lead order: a selection by rank, nt is small */
   unsigned char *named = calloc (nt ? nt : 1, 1);
   size_t shown = 0;
