@@ -105,13 +105,22 @@ gc_ck__append (char *msg, size_t len, size_t size, const char *s)
   return len;
 }
 
-/* Seconds on a monotonic clock.  */
+/* Seconds on a monotonic clock where POSIX gives one; else C11's
+   calendar clock, else whole seconds (a strict C99 build).  */
 static inline double
 gc_ck__now (void)
 {
+#if defined CLOCK_MONOTONIC
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+#elif defined TIME_UTC
+  struct timespec ts;
+  timespec_get (&ts, TIME_UTC);
+  return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+#else
+  return (double) time (NULL);
+#endif
 }
 
 /* Check's CK_TIMEOUT_MULTIPLIER, 1 when unset or not a positive number.  */
