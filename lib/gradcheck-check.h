@@ -14,6 +14,23 @@
    of the rounding class, say -- does not satisfy it.  OPTS may be NULL for
    the defaults.
 
+   Check kills a test that runs longer than its timeout: 4 seconds unless
+   the test case sets another with tcase_set_timeout (tc, seconds) or the
+   environment sets CK_DEFAULT_TIMEOUT (the default of test cases that set
+   none), both times CK_TIMEOUT_MULTIPLIER.  The test then fails with
+   "Test timeout expired" and no message of the assertion.  A failing
+   check costs more than a passing one (its failures are confirmed), so a
+   gc_ck_assert_gradient_fails_as test on a loaded machine may run into
+   it.  Define GC_CK_TIMEOUT to the test case's timeout in seconds (4 for
+   Check's default) before including this header: each assertion then
+   gives a check whose options set no time limit (gc_options.timeout 0)
+   a limit of 80% of it (times CK_TIMEOUT_MULTIPLIER), and when the check
+   stops there the assertion fails with a message that says so and how
+   to raise it, before Check kills the test silently.  Without
+   GC_CK_TIMEOUT no limit is set, and a failure message of a check that
+   took a second or more names Check's timeout.  (manual: "Tests with
+   Check")
+
    The message is valid TAP when the suite prints TAP
    (CK_TAP_LOG_FILE_NAME): every line after the first starts with "# ".
    Only Check's public API is used (ck_abort_msg).  Header-only: include it
@@ -27,17 +44,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gradcheck.h"
 
 #define GC_CK_MESSAGE_SIZE 8192
+
+/* The test case's timeout in seconds, when the suite declares it.  */
+#ifdef GC_CK_TIMEOUT
+# define GC_CK__TIMEOUT ((double) (GC_CK_TIMEOUT))
+#else
+# define GC_CK__TIMEOUT 0.0
+#endif
 
 #define gc_ck__assert(model, x, opts, want, check_kind, kind)             \
   do                                                                      \
     {                                                                     \
       char gc_ck__msg[GC_CK_MESSAGE_SIZE];                                \
       if (!gc_ck__check ((model), (x), (opts), (want), (check_kind),      \
-                         (kind), gc_ck__msg, sizeof gc_ck__msg))          \
+                         (kind), GC_CK__TIMEOUT, gc_ck__msg,              \
+                         sizeof gc_ck__msg))                              \
         ck_abort_msg ("%s", gc_ck__msg);                                  \
     }                                                                     \
   while (0)
@@ -55,7 +81,8 @@ gc_ck__diagnosis_name (gc_diagnosis_kind k)
 {
   static const char *const names[] = {
     "none", "constant-factor", "sign-flip", "zero-region", "shifted-window",
-    "non-smooth", "rounding", "logic" };
+    "non-smooth", "rounding", "logic", "forward-mismatch", "axis-offset",
+    "approximate-shift" };
   return (unsigned) k < sizeof names / sizeof names[0] ? names[k]
                                                        : "unknown";
 }
@@ -92,25 +119,76 @@ gc_ck__message_cap (size_t size)
   return cap < size ? cap : size;
 }
 
+/* Seconds on a monotonic clock where POSIX gives one; else C11's
+   calendar clock, else whole seconds (a strict C99 build).  */
+static inline double
+gc_ck__now (void)
+{
+#if defined CLOCK_MONOTONIC
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+#elif defined TIME_UTC
+  struct timespec ts;
+  timespec_get (&ts, TIME_UTC);
+  return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+#else
+  return (double) time (NULL);
+#endif
+}
+
+/* Check's CK_TIMEOUT_MULTIPLIER, 1 when unset or not a positive number.  */
+static inline double
+gc_ck__multiplier (void)
+{
+  const char *s = getenv ("CK_TIMEOUT_MULTIPLIER");
+  double v = s ? strtod (s, NULL) : 1;
+  return v > 0 ? v : 1;
+}
+
 /* Run the check; 1 when its verdict is WANT (and, when CHECK_KIND, its
-   diagnosis is KIND), else 0 with why and the report in MSG.  Everything
-   is freed before returning: Check leaves a failing test by exiting or
-   jumping.  */
+   diagnosis is KIND), else 0 with why and the report in MSG.  TIMEOUT is
+   the test case's timeout in seconds (0: not declared): a check with no
+   time limit of its own gets 80% of it, so that it stops with a message
+   before Check kills the test without one.  Everything is freed before
+   returning: Check leaves a failing test by exiting or jumping.  */
 static inline int
 gc_ck__check (const gc_model *m, const float *x, const gc_options *o,
               gc_verdict want, int check_kind, gc_diagnosis_kind kind,
-              char *msg, size_t size)
+              double timeout, char *msg, size_t size)
 {
+  gc_options local;
+  double limit = 0, full = timeout * gc_ck__multiplier ();
+  if (timeout > 0 && (!o || o->timeout == 0))
+    {
+      if (o)
+        local = *o;
+      else
+        gc_options_init (&local);
+      limit = local.timeout = 0.8 * full;
+      o = &local;
+    }
   gc_result *r = NULL;
+  double t0 = gc_ck__now ();
   gc_status st = gc_check (m, x, o, &r);
+  double took = gc_ck__now () - t0;
   if (st == GC_OK && r && r->verdict == want
       && (!check_kind || r->diagnosis.kind == kind))
     {
       gc_result_free (r);
       return 1;
     }
-  char head[256];
-  if (st != GC_OK || !r)
+  char head[640];
+  if (st == GC_ETIMEOUT && limit > 0)
+    snprintf (head, sizeof head, "expected verdict %s; the check stopped "
+              "after %.3g s, at 80%% of the test's timeout of %.3g s "
+              "(GC_CK_TIMEOUT times CK_TIMEOUT_MULTIPLIER), where Check "
+              "would kill the test without a message: a failing check costs "
+              "more than a passing one; raise the timeout with "
+              "tcase_set_timeout (or CK_DEFAULT_TIMEOUT, Check's default "
+              "of 4 s) and GC_CK_TIMEOUT together\n",
+              gc_verdict_name (want), took, full);
+  else if (st != GC_OK || !r)
     snprintf (head, sizeof head, "expected verdict %s; the check stopped: "
               "%s\n", gc_verdict_name (want), gc_strerror (st));
   else if (check_kind)
@@ -121,6 +199,15 @@ gc_ck__check (const gc_model *m, const float *x, const gc_options *o,
   else
     snprintf (head, sizeof head, "expected verdict %s; got %s\n",
               gc_verdict_name (want), gc_verdict_name (r->verdict));
+  /* A slow check is near Check's timeout: say where it is.  */
+  if (took >= 1 && !(st == GC_ETIMEOUT && limit > 0))
+    {
+      size_t l = strlen (head);
+      snprintf (head + l, sizeof head - l, "(the check took %.3g s; Check "
+                "kills a test after its timeout, 4 s unless "
+                "tcase_set_timeout or CK_DEFAULT_TIMEOUT says otherwise)\n",
+                took);
+    }
   char *text = r ? gc_report (r, GC_FMT_TEXT) : NULL;
   /* the report's head (verdict, findings, worst direction) comes first;
      what Check cannot carry is cut, and the cut said */

@@ -98,6 +98,34 @@ void gc_mp_l2_normalize (mpfr_ptr y, mpfr_srcptr x, size_t n, double eps);
 void gc_mp_rmsnorm (mpfr_ptr y, mpfr_srcptr x, size_t n, double eps,
                     mpfr_srcptr w);
 
+/* y_i = (x_i - mean) / sqrt(var + EPS) * w_i + b_i: layer normalisation
+   over N elements, mean and var = mean_j (x_j - mean)^2 (the biased
+   variance, two passes), EPS >= 0 exact as a double inside the square
+   root; W gains and B biases are arrays of N, or NULL for none.  Y may be
+   X (not W or B).  N >= 1.  */
+void gc_mp_layernorm (mpfr_ptr y, mpfr_srcptr x, size_t n, double eps,
+                      mpfr_srcptr w, mpfr_srcptr b);
+
+/* Elementwise GELU for i < N; Y may be X.  The tanh form:
+   0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), sqrt(2/pi) and
+   0.044715 at the working precision.  The erf form (exact GELU):
+   0.5 x (1 + erf(x / sqrt 2)), computed as 0.5 x erfc(-x / sqrt 2).  */
+void gc_mp_gelu_tanh (mpfr_ptr y, mpfr_srcptr x, size_t n);
+void gc_mp_gelu_erf (mpfr_ptr y, mpfr_srcptr x, size_t n);
+
+/* Elementwise SiLU (swish) y_i = x_i sigmoid(x_i) = x_i / (1 + exp(-x_i))
+   for i < N; Y may be X.  */
+void gc_mp_silu (mpfr_ptr y, mpfr_srcptr x, size_t n);
+
+/* Elementwise product y_i = a_i b_i, one rounding each; Y may be A or B.  */
+void gc_mp_mul (mpfr_ptr y, mpfr_srcptr a, mpfr_srcptr b, size_t n);
+
+/* Broadcast bias add: y[i * COLS + j] = x[i * COLS + j] + bias[j] for a
+   ROWS x COLS row-major X (the bias of a linear layer added to each row).
+   Y may be X (not BIAS).  */
+void gc_mp_add_bias (mpfr_ptr y, mpfr_srcptr x, size_t rows, size_t cols,
+                     mpfr_srcptr bias);
+
 #ifdef __cplusplus
 }
 #endif

@@ -425,9 +425,13 @@ typedef enum gc_diagnosis_kind
   GC_DIAG_NONSMOOTH,      /* failures sit on kinks of the loss */
   GC_DIAG_ONE_ULP,        /* failures within a few bars: rounding class */
   GC_DIAG_LOGIC,          /* none of the above: a logic error */
-  GC_DIAG_FORWARD_MISMATCH/* the f32 and reference forwards compute
+  GC_DIAG_FORWARD_MISMATCH,/* the f32 and reference forwards compute
                              different functions at x: the backward cannot
                              be judged (manual: "Forward disagreement") */
+  GC_DIAG_AXIS_OFFSET,    /* analytic - reference constant along an axis
+                             (or the whole tensor): a dropped term */
+  GC_DIAG_APPROX_SHIFT    /* analytic ~ the reference `shift' places on on
+                             most failures, a few elements breaking it */
 } gc_diagnosis_kind;
 
 typedef struct gc_diagnosis
@@ -435,7 +439,7 @@ typedef struct gc_diagnosis
   gc_diagnosis_kind kind;
   double factor;          /* for CONSTANT_FACTOR / SIGN_FLIP */
   char closed_form[64];   /* "K^0.5", "2", "-1", or "" when none fits */
-  long shift;             /* for SHIFTED */
+  long shift;             /* for SHIFTED and APPROX_SHIFT */
   size_t first, last;     /* index range of the failures (coordinates) */
   char block[64];         /* the block holding them, or "" */
   char text[640];         /* for people: what, where, on what evidence */
@@ -649,6 +653,38 @@ char *gc_report (const gc_result *result, gc_format format);
    FORMAT (TEXT, MARKDOWN or JSON) into a new string, free with free().
    Returns NULL when memory runs out or DIR is out of range.  */
 char *gc_derivation (const gc_result *result, size_t dir, gc_format format);
+
+/* ---------------------------------------------------------------------- */
+/* Magnitude backwards (manual: "Magnitude backwards")                      */
+
+/* The magnitude of a nonlinearity's derivative as its usual formula
+   computes it: every term's absolute value, every subtraction counted as
+   an addition, at the pre-activation X.  The magnitude backward of
+   y = f(x) is then dx_mag_i = gc_mag_d<f> (x_i) * dy_mag_i.  Each is at
+   least |f'(x)| and stays of order one where the formula cancels (1 - t^2
+   at large |x|).  Computed in double, rounded once to f32; pure.
+     dtanh       of 1 - t^2, t = tanh x:                 1 + t^2
+     dsigmoid    of s (1 - s), s = sigmoid x:             s (1 + s)
+     dsilu       of s (1 + x (1 - s)):                    s (1 + |x| (1 + s))
+     dgelu_tanh  of (1 + t) / 2 + x (1 - t^2) c (1 + 3a x^2) / 2, t the
+                 GELU tanh form's tanh, c = sqrt(2/pi), a = 0.044715:
+                 (1 + |t|) / 2 + |x| (1 + t^2) c (1 + 3a x^2) / 2
+     dgelu_erf   of Phi(x) + x phi(x):                    Phi(x) + |x| phi(x)  */
+float gc_mag_dtanh (float x);
+float gc_mag_dsigmoid (float x);
+float gc_mag_dsilu (float x);
+float gc_mag_dgelu_tanh (float x);
+float gc_mag_dgelu_erf (float x);
+
+/* C = |op(A)| |op(B)|: the magnitude backward of a product (a linear
+   layer, a convolution written as one), C M x N row-major and contiguous,
+   op(A) M x K, op(B) K x N; A stored M x K (TRANSA 0) or K x M (non-zero)
+   with leading dimension LDA, B stored K x N or N x K with LDB.  The sums
+   of non-negative terms are accumulated in double and rounded once.  C
+   must not overlap A or B.  */
+void gc_mag_gemm (float *c, int transa, int transb, size_t m, size_t n,
+                  size_t k, const float *a, size_t lda, const float *b,
+                  size_t ldb);
 
 #ifdef __cplusplus
 }

@@ -154,6 +154,9 @@ typedef struct gc__tensor
   size_t checked, failed, nonsmooth;
   double worst_nu;
   double resolution;       /* median bar / |reference|; NaN if none */
+  /* The median relative error |analytic - reference| / |reference| of its
+     failures (infinite where a reference is 0); 0 when none fails.  */
+  double rel_error;
   char structure[200];
 } gc__tensor;
 /* The tensors of R: one per block when the directions can be placed in

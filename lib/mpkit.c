@@ -296,3 +296,126 @@ gc_mp_rmsnorm (mpfr_ptr y, mpfr_srcptr x, size_t n, double eps,
     }
   mpfr_clear (s);
 }
+
+void
+gc_mp_layernorm (mpfr_ptr y, mpfr_srcptr x, size_t n, double eps,
+                 mpfr_srcptr w, mpfr_srcptr b)
+{
+  mpfr_prec_t p = max_prec (y, n);
+  mpfr_t mean, s, t;
+  mpfr_init2 (mean, p);
+  mpfr_init2 (s, p);
+  mpfr_init2 (t, p);
+  /* The mean first, then the centred sum of squares: the two-pass
+     variance, which loses nothing to cancellation when the mean is large
+     against the spread.  */
+  mpfr_set_zero (mean, 1);
+  for (size_t i = 0; i < n; i++)
+    mpfr_add (mean, mean, x + i, MPFR_RNDN);
+  mpfr_div_ui (mean, mean, (unsigned long) n, MPFR_RNDN);
+  mpfr_set_zero (s, 1);
+  for (size_t i = 0; i < n; i++)
+    {
+      mpfr_sub (t, x + i, mean, MPFR_RNDN);
+      mpfr_fma (s, t, t, s, MPFR_RNDN);
+    }
+  mpfr_div_ui (s, s, (unsigned long) n, MPFR_RNDN);
+  mpfr_add_d (s, s, eps, MPFR_RNDN);
+  mpfr_rec_sqrt (s, s, MPFR_RNDN);
+  /* X is read for the last time at element i: Y may be X.  */
+  for (size_t i = 0; i < n; i++)
+    {
+      mpfr_sub (t, x + i, mean, MPFR_RNDN);
+      mpfr_mul (t, t, s, MPFR_RNDN);
+      if (w)
+        mpfr_mul (t, t, w + i, MPFR_RNDN);
+      if (b)
+        mpfr_add (y + i, t, b + i, MPFR_RNDN);
+      else
+        mpfr_set (y + i, t, MPFR_RNDN);
+    }
+  mpfr_clear (mean);
+  mpfr_clear (s);
+  mpfr_clear (t);
+}
+
+void
+gc_mp_gelu_tanh (mpfr_ptr y, mpfr_srcptr x, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      mpfr_prec_t p = mpfr_get_prec (y + i);
+      mpfr_t c, t, u;
+      mpfr_init2 (c, p);
+      mpfr_init2 (t, p);
+      mpfr_init2 (u, p);
+      /* sqrt(2 / pi) at the working precision; 0.044715 as the decimal
+         constant of the definition, not its double (the two differ by
+         ~1e-18, far below an f32 forward's error).  */
+      mpfr_const_pi (c, MPFR_RNDN);
+      mpfr_ui_div (c, 2, c, MPFR_RNDN);
+      mpfr_sqrt (c, c, MPFR_RNDN);
+      mpfr_set_str (u, "0.044715", 10, MPFR_RNDN);
+      mpfr_sqr (t, x + i, MPFR_RNDN);
+      mpfr_mul (t, t, x + i, MPFR_RNDN);
+      mpfr_fma (t, u, t, x + i, MPFR_RNDN);      /* x + 0.044715 x^3 */
+      mpfr_mul (t, t, c, MPFR_RNDN);
+      mpfr_tanh (t, t, MPFR_RNDN);
+      mpfr_add_ui (t, t, 1, MPFR_RNDN);
+      mpfr_mul (t, t, x + i, MPFR_RNDN);
+      mpfr_div_2ui (y + i, t, 1, MPFR_RNDN);
+      mpfr_clear (c);
+      mpfr_clear (t);
+      mpfr_clear (u);
+    }
+}
+
+void
+gc_mp_gelu_erf (mpfr_ptr y, mpfr_srcptr x, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      mpfr_t t;
+      mpfr_init2 (t, mpfr_get_prec (y + i));
+      /* 0.5 x erfc(-x / sqrt 2): no cancellation in 1 + erf for x << 0,
+         where GELU is a tiny negative number.  */
+      mpfr_sqrt_ui (t, 2, MPFR_RNDN);
+      mpfr_div (t, x + i, t, MPFR_RNDN);
+      mpfr_neg (t, t, MPFR_RNDN);
+      mpfr_erfc (t, t, MPFR_RNDN);
+      mpfr_mul (t, t, x + i, MPFR_RNDN);
+      mpfr_div_2ui (y + i, t, 1, MPFR_RNDN);
+      mpfr_clear (t);
+    }
+}
+
+void
+gc_mp_silu (mpfr_ptr y, mpfr_srcptr x, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      mpfr_t t;
+      mpfr_init2 (t, mpfr_get_prec (y + i));
+      mpfr_neg (t, x + i, MPFR_RNDN);
+      mpfr_exp (t, t, MPFR_RNDN);
+      mpfr_add_ui (t, t, 1, MPFR_RNDN);
+      mpfr_div (y + i, x + i, t, MPFR_RNDN);
+      mpfr_clear (t);
+    }
+}
+
+void
+gc_mp_mul (mpfr_ptr y, mpfr_srcptr a, mpfr_srcptr b, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    mpfr_mul (y + i, a + i, b + i, MPFR_RNDN);
+}
+
+void
+gc_mp_add_bias (mpfr_ptr y, mpfr_srcptr x, size_t rows, size_t cols,
+                mpfr_srcptr bias)
+{
+  for (size_t i = 0; i < rows; i++)
+    for (size_t j = 0; j < cols; j++)
+      mpfr_add (y + i * cols + j, x + i * cols + j, bias + j, MPFR_RNDN);
+}

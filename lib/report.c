@@ -38,6 +38,8 @@ diagnosis_name (gc_diagnosis_kind k)
     case GC_DIAG_ONE_ULP: return "rounding";
     case GC_DIAG_LOGIC: return "logic";
     case GC_DIAG_FORWARD_MISMATCH: return "forward-mismatch";
+    case GC_DIAG_AXIS_OFFSET: return "axis-offset";
+    case GC_DIAG_APPROX_SHIFT: return "approximate-shift";
     }
   return "unknown";
 }
@@ -800,6 +802,17 @@ rounding_text (gc__buf *b, const gc_result *r)
       put_esc (b, r->rounding_note, GC__ESC_TEXT);
       gc__buf_puts (b, "\n");
     }
+  /* One cause, one message: a non-deterministic model's reruns differ for
+     that reason, and the depths their spreads imply blame nothing.  */
+  if (r->nondeterministic)
+    {
+      if (r->depth_implied > (double) r->backward_depth
+          || r->forward_depth_implied > (double) r->forward_depth)
+        gc__buf_puts (b, "  (the implied depths are not judged against the "
+                      "declared ones: the model is non-deterministic, and "
+                      "its reruns differ for that reason)\n");
+      return;
+    }
   if (r->depth_implied > (double) r->backward_depth)
     {
       char nm[96];
@@ -926,6 +939,8 @@ direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
                       gc__ratio_text (rt, sizeof rt,
                                       d->analytic / d->reference, 6));
     }
+  else
+    gc__buf_puts (b, "   reference 0: no ratio");
   gc__buf_printf (b, "\n  |diff|       %.3e\n", d->diff);
   gc__buf_printf (b, "  bar          %.3e   nu = |diff| / bar = %.3g\n",
                   d->bar, d->nu);

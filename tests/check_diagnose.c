@@ -8,8 +8,10 @@
    numbers.  */
 
 #include "gctest.h"
+#include "gradcheck-mp.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +54,19 @@ set_direction (gc_direction *d, double a, double ref, double bar)
 /* One or two failing elements never make a pattern, whatever their ratio:
    a single element scaled by 0.9999 (just beyond the resolution), by 2, or
    set to zero; and two elements scaled by 2.  */
+/* The diagnosis is of the f32 gradient against its reference: these tests
+   edit and judge that, so their checks leave a model's twin unused (with a
+   twin the direction's verdict is the two questions': manual "Two
+   verdicts, one report").  */
+static const gc_options *
+notwin (void)
+{
+  static gc_options o;
+  gc_options_init (&o);
+  o.no_twin = 1;
+  return &o;
+}
+
 START_TEST (test_few_failures_no_pattern)
 {
   gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
@@ -64,7 +79,7 @@ START_TEST (test_few_failures_no_pattern)
       w.lo = cases[c].lo;
       w.hi = cases[c].hi;
       w.factor = cases[c].f;
-      gc_result *r = gct_check_ok (&w.model, t->x, NULL);
+      gc_result *r = gct_check_ok (&w.model, t->x, notwin ());
       ck_assert_int_eq (r->verdict, GC_FAIL);
       ck_assert_uint_le (r->n_failed, 2);
       ck_assert_msg (!is_pattern (r->diagnosis.kind),
@@ -91,7 +106,7 @@ START_TEST (test_rounding_before_factor)
   gct_wrap w;
   gct_wrap_init (&w, t);
   w.model.backward_depth = 10000;
-  gc_result *r = gct_check_ok (&w.model, t->x, NULL);
+  gc_result *r = gct_check_ok (&w.model, t->x, notwin ());
   ck_assert_uint_eq (r->backward_depth, 10000);
   ck_assert (r->lambda_backward < 10);
   for (size_t k = 0; k < 32; k++)
@@ -104,6 +119,7 @@ START_TEST (test_rounding_before_factor)
     }
   gc_result *m = rediagnose (r);
   ck_assert_uint_eq (m->n_failed, 32);
+  fprintf (stderr, "# undecided: %s\n", m->diagnosis.text);
   ck_assert_msg (m->diagnosis.kind == GC_DIAG_ONE_ULP, "%s",
                  m->diagnosis.text);
   gc_result_free (m);
@@ -139,6 +155,7 @@ START_TEST (test_closed_forms_within_spread)
         w.factor = cases[c].f;
         gc_options o;
         gc_options_init (&o);
+  o.no_twin = 1;
         o.reference = ref ? GC_REF_F32 : GC_REF_MPFR;
         gc_result *r = gct_check_ok (&w.model, t->x, &o);
         const gc_diagnosis *dg = &r->diagnosis;
@@ -177,7 +194,7 @@ END_TEST
 START_TEST (test_no_shift_at_coarse_resolution)
 {
   gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
-  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+  gc_result *r = gct_check_ok (&t->model, t->x, notwin ());
   for (size_t k = 0; k < 32; k++)
     {
       double ref = 1 + 0.02 * (double) (k % 5);
@@ -186,7 +203,9 @@ START_TEST (test_no_shift_at_coarse_resolution)
     }
   gc_result *m = rediagnose (r);
   ck_assert_uint_gt (m->n_failed, 3);
-  ck_assert_msg (m->diagnosis.kind != GC_DIAG_SHIFTED, "%s",
+  fprintf (stderr, "# coarse passes: %s\n", m->diagnosis.text);
+  ck_assert_msg (m->diagnosis.kind != GC_DIAG_SHIFTED
+                 && m->diagnosis.kind != GC_DIAG_APPROX_SHIFT, "%s",
                  m->diagnosis.text);
   /* and a factor measured at that resolution carries its uncertainty */
   if (m->diagnosis.kind == GC_DIAG_CONSTANT_FACTOR)
@@ -208,7 +227,7 @@ START_TEST (test_axis_structure)
   w.lo = 0;
   w.hi = 24;
   w.factor = 2;
-  gc_result *r = gct_check_ok (&w.model, t->x, NULL);
+  gc_result *r = gct_check_ok (&w.model, t->x, notwin ());
   ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_CONSTANT_FACTOR);
   ck_assert_msg (strstr (r->diagnosis.text, "axis 0: 0-2 fail, 3 passes"),
                  "%s", r->diagnosis.text);
@@ -246,6 +265,7 @@ START_TEST (test_gdn_structure)
                                     &inst), GC_OK);
       gc_options o;
       gc_options_init (&o);
+  o.no_twin = 1;
       o.threads = 2;
       gc_result *r = gct_check_ok (&inst->model, inst->x, &o);
       ck_assert_str_eq (r->diagnosis.block, "g");
@@ -264,7 +284,7 @@ START_TEST (test_other_tensors_named)
 {
   gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (),
                                 gct_tanh_mutant ("no-tanh-derivative"));
-  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+  gc_result *r = gct_check_ok (&t->model, t->x, notwin ());
   ck_assert_int_eq (r->verdict, GC_FAIL);
   const char *other = strcmp (r->diagnosis.block, "W") == 0 ? "X (" : "W (";
   ck_assert_msg (strstr (r->diagnosis.text, other), "%s", r->diagnosis.text);
@@ -307,7 +327,7 @@ START_TEST (test_forward_mismatch_first)
   gct_wrap_init (&w, t);
   w.model.loss_mpfr = other_mpfr;
   offset_only = false;
-  gc_result *r = gct_check_ok (&w.model, t->x, NULL);
+  gc_result *r = gct_check_ok (&w.model, t->x, notwin ());
   ck_assert_int_eq (r->verdict, GC_FAIL);
   ck_assert_msg (r->diagnosis.kind == GC_DIAG_FORWARD_MISMATCH, "%s",
                  r->diagnosis.text);
@@ -330,7 +350,7 @@ START_TEST (test_forward_mismatch_first)
      hold: the disagreement is still said first, hedged with the
      cancellation it may be, and the gradient diagnosed as if they agreed */
   w.model.loss_magnitude_f32 = NULL;
-  r = gct_check_ok (&w.model, t->x, NULL);
+  r = gct_check_ok (&w.model, t->x, notwin ());
   ck_assert_int_eq (r->verdict, GC_FAIL);
   ck_assert_msg (r->diagnosis.kind != GC_DIAG_FORWARD_MISMATCH
                  && strncmp (r->diagnosis.text, "first: the f32 and "
@@ -343,7 +363,7 @@ START_TEST (test_forward_mismatch_first)
 
   /* a constant offset: the gradients agree, the report still says so */
   offset_only = true;
-  r = gct_check_ok (&w.model, t->x, NULL);
+  r = gct_check_ok (&w.model, t->x, notwin ());
   ck_assert_int_eq (r->verdict, GC_PASS);
   s = gc_report (r, GC_FMT_TEXT);
   ck_assert_msg (strstr (s, "compute different functions at x"), "%s", s);
@@ -389,7 +409,7 @@ START_TEST (test_kda_forward_mutants)
       ck_assert_int_eq (gcm_create (spec, v, gct_seed (),
                                     gcm_mutant_index (spec, mutants[k]),
                                     &inst), GC_OK);
-      gc_result *r = gct_check_ok (&inst->model, inst->x, NULL);
+      gc_result *r = gct_check_ok (&inst->model, inst->x, notwin ());
       ck_assert_int_eq (r->verdict, GC_FAIL);
       ck_assert_msg (r->diagnosis.kind == GC_DIAG_FORWARD_MISMATCH,
                      "%s: %s", mutants[k], r->diagnosis.text);
@@ -426,6 +446,7 @@ START_TEST (test_missing_reference_message)
         w.model.loss_f64 = NULL;
       gc_options o;
       gc_options_init (&o);
+  o.no_twin = 1;
       o.reference = cases[c].ref;
       gc_result *r = NULL;
       ck_assert_int_eq (gc_check (&w.model, t->x, &o, &r), GC_ENOREF);
@@ -455,6 +476,7 @@ START_TEST (test_f64_prediction)
                                                : 0);
       gc_options om;   /* the prediction is an MPFR check's */
       gc_options_init (&om);
+  om.no_twin = 1;
       om.reference = GC_REF_MPFR;
       gc_result *r = gct_check_ok (&t->model, t->x, &om);
       ck_assert_int_ne (r->f64_same_verdict, 0);
@@ -463,6 +485,7 @@ START_TEST (test_f64_prediction)
       free (s);
       gc_options o;
       gc_options_init (&o);
+  o.no_twin = 1;
       o.reference = GC_REF_F64;
       gc_result *r64 = gct_check_ok (&t->model, t->x, &o);
       ck_assert_int_eq (r64->f64_same_verdict, 0);
@@ -478,7 +501,7 @@ START_TEST (test_f64_prediction)
       gct_wrap w;
       gct_wrap_init (&w, t);
       w.model.loss_f64 = NULL;
-      r = gct_check_ok (&w.model, t->x, NULL);
+      r = gct_check_ok (&w.model, t->x, notwin ());
       ck_assert_int_eq (r->f64_same_verdict, 0);
       gc_result_free (r);
       gct_free (t);
@@ -503,6 +526,7 @@ START_TEST (test_random_per_block)
   w.factor = 2;
   gc_options o;
   gc_options_init (&o);
+  o.no_twin = 1;
   o.directions = GC_DIR_RANDOM;
   o.n_random = 3;
   o.random_per_block = 1;
@@ -552,6 +576,955 @@ START_TEST (test_random_per_block)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Bugs of the kinds a model author meets (issue 25), injected into a
+   correct backward: each is named as what it is, or not named; never as
+   another kind.  */
+
+/* A wrapper whose backward is the base's, then edited by EDIT with the
+   correct gradient G0 at hand.  */
+typedef struct edit_wrap edit_wrap;
+struct edit_wrap
+{
+  gct_wrap w;                   /* first: the model's ctx points here */
+  void (*edit) (const edit_wrap *e, const float *g0, float *g);
+};
+
+static int
+edit_grad (void *ctx, const float *x, float *g)
+{
+  edit_wrap *e = ctx;
+  const gc_model *b = &e->w.base->model;
+  int rc = b->grad_f32 (b->ctx, x, g);
+  float *g0 = malloc (b->n * sizeof *g0);
+  ck_assert_ptr_nonnull (g0);
+  memcpy (g0, g, b->n * sizeof *g0);
+  e->edit (e, g0, g);
+  free (g0);
+  return rc;
+}
+
+static void
+edit_init (edit_wrap *e, const gct_model *t,
+           void (*edit) (const edit_wrap *, const float *, float *))
+{
+  gct_wrap_init (&e->w, t);
+  e->w.model.grad_f32 = edit_grad;
+  e->edit = edit;
+}
+
+/* tanh-gemm (4, 8, 4): W is 4 x 8 at [0, 32), X 8 x 4 at [32, 64).  */
+enum { W0 = 0, WR = 4, WC = 8, X0 = 32, XR = 8, XC = 4 };
+
+/* A convolution's taps read one place off (x[t - k + 1]): along each row
+   of W, element j holds the correct value of j - 1 up to a term of 1% (the
+   boundary of the sum that the shifted read moves), and element 0, whose
+   shifted read falls outside the row, holds another sum.  */
+static void
+edit_off_by_one (const edit_wrap *e, const float *g0, float *g)
+{
+  (void) e;
+  for (size_t r = 0; r < WR; r++)
+    {
+      const float *s = g0 + W0 + r * WC;
+      float *d = g + W0 + r * WC;
+      for (size_t j = 1; j < WC; j++)
+        d[j] = s[j - 1] * (float) (1 + 0.01 * (double) ((int) (j % 3) - 1));
+      d[0] = 0.5f * s[0] + 0.3f * s[1];
+    }
+}
+
+START_TEST (test_off_by_one_named)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  edit_wrap e;
+  edit_init (&e, t, edit_off_by_one);
+  gc_result *r = gct_check_ok (&e.w.model, t->x, notwin ());
+  const gc_diagnosis *dg = &r->diagnosis;
+  fprintf (stderr, "# off by one: %s (%zu/%zu) | %s\n",
+           gc_verdict_name (r->verdict), r->n_failed, r->n_directions,
+           dg->text);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  ck_assert_str_eq (dg->block, "W");
+  ck_assert_msg (dg->kind == GC_DIAG_APPROX_SHIFT, "%s", dg->text);
+  /* analytic_i follows reference_{i-1}: one place back along axis 1 */
+  ck_assert_int_eq (dg->shift, -1);
+  ck_assert_msg (strstr (dg->text, "1 place(s) back (one step along axis 1 "
+                         "of W)"), "%s", dg->text);
+  /* the elements that break it are named, and they are the boundary
+     column (a failure of column j > 0 fits the shift within 1%) */
+  const char *b = strstr (dg->text, "it, most: ");
+  ck_assert_msg (b, "%s", dg->text);
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict != GC_FAIL || d->index >= W0 + WR * WC)
+        continue;
+      char nm[64];
+      gc_param_name (r, d->index, nm, sizeof nm);
+      if (strstr (b, nm))
+        ck_assert_msg ((d->index - W0) % WC == 0, "%s named as breaking: %s",
+                       nm, dg->text);
+    }
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* A dropped term constant along an axis (LayerNorm's mean term): X's
+   gradient off by one constant per row, of either sign; and by one
+   constant over the whole tensor.  */
+static double offset_scale;
+static bool offset_whole;
+
+static void
+edit_offset (const edit_wrap *e, const float *g0, float *g)
+{
+  (void) e;
+  double m = 0;
+  for (size_t i = 0; i < XR * XC; i++)
+    m += fabs (g0[X0 + i]);
+  m /= XR * XC;
+  for (size_t i = 0; i < XR; i++)
+    for (size_t j = 0; j < XC; j++)
+      {
+        double c = offset_whole ? offset_scale * m
+                   : (i % 2 ? -1 : 1) * offset_scale * m * (double) (1 + i);
+        g[X0 + i * XC + j] = (float) (g0[X0 + i * XC + j] + c);
+      }
+}
+
+START_TEST (test_axis_offset_named)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  for (int whole = 0; whole < 2; whole++)
+    for (int ref = 0; ref < 2; ref++)
+      {
+        edit_wrap e;
+        edit_init (&e, t, edit_offset);
+        offset_whole = whole;
+        offset_scale = 0.05;
+        gc_options o;
+        gc_options_init (&o);
+  o.no_twin = 1;
+        o.reference = ref ? GC_REF_F32 : GC_REF_MPFR;
+        gc_result *r = gct_check_ok (&e.w.model, t->x, &o);
+        const gc_diagnosis *dg = &r->diagnosis;
+        fprintf (stderr, "# %s offset, ref %s: %s (%zu/%zu) | %s\n",
+                 whole ? "whole-tensor" : "per-row", ref ? "f32" : "mpfr",
+                 gc_verdict_name (r->verdict), r->n_failed, r->n_directions,
+                 dg->text);
+        ck_assert_int_eq (r->verdict, GC_FAIL);
+        ck_assert_str_eq (dg->block, "X");
+        const char *want = whole ? "constant offset: analytic - reference"
+                                 : "constant along axis 1 of X";
+        if (!ref)
+          ck_assert_msg (dg->kind == GC_DIAG_AXIS_OFFSET
+                         && strstr (dg->text, want), "%s", dg->text);
+        else   /* at the f32 reference's resolution: this, or no pattern */
+          ck_assert_msg ((dg->kind == GC_DIAG_AXIS_OFFSET
+                          && strstr (dg->text, want))
+                         || !is_pattern (dg->kind), "f32: %s", dg->text);
+        gc_result_free (r);
+      }
+  gct_free (t);
+}
+END_TEST
+
+/* An elementwise model with a nonlinearity: L = sum_i c_i gelu(x_i)
+   (tanh form), its MPFR reference on the kit's gc_mp_gelu_tanh; the
+   backward's derivative with a wrong constant (sqrt(1/pi) for
+   sqrt(2/pi)), or a sign flipped in its small term (1 - 3a x^2 for
+   1 + 3a x^2).  */
+enum { GN = 24 };
+typedef struct gelu_model
+{
+  gc_model model;
+  gc_block block;
+  float x[GN], c[GN];
+  int bug;   /* 0 none, 1 wrong constant, 2 sign of the small term */
+} gelu_model;
+
+static const double gelu_a = 0.044715;
+
+static int
+gelu_loss (void *ctx, const float *x, float *l)
+{
+  const gelu_model *m = ctx;
+  float s = 0, k = 0.7978845608f;
+  for (size_t i = 0; i < GN; i++)
+    {
+      float v = x[i];
+      float u = k * (v + 0.044715f * v * v * v);
+      s += m->c[i] * (0.5f * v * (1 + tanhf (u)));
+    }
+  *l = s;
+  return 0;
+}
+
+static int
+gelu_grad (void *ctx, const float *x, float *g)
+{
+  const gelu_model *m = ctx;
+  float k = m->bug == 1 ? 0.5641895835f : 0.7978845608f;
+  for (size_t i = 0; i < GN; i++)
+    {
+      float v = x[i];
+      float u = 0.7978845608f * (v + 0.044715f * v * v * v);
+      float th = tanhf (u);
+      float small = (float) (3 * gelu_a) * v * v;
+      float du = k * (m->bug == 2 ? 1 - small : 1 + small);
+      g[i] = m->c[i] * (0.5f * (1 + th) + 0.5f * v * (1 - th * th) * du);
+    }
+  return 0;
+}
+
+static int
+gelu_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr l)
+{
+  const gelu_model *m = ctx;
+  mpfr_ptr y = gc_mp_array_new (GN, mpfr_get_prec (l));
+  ck_assert_ptr_nonnull (y);
+  gc_mp_gelu_tanh (y, x, GN);
+  gc_mp_dot_f32 (l, y, m->c, GN);
+  gc_mp_array_free (y, GN);
+  return 0;
+}
+
+static void
+gelu_init (gelu_model *m, uint64_t seed, int bug)
+{
+  memset (m, 0, sizeof *m);
+  uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  for (size_t i = 0; i < GN; i++)
+    {
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      m->x[i] = (float) ((double) (s >> 11) * 0x1p-53 * 4 - 2);
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      m->c[i] = (float) ((double) (s >> 11) * 0x1p-53 + 0.5);
+    }
+  m->bug = bug;
+  m->block = (gc_block) { "h", 0, GN, 2, { 4, 6 } };
+  m->model.abi = GC_MODEL_ABI;
+  m->model.name = "gelu";
+  m->model.n = GN;
+  m->model.loss_f32 = gelu_loss;
+  m->model.grad_f32 = gelu_grad;
+  m->model.loss_mpfr = gelu_mpfr;
+  m->model.ctx = m;
+  /* forward: ~10 roundings per element and the sum of GN terms; backward:
+     ~15 per element */
+  m->model.forward_depth = 10 + GN;
+  m->model.backward_depth = 15;
+  m->model.n_blocks = 1;
+  m->model.blocks = &m->block;
+}
+
+START_TEST (test_nonlinearity_bugs_not_misnamed)
+{
+  for (int bug = 0; bug < 3; bug++)
+    for (int ref = 0; ref < 2; ref++)
+      {
+        gelu_model m;
+        gelu_init (&m, gct_seed (), bug);
+        gc_options o;
+        gc_options_init (&o);
+  o.no_twin = 1;
+        o.reference = ref ? GC_REF_F32 : GC_REF_MPFR;
+        gc_result *r = gct_check_ok (&m.model, m.x, &o);
+        const gc_diagnosis *dg = &r->diagnosis;
+        if (bug == 0)
+          {
+            char *txt = gc_report (r, GC_FMT_TEXT);
+            /* at the f32 reference's resolution some directions may be
+               inconclusive (blind where the gradient is small) */
+            ck_assert_msg (ref ? r->verdict != GC_FAIL
+                               : r->verdict == GC_PASS,
+                           "correct gelu (ref %s): %s", ref ? "f32" : "mpfr",
+                           txt);
+            free (txt);
+            gc_result_free (r);
+            continue;
+          }
+        if (!ref)
+          ck_assert_int_eq (r->verdict, GC_FAIL);
+        fprintf (stderr, "# gelu bug %d, ref %s: %s (%zu/%zu) | %s\n", bug,
+                 ref ? "f32" : "mpfr", gc_verdict_name (r->verdict),
+                 r->n_failed, r->n_directions, dg->text);
+        /* the error varies with x: no factor, offset, shift or zero region
+           names it, at either resolution */
+        ck_assert_msg (!is_pattern (dg->kind)
+                       && dg->kind != GC_DIAG_AXIS_OFFSET
+                       && dg->kind != GC_DIAG_APPROX_SHIFT,
+                       "bug %d (ref %s): %s", bug, ref ? "f32" : "mpfr",
+                       dg->text);
+        gc_result_free (r);
+      }
+}
+END_TEST
+
+/* A uniform scale on one tensor, as small as 1e-3 and 1e-4: named as a
+   factor where the directions are per tensor; no axis structure claimed
+   from passes that are only below the resolution; over whole-vector
+   random directions no "logic error" (a factor on one tensor mixes with
+   the others there).  */
+START_TEST (test_scale_on_one_tensor)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  static const double scales[] = { 1e-3, 1e-4 };
+  for (size_t c = 0; c < 2; c++)
+    for (int mode = 0; mode < 4; mode++)
+      {
+        gct_wrap w;
+        gct_wrap_init (&w, t);
+        w.lo = 0;
+        w.hi = 32;
+        w.factor = 1 + scales[c];
+        gc_options o;
+        gc_options_init (&o);
+  o.no_twin = 1;
+        if (mode == 1)
+          o.reference = GC_REF_F32;
+        else if (mode >= 2)
+          {
+            o.directions = GC_DIR_RANDOM;
+            o.n_random = mode == 2 ? 32 : 8;
+            o.random_per_block = mode == 3;
+          }
+        gc_result *r = gct_check_ok (&w.model, t->x, &o);
+        const gc_diagnosis *dg = &r->diagnosis;
+        const char *m = mode == 0 ? "mpfr" : mode == 1 ? "f32"
+                        : mode == 2 ? "random:32" : "random-per-block:8";
+        fprintf (stderr, "# scale 1 + %g on W, %s: %s (%zu/%zu) | %s\n",
+                 scales[c], m, gc_verdict_name (r->verdict), r->n_failed,
+                 r->n_directions, dg->text);
+        if (r->verdict != GC_FAIL)
+          {
+            gc_result_free (r);
+            continue;
+          }
+        /* never a wrong kind: a factor (the right one) or no pattern */
+        ck_assert_msg (dg->kind == GC_DIAG_CONSTANT_FACTOR
+                       || dg->kind == GC_DIAG_ONE_ULP
+                       || dg->kind == GC_DIAG_LOGIC, "%g %s: %s",
+                       scales[c], m, dg->text);
+        if (dg->kind == GC_DIAG_CONSTANT_FACTOR)
+          ck_assert_msg (fabs (dg->factor - w.factor)
+                         <= gct_factor_tolerance (r, w.factor),
+                         "%g %s: factor %.9g: %s", scales[c], m, dg->factor,
+                         dg->text);
+        /* W fails as a whole: no index of it is singled out */
+        ck_assert_msg (!strstr (dg->text, "axis "), "%g %s: %s", scales[c],
+                       m, dg->text);
+        if (mode == 2)
+          ck_assert_msg (!strstr (dg->text, "logic error")
+                         && strstr (dg->text, "random-per-block"),
+                         "%g %s: %s", scales[c], m, dg->text);
+        if (mode == 0 && c == 0)
+          ck_assert_msg (dg->kind == GC_DIAG_CONSTANT_FACTOR
+                         && strcmp (dg->block, "W") == 0, "%s", dg->text);
+        gc_result_free (r);
+      }
+  gct_free (t);
+}
+END_TEST
+
+/* The first tensor named is the best lead: W scaled by 2 throughout
+   (every element fails) before X, four of whose elements are scaled by
+   100 (a larger nu, a smaller share); X is named after it, with its
+   count.  */
+START_TEST (test_lead_tensor_first)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gc_result *r = gct_check_ok (&t->model, t->x, notwin ());
+  for (size_t k = 0; k < 64; k++)
+    {
+      gc_direction *d = &r->dirs[k];
+      double ref = d->reference != 0 ? d->reference : 1;
+      double bar = 1e-5 * fabs (ref);
+      double f = k < 32 ? 2 : k < 36 ? 100 : 1;
+      set_direction (d, f * ref, ref, bar);
+    }
+  gc_result *m = rediagnose (r);
+  ck_assert_uint_eq (m->n_failed, 36);
+  fprintf (stderr, "# lead tensor: %s\n", m->diagnosis.text);
+  /* the old rule (the worst nu) would name X */
+  ck_assert_uint_ge (m->worst, 32);
+  ck_assert_msg (strcmp (m->diagnosis.block, "W") == 0
+                 && m->diagnosis.kind == GC_DIAG_CONSTANT_FACTOR
+                 && strstr (m->diagnosis.text, "X (4/32)"),
+                 "%s", m->diagnosis.text);
+  gc_result_free (m);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* Never a nan ratio: failures where the reference is 0 (a max-pool's
+   unselected input) read "reference 0", in the diagnosis and in the
+   report's worst direction.  */
+START_TEST (test_reference_zero_no_nan)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  for (size_t nfail = 2; nfail <= 6; nfail += 4)
+    {
+      gc_result *r = gct_check_ok (&t->model, t->x, notwin ());
+      for (size_t k = 0; k < nfail; k++)
+        set_direction (&r->dirs[k], 0.5 + 0.1 * (double) k, 0, 1e-6);
+      gc_result *m = rediagnose (r);
+      ck_assert_uint_eq (m->n_failed, nfail);
+      fprintf (stderr, "# reference 0, %zu failures: %s\n", nfail,
+               m->diagnosis.text);
+      ck_assert_msg (!strstr (m->diagnosis.text, "nan")
+                     && strstr (m->diagnosis.text, "reference 0"), "%s",
+                     m->diagnosis.text);
+      char *s = gc_report (m, GC_FMT_TEXT);
+      ck_assert_ptr_nonnull (s);
+      ck_assert_msg (!strstr (s, "= nan") && strstr (s, "reference 0"), "%s",
+                     s);
+      free (s);
+      gc_result_free (m);
+      gc_result_free (r);
+    }
+  gct_free (t);
+}
+END_TEST
+
+/* One cause, one message: a non-deterministic model's report does not
+   also blame the declared depth for the spread its reruns measured.  */
+START_TEST (test_nondeterministic_one_message)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gc_result *r = gct_check_ok (&t->model, t->x, notwin ());
+  r->depth_implied = 100.0 * (double) r->backward_depth;
+  r->depth_implied_at = 0;
+  r->forward_depth_implied = 100.0 * (double) r->forward_depth;
+  if (r->rounding_modes == 0)
+    r->rounding_modes = 3;
+  char *s = gc_report (r, GC_FMT_TEXT);
+  ck_assert_msg (strstr (s, "WARNING"), "the depth is blamed when the "
+                 "model is deterministic: %s", s);
+  free (s);
+  r->nondeterministic = 1;
+  snprintf (r->nd_detail, sizeof r->nd_detail, "two calls differ");
+  r->verdict = GC_NONDETERMINISTIC;
+  s = gc_report (r, GC_FMT_TEXT);
+  ck_assert_msg (!strstr (s, "WARNING") && strstr (s, "non-deterministic"),
+                 "%s", s);
+  free (s);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* At a coarse resolution a closed form is named only from tight ratios:
+   ratios spread from -0.35 to 0.10 (mean -0.125 = -1/K, every failure's
+   bar allowing it) name no closed form.  */
+START_TEST (test_no_closed_form_from_wide_ratios)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  static const gc_constant consts[] = { { "K", 8 } };
+  gct_wrap w;
+  gct_wrap_init (&w, t);
+  w.model.constants = consts;
+  w.model.n_constants = 1;
+  gc_result *r = gct_check_ok (&w.model, t->x, notwin ());
+  for (size_t k = 0; k < 32; k++)
+    {
+      double ref = 1 + 0.02 * (double) (k % 5);
+      double ratio = -0.35 + 0.45 * (double) k / 31;
+      /* bars of 0.3: every failure's interval holds -1/K, and the ratio
+         -0.35 is beyond its bar of zero (no zero region) */
+      set_direction (&r->dirs[k], ratio * ref, ref, 0.3 * ref);
+    }
+  gc_result *m = rediagnose (r);
+  ck_assert_uint_eq (m->n_failed, 32);
+  /* a factor, measured, not named (before: "-0.125 = -1/K") */
+  fprintf (stderr, "# wide ratios: %s\n", m->diagnosis.text);
+  ck_assert_msg (m->diagnosis.kind == GC_DIAG_CONSTANT_FACTOR
+                 && m->diagnosis.closed_form[0] == 0
+                 && !strstr (m->diagnosis.text, "1/K"), "%s",
+                 m->diagnosis.text);
+  gc_result_free (m);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* Passes coarser than the failures' error are no evidence of a right
+   element: a uniform relative error of 1e-4 on W that fails where the
+   resolution is 5e-5 and passes where it is 2e-4 (three columns) claims
+   no axis.  */
+START_TEST (test_no_structure_from_coarse_passes)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gc_result *r = gct_check_ok (&t->model, t->x, notwin ());
+  for (size_t k = 0; k < 32; k++)
+    {
+      double ref = r->dirs[k].reference != 0 ? r->dirs[k].reference : 1;
+      /* the coarse ones: columns 1, 4 and 6 (before: "axis 1: only 1,
+         4, 6 pass (of 0-7)", a column structure the bug does not have) */
+      bool fine = k % 8 != 1 && k % 8 != 4 && k % 8 != 6;
+      set_direction (&r->dirs[k], ref * (1 + 1e-4), ref,
+                     (fine ? 5e-5 : 2e-4) * fabs (ref));
+    }
+  gc_result *m = rediagnose (r);
+  ck_assert_uint_gt (m->n_failed, 3);
+  ck_assert_msg (!strstr (m->diagnosis.text, "axis ")
+                 && strstr (m->diagnosis.text, "resolves an error of this "
+                            "size fails"), "%s", m->diagnosis.text);
+  gc_result_free (m);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* At a coarse resolution constancy proves nothing: X's differences are
+   one constant per row up to +-30%, but the bars are 0.6 of the offsets
+   (the tolerance of two bars exceeds them): no offset is named.  With
+   bars of 0.05 of the offsets the same rows are not constant (30% is
+   beyond them): no offset either.  */
+START_TEST (test_no_offset_at_coarse_resolution)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  for (int fine = 0; fine < 2; fine++)
+    {
+      gc_result *r = gct_check_ok (&t->model, t->x, notwin ());
+      for (size_t k = 0; k < 64; k++)
+        {
+          double ref = 1 + 0.02 * (double) (k % 5);
+          if (k < X0)
+            {
+              set_direction (&r->dirs[k], ref, ref, 1e-6);
+              continue;
+            }
+          size_t i = (k - X0) / XC, j = (k - X0) % XC;
+          double c = (i % 2 ? -0.1 : 0.1) * (double) (1 + i);
+          set_direction (&r->dirs[k],
+                         ref + c * (1 + 0.3 * ((double) (j % 3) - 1)), ref,
+                         (fine ? 0.05 : 0.6) * fabs (c));
+        }
+      gc_result *m = rediagnose (r);
+      ck_assert_uint_gt (m->n_failed, 3);
+      fprintf (stderr, "# rows offset +-30%%, bars %s: %s\n",
+               fine ? "0.05 c" : "0.6 c", m->diagnosis.text);
+      /* nor another pattern: the next row's references lie within the
+         coarse bars too, which once read as an approximate shift */
+      ck_assert_msg (m->diagnosis.kind != GC_DIAG_AXIS_OFFSET
+                     && m->diagnosis.kind != GC_DIAG_APPROX_SHIFT
+                     && !is_pattern (m->diagnosis.kind), "%s",
+                     m->diagnosis.text);
+      gc_result_free (m);
+      gc_result_free (r);
+    }
+  gct_free (t);
+}
+END_TEST
+
+/* Within the worst case only through the reference's own rounding: the
+   check is undecided, and the backward's roundings are not blamed.  */
+START_TEST (test_undecided_at_low_resolution)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  gc_result *r = gct_check_ok (&t->model, t->x, notwin ());
+  for (size_t k = 0; k < 32; k++)
+    {
+      gc_direction *d = &r->dirs[k];
+      double ref = d->reference != 0 ? d->reference : 1;
+      set_direction (d, ref * (1 + 3e-5), ref, 1e-5 * fabs (ref));
+      /* all of the bar is the adjoint's: its worst case is at most
+         gamma_d / (lambda sqrt(d_b) u) times it, below 3 here */
+      d->bar_worst_case = 2 * d->diff;
+    }
+  double db = (double) r->backward_depth;
+  ck_assert (db / (r->lambda_backward * sqrt (db)) < 3);
+  gc_result *m = rediagnose (r);
+  ck_assert_uint_eq (m->n_failed, 32);
+  fprintf (stderr, "# undecided: %s\n", m->diagnosis.text);
+  ck_assert_msg (m->diagnosis.kind == GC_DIAG_ONE_ULP
+                 && strstr (m->diagnosis.text, "undecided at this "
+                            "resolution")
+                 && !strstr (m->diagnosis.text, "correct backward"), "%s",
+                 m->diagnosis.text);
+  gc_result_free (m);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* A causal depthwise convolution with its taps as parameters:
+   y[c,t] = sum_k w[c,k] x[c,t-k] (zero before t = 0), L = sum cot[c,t]
+   tanh(y[c,t]).  Its backward dw[c,k] = sum_{t>=k} d[c,t] x[c,t-k], with
+   d = cot (1 - tanh^2 y).  The bug (issue 25's): the taps read
+   x[c,t-k+1] under the same bound t >= k, so that dw[c,k] is the right
+   dw[c,k-1] less its first term d[c,k-1] x[c,0], and dw[c,0] another
+   sum.  With T = 256 gated (mostly positive) inputs the missing term is
+   a few parts in a thousand: analytic[k] / reference[k-1] is 0.99 to 1
+   for the taps k > 0, as in the issue, while the unshifted ratios spread
+   ten times wider; the taps 0 break the shift.  */
+enum { CC = 3, CK = 6, CT = 256 };
+typedef struct conv_model
+{
+  gc_model model;
+  gc_block block;
+  float w[CC * CK], x[CC * CT], cot[CC * CT];
+  int bug;
+} conv_model;
+
+static void
+conv_y (const conv_model *m, const float *w, float *y)
+{
+  for (size_t c = 0; c < CC; c++)
+    for (size_t t = 0; t < CT; t++)
+      {
+        float s = 0;
+        for (size_t k = 0; k <= t && k < CK; k++)
+          s += w[c * CK + k] * m->x[c * CT + t - k];
+        y[c * CT + t] = s;
+      }
+}
+
+static int
+conv_loss (void *ctx, const float *w, float *l)
+{
+  const conv_model *m = ctx;
+  float y[CC * CT], s = 0;
+  conv_y (m, w, y);
+  for (size_t i = 0; i < CC * CT; i++)
+    s += m->cot[i] * tanhf (y[i]);
+  *l = s;
+  return 0;
+}
+
+static int
+conv_grad (void *ctx, const float *w, float *g)
+{
+  const conv_model *m = ctx;
+  float y[CC * CT];
+  conv_y (m, w, y);
+  for (size_t c = 0; c < CC; c++)
+    for (size_t k = 0; k < CK; k++)
+      {
+        float s = 0;
+        for (size_t t = k; t < CT; t++)
+          {
+            size_t j = m->bug ? t - k + 1 : t - k;
+            if (j >= CT)
+              continue;
+            float th = tanhf (y[c * CT + t]);
+            s += m->cot[c * CT + t] * (1 - th * th) * m->x[c * CT + j];
+          }
+        g[c * CK + k] = s;
+      }
+  return 0;
+}
+
+static int
+conv_mpfr (void *ctx, mpfr_srcptr w, mpfr_ptr l)
+{
+  const conv_model *m = ctx;
+  mpfr_prec_t p = mpfr_get_prec (l);
+  mpfr_ptr y = gc_mp_array_new (CC * CT, p);
+  ck_assert_ptr_nonnull (y);
+  mpfr_t xv;
+  mpfr_init2 (xv, 24);
+  for (size_t c = 0; c < CC; c++)
+    for (size_t t = 0; t < CT; t++)
+      for (size_t k = 0; k <= t && k < CK; k++)
+        {
+          mpfr_set_flt (xv, m->x[c * CT + t - k], MPFR_RNDN);
+          mpfr_fma (y + c * CT + t, w + c * CK + k, xv, y + c * CT + t,
+                    MPFR_RNDN);
+        }
+  gc_mp_tanh (y, y, CC * CT);
+  gc_mp_dot_f32 (l, y, m->cot, CC * CT);
+  mpfr_clear (xv);
+  gc_mp_array_free (y, CC * CT);
+  return 0;
+}
+
+static void
+conv_init (conv_model *m, uint64_t seed, int bug)
+{
+  memset (m, 0, sizeof *m);
+  uint64_t s = seed * 0x9e3779b97f4a7c15ULL + 7;
+  for (size_t i = 0; i < CC * CT; i++)
+    {
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      /* gated activations, mostly positive (as after a SiLU gate) */
+      m->x[i] = (float) ((double) (s >> 11) * 0x1p-53 * 1.2 - 0.2);
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      m->cot[i] = (float) ((double) (s >> 11) * 0x1p-53 + 0.5);
+    }
+  for (size_t i = 0; i < CC * CK; i++)
+    {
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      m->w[i] = (float) (((double) (s >> 11) * 0x1p-53 * 2 - 1) * 0.5);
+    }
+  m->bug = bug;
+  m->block = (gc_block) { "w", 0, CC * CK, 2, { CC, CK } };
+  m->model.abi = GC_MODEL_ABI;
+  m->model.name = "causal-conv";
+  m->model.n = CC * CK;
+  m->model.loss_f32 = conv_loss;
+  m->model.grad_f32 = conv_grad;
+  m->model.loss_mpfr = conv_mpfr;
+  m->model.ctx = m;
+  /* forward: CK fmas, tanh (~4), the product and the sum of CC CT terms;
+     backward: the forward's y, tanh, 1 - t^2 (3) and CT terms */
+  m->model.forward_depth = CK + 6 + CC * CT;
+  m->model.backward_depth = CK + 10 + CT;
+  m->model.n_blocks = 1;
+  m->model.blocks = &m->block;
+}
+
+START_TEST (test_conv_off_by_one)
+{
+  for (int bug = 0; bug < 2; bug++)
+    {
+      conv_model m;
+      conv_init (&m, gct_seed (), bug);
+      gc_result *r = gct_check_ok (&m.model, m.w, notwin ());
+      const gc_diagnosis *dg = &r->diagnosis;
+      fprintf (stderr, "# causal conv%s: %s (%zu/%zu) | %s\n",
+               bug ? ", taps read x[t-k+1]" : "",
+               gc_verdict_name (r->verdict), r->n_failed, r->n_directions,
+               dg->text);
+      if (!bug)
+        {
+          ck_assert_msg (r->verdict == GC_PASS, "%s", dg->text);
+          gc_result_free (r);
+          continue;
+        }
+      ck_assert_int_eq (r->verdict, GC_FAIL);
+      /* one tap back along axis 1, broken at tap 0 of each channel */
+      ck_assert_msg (dg->kind == GC_DIAG_APPROX_SHIFT && dg->shift == -1,
+                     "%s", dg->text);
+      const char *b = strstr (dg->text, "it, most: ");
+      ck_assert_msg (b && strstr (b, "w[0,0]") && strstr (b, "w[1,0]")
+                     && strstr (b, "w[2,0]"), "%s", dg->text);
+      gc_result_free (r);
+    }
+}
+END_TEST
+
+/* An MLP as a model author writes one (issue 25): LayerNorm with gain and
+   bias, a linear layer, GELU (tanh form), a linear head, L = sum cot * a2;
+   the parameters gamma, beta, W1, b1, W2, b2, the input fixed.  The bug:
+   GELU's derivative with a wrong constant (sqrt(1/pi) for sqrt(2/pi)).
+   It corrupts b1 and W1 directly and gamma and beta through W1; W2 and
+   b2 pass.  */
+enum { MB = 4, MD = 6, MH = 8, MO = 3 };
+enum { P_G = 0, P_BE = MD, P_W1 = 2 * MD, P_B1 = P_W1 + MD * MH,
+       P_W2 = P_B1 + MH, P_B2 = P_W2 + MH * MO, P_N = P_B2 + MO };
+typedef struct mlp_model
+{
+  gc_model model;
+  gc_block blocks[6];
+  float p[P_N], x[MB * MD], cot[MB * MO];
+  int bug;
+} mlp_model;
+
+static const float MLP_EPS = 1e-5f;
+
+/* The forward in f32: xhat, the LayerNorm output, a1, h, a2.  */
+static void
+mlp_forward (const mlp_model *m, const float *p, float *xhat, float *rs,
+             float *ln, float *a1, float *h, float *a2)
+{
+  for (size_t b = 0; b < MB; b++)
+    {
+      const float *xb = m->x + b * MD;
+      float mu = 0, var = 0;
+      for (size_t i = 0; i < MD; i++)
+        mu += xb[i];
+      mu /= MD;
+      for (size_t i = 0; i < MD; i++)
+        var += (xb[i] - mu) * (xb[i] - mu);
+      var /= MD;
+      rs[b] = 1 / sqrtf (var + MLP_EPS);
+      for (size_t i = 0; i < MD; i++)
+        {
+          xhat[b * MD + i] = (xb[i] - mu) * rs[b];
+          ln[b * MD + i] = xhat[b * MD + i] * p[P_G + i] + p[P_BE + i];
+        }
+      for (size_t j = 0; j < MH; j++)
+        {
+          float s = p[P_B1 + j];
+          for (size_t i = 0; i < MD; i++)
+            s += ln[b * MD + i] * p[P_W1 + i * MH + j];
+          a1[b * MH + j] = s;
+          float u = 0.7978845608f * (s + 0.044715f * s * s * s);
+          h[b * MH + j] = 0.5f * s * (1 + tanhf (u));
+        }
+      for (size_t o = 0; o < MO; o++)
+        {
+          float s = p[P_B2 + o];
+          for (size_t j = 0; j < MH; j++)
+            s += h[b * MH + j] * p[P_W2 + j * MO + o];
+          a2[b * MO + o] = s;
+        }
+    }
+}
+
+static int
+mlp_loss (void *ctx, const float *p, float *l)
+{
+  const mlp_model *m = ctx;
+  float xhat[MB * MD], rs[MB], ln[MB * MD], a1[MB * MH], h[MB * MH],
+        a2[MB * MO], s = 0;
+  mlp_forward (m, p, xhat, rs, ln, a1, h, a2);
+  for (size_t i = 0; i < MB * MO; i++)
+    s += m->cot[i] * a2[i];
+  *l = s;
+  return 0;
+}
+
+static int
+mlp_grad (void *ctx, const float *p, float *g)
+{
+  const mlp_model *m = ctx;
+  float xhat[MB * MD], rs[MB], ln[MB * MD], a1[MB * MH], h[MB * MH],
+        a2[MB * MO];
+  mlp_forward (m, p, xhat, rs, ln, a1, h, a2);
+  memset (g, 0, P_N * sizeof *g);
+  float k = m->bug ? 0.5641895835f : 0.7978845608f;
+  for (size_t b = 0; b < MB; b++)
+    {
+      float dh[MH], da1[MH];
+      for (size_t o = 0; o < MO; o++)
+        {
+          float d = m->cot[b * MO + o];
+          g[P_B2 + o] += d;
+          for (size_t j = 0; j < MH; j++)
+            g[P_W2 + j * MO + o] += h[b * MH + j] * d;
+        }
+      for (size_t j = 0; j < MH; j++)
+        {
+          float s = 0;
+          for (size_t o = 0; o < MO; o++)
+            s += m->cot[b * MO + o] * p[P_W2 + j * MO + o];
+          dh[j] = s;
+          float v = a1[b * MH + j];
+          float t = tanhf (0.7978845608f * (v + 0.044715f * v * v * v));
+          float dg = 0.5f * (1 + t) + 0.5f * v * (1 - t * t) * k
+                     * (1 + 3 * 0.044715f * v * v);
+          da1[j] = dh[j] * dg;
+          g[P_B1 + j] += da1[j];
+        }
+      for (size_t i = 0; i < MD; i++)
+        {
+          float dln = 0;
+          for (size_t j = 0; j < MH; j++)
+            {
+              g[P_W1 + i * MH + j] += ln[b * MD + i] * da1[j];
+              dln += da1[j] * p[P_W1 + i * MH + j];
+            }
+          g[P_G + i] += dln * xhat[b * MD + i];
+          g[P_BE + i] += dln;
+        }
+    }
+  return 0;
+}
+
+static int
+mlp_mpfr (void *ctx, mpfr_srcptr p, mpfr_ptr l)
+{
+  const mlp_model *m = ctx;
+  mpfr_prec_t pr = mpfr_get_prec (l);
+  mpfr_ptr x = gc_mp_array_new (MB * MD, pr), a1 = gc_mp_array_new (MB * MH, pr);
+  mpfr_ptr a2 = gc_mp_array_new (MB * MO, pr);
+  ck_assert (x && a1 && a2);
+  gc_mp_set_f32 (x, m->x, MB * MD);
+  for (size_t b = 0; b < MB; b++)
+    gc_mp_layernorm (x + b * MD, x + b * MD, MD, (double) MLP_EPS, p + P_G,
+                     p + P_BE);
+  gc_mp_gemm (a1, 0, 0, MB, MH, MD, x, MD, p + P_W1, MH);
+  gc_mp_add_bias (a1, a1, MB, MH, p + P_B1);
+  gc_mp_gelu_tanh (a1, a1, MB * MH);
+  gc_mp_gemm (a2, 0, 0, MB, MO, MH, a1, MH, p + P_W2, MO);
+  gc_mp_add_bias (a2, a2, MB, MO, p + P_B2);
+  gc_mp_dot_f32 (l, a2, m->cot, MB * MO);
+  gc_mp_array_free (x, MB * MD);
+  gc_mp_array_free (a1, MB * MH);
+  gc_mp_array_free (a2, MB * MO);
+  return 0;
+}
+
+static void
+mlp_init (mlp_model *m, uint64_t seed, int bug)
+{
+  memset (m, 0, sizeof *m);
+  uint64_t s = seed * 0x2545f4914f6cdd1dULL + 3;
+#define MLP_U(r) (s = s * 6364136223846793005ULL + 1442695040888963407ULL, \
+                  (float) (((double) (s >> 11) * 0x1p-53 * 2 - 1) * (r)))
+  for (size_t i = 0; i < MB * MD; i++)
+    m->x[i] = MLP_U (2);
+  for (size_t i = 0; i < MB * MO; i++)
+    m->cot[i] = MLP_U (1);
+  for (size_t i = 0; i < MD; i++)
+    {
+      m->p[P_G + i] = 1 + MLP_U (0.2);
+      m->p[P_BE + i] = MLP_U (0.2);
+    }
+  for (size_t i = P_W1; i < P_N; i++)
+    m->p[i] = MLP_U (0.6);
+#undef MLP_U
+  m->bug = bug;
+  m->blocks[0] = (gc_block) { "gamma", P_G, MD, 1, { MD } };
+  m->blocks[1] = (gc_block) { "beta", P_BE, MD, 1, { MD } };
+  m->blocks[2] = (gc_block) { "W1", P_W1, MD * MH, 2, { MD, MH } };
+  m->blocks[3] = (gc_block) { "b1", P_B1, MH, 1, { MH } };
+  m->blocks[4] = (gc_block) { "W2", P_W2, MH * MO, 2, { MH, MO } };
+  m->blocks[5] = (gc_block) { "b2", P_B2, MO, 1, { MO } };
+  m->model.abi = GC_MODEL_ABI;
+  m->model.name = "mlp";
+  m->model.n = P_N;
+  m->model.loss_f32 = mlp_loss;
+  m->model.grad_f32 = mlp_grad;
+  m->model.loss_mpfr = mlp_mpfr;
+  m->model.ctx = m;
+  /* forward: LayerNorm (~2 MD + 6), MD + 1 for a1, GELU (~10), MH + 1
+     for a2, the sum of MB MO; backward: that chain and its mirror */
+  m->model.forward_depth = 2 * MD + 6 + MD + 1 + 10 + MH + 1 + MB * MO;
+  m->model.backward_depth = 2 * (2 * MD + 6 + MD + 10 + MH) + MB + 8;
+  m->model.n_blocks = 6;
+  m->model.blocks = m->blocks;
+}
+
+/* The lead: the tensor named first is the one nearest the bug, b1 (the
+   last declared of the tensors that fail wholly; blocks are declared in
+   forward order), not gamma or beta, which the bug reaches through W1;
+   W2 and b2 are named as passing.  */
+START_TEST (test_mlp_gelu_lead)
+{
+  for (int bug = 0; bug < 2; bug++)
+    {
+      mlp_model m;
+      mlp_init (&m, gct_seed (), bug);
+      gc_result *r = gct_check_ok (&m.model, m.p, notwin ());
+      const gc_diagnosis *dg = &r->diagnosis;
+      fprintf (stderr, "# mlp%s: %s (%zu/%zu) | %s\n",
+               bug ? ", GELU derivative with sqrt(1/pi)" : "",
+               gc_verdict_name (r->verdict), r->n_failed, r->n_directions,
+               dg->text);
+      if (!bug)
+        {
+          ck_assert_msg (r->verdict == GC_PASS, "%s", dg->text);
+          gc_result_free (r);
+          continue;
+        }
+      ck_assert_int_eq (r->verdict, GC_FAIL);
+      ck_assert_msg (strcmp (dg->block, "b1") == 0, "lead %s: %s",
+                     dg->block, dg->text);
+      const char *pass = strstr (dg->text, "pass: ");
+      ck_assert_msg (pass && strstr (pass, "W2") && strstr (pass, "b2"),
+                     "%s", dg->text);
+      gc_result_free (r);
+    }
+}
+END_TEST
+
 static Suite *
 diagnose_suite (void)
 {
@@ -579,6 +1552,22 @@ diagnose_suite (void)
   tcase_add_test (tm, test_missing_reference_message);
   tcase_add_test (tm, test_f64_prediction);
   suite_add_tcase (s, tm);
+  TCase *tb = tcase_create ("author's bugs");
+  tcase_set_timeout (tb, 300);
+  tcase_add_test (tb, test_off_by_one_named);
+  tcase_add_test (tb, test_conv_off_by_one);
+  tcase_add_test (tb, test_mlp_gelu_lead);
+  tcase_add_test (tb, test_axis_offset_named);
+  tcase_add_test (tb, test_nonlinearity_bugs_not_misnamed);
+  tcase_add_test (tb, test_scale_on_one_tensor);
+  tcase_add_test (tb, test_lead_tensor_first);
+  tcase_add_test (tb, test_reference_zero_no_nan);
+  tcase_add_test (tb, test_nondeterministic_one_message);
+  tcase_add_test (tb, test_no_closed_form_from_wide_ratios);
+  tcase_add_test (tb, test_no_structure_from_coarse_passes);
+  tcase_add_test (tb, test_undecided_at_low_resolution);
+  tcase_add_test (tb, test_no_offset_at_coarse_resolution);
+  suite_add_tcase (s, tb);
   TCase *tr = tcase_create ("random per block");
   tcase_set_timeout (tr, 120);
   tcase_add_test (tr, test_random_per_block);

@@ -555,7 +555,8 @@ static const bug bugs[] = {
   { 1, 5, "dV from P instead of P^T", "X,Wv", "", -1, "" },
   { 2, 1, "dbeta accumulated twice", "beta", "beta", GC_DIAG_CONSTANT_FACTOR,
     "2" },
-  { 2, 2, "LayerNorm backward without the mean term", "X", "", -1, "" },
+  { 2, 2, "LayerNorm backward without the mean term", "X", "X",
+    GC_DIAG_AXIS_OFFSET, "" },
   { 2, 4, "dgamma written one place on", "gamma", "gamma", GC_DIAG_SHIFTED,
     "" },
   { 2, 5, "the last row's dX left at zero", "X", "X", GC_DIAG_ZERO_REGION,
@@ -651,7 +652,9 @@ START_TEST (test_bug)
           bool pattern = dg->kind == GC_DIAG_CONSTANT_FACTOR
                          || dg->kind == GC_DIAG_SIGN_FLIP
                          || dg->kind == GC_DIAG_ZERO_REGION
-                         || dg->kind == GC_DIAG_SHIFTED;
+                         || dg->kind == GC_DIAG_SHIFTED
+                         || dg->kind == GC_DIAG_AXIS_OFFSET
+                         || dg->kind == GC_DIAG_APPROX_SHIFT;
           if (pattern)
             ck_assert_msg (in_list (b->kind_tensors, dg->block)
                            && dg->kind == (gc_diagnosis_kind) b->kind,

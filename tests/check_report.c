@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int
 count_lines (const char *s, const char *prefix)
@@ -216,6 +217,79 @@ START_TEST (test_check_helper)
   gct_free (t);
   t = gct_tanh_gemm (4, 8, 4, gct_seed (), gct_tanh_mutant ("dx-zero"));
   gc_ck_assert_gradient_fails_as (&t->model, t->x, NULL, GC_DIAG_ZERO_REGION);
+  gct_free (t);
+}
+END_TEST
+
+/* A check that would outlast the test case's timeout stops at 80% of it,
+   and the assertion says why and how to raise it (Check would kill the
+   test without a word): a model whose forward takes 2 ms a call against
+   a declared timeout of 0.2 s.  Without a declared timeout no limit is
+   set; a check's own limit is kept.  */
+static void
+slow_down (void)
+{
+  struct timespec ts = { 0, 2000000 };
+  nanosleep (&ts, NULL);
+}
+
+static int
+slow_loss (void *ctx, const float *x, float *l)
+{
+  gct_wrap *w = ctx;
+  slow_down ();
+  return w->base->model.loss_f32 (w->base->model.ctx, x, l);
+}
+
+static int
+slow_f64 (void *ctx, const double *x, double *l)
+{
+  gct_wrap *w = ctx;
+  slow_down ();
+  return w->base->model.loss_f64 (w->base->model.ctx, x, l);
+}
+
+static int
+slow_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr l)
+{
+  gct_wrap *w = ctx;
+  slow_down ();
+  return w->base->model.loss_mpfr (w->base->model.ctx, x, l);
+}
+
+START_TEST (test_check_helper_timeout)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (),
+                                gct_tanh_mutant ("dw-twice"));
+  gct_wrap w;
+  gct_wrap_init (&w, t);
+  w.model.loss_f32 = slow_loss;
+  w.model.loss_f64 = slow_f64;
+  w.model.loss_mpfr = slow_mpfr;
+  char msg[GC_CK_MESSAGE_SIZE];
+  unsetenv ("CK_TIMEOUT_MULTIPLIER");
+  double t0 = gc_ck__now ();
+  int ok = gc_ck__check (&w.model, t->x, NULL, GC_FAIL, 1,
+                         GC_DIAG_CONSTANT_FACTOR, 0.2, msg, sizeof msg);
+  double took = gc_ck__now () - t0;
+  ck_assert_int_eq (ok, 0);
+  ck_assert_msg (strstr (msg, "the check stopped after")
+                 && strstr (msg, "test's timeout of 0.2 s")
+                 && strstr (msg, "tcase_set_timeout")
+                 && strstr (msg, "CK_DEFAULT_TIMEOUT"), "%s", msg);
+  /* it stopped near 0.16 s, well before the whole check */
+  ck_assert_msg (took < 2, "took %g s", took);
+  /* the caller's own limit is kept: none reached in 100 s */
+  gc_options o;
+  gc_options_init (&o);
+  o.timeout = 100;
+  ok = gc_ck__check (&w.model, t->x, &o, GC_FAIL, 1,
+                     GC_DIAG_CONSTANT_FACTOR, 0.2, msg, sizeof msg);
+  ck_assert_msg (ok, "%s", msg);
+  /* no declared timeout: no limit */
+  ok = gc_ck__check (&w.model, t->x, NULL, GC_FAIL, 1,
+                     GC_DIAG_CONSTANT_FACTOR, 0, msg, sizeof msg);
+  ck_assert_msg (ok, "%s", msg);
   gct_free (t);
 }
 END_TEST
@@ -1108,6 +1182,11 @@ report_suite (void)
   tcase_set_timeout (tl, 60);
   tcase_add_test (tl, test_json_locale);
   suite_add_tcase (s, tl);
+  /* the slow model's whole checks take a few seconds: beyond Check's 4 */
+  TCase *tt = tcase_create ("timeout");
+  tcase_set_timeout (tt, 120);
+  tcase_add_test (tt, test_check_helper_timeout);
+  suite_add_tcase (s, tt);
   return s;
 }
 

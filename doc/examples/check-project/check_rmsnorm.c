@@ -11,6 +11,14 @@
    The suite asserts that the backward passes and that a known slip (the
    1/N of the mean dropped from the second term) is caught.  */
 
+/* Check kills a test that outlasts its test case's timeout, 4 s by
+   default, with "Test timeout expired" and nothing else; a failing check
+   costs more than a passing one.  The test case below sets its timeout,
+   and GC_CK_TIMEOUT tells the assertions the same number: a check that
+   would outlast it stops at 80% of it with a message that says so.  */
+#define TEST_TIMEOUT 60
+#define GC_CK_TIMEOUT TEST_TIMEOUT
+
 #include <check.h>
 #include <gradcheck-check.h>
 
@@ -179,6 +187,7 @@ rmsnorm_suite (void)
 {
   Suite *s = suite_create ("rmsnorm");
   TCase *tc = tcase_create ("gradient");
+  tcase_set_timeout (tc, TEST_TIMEOUT);
   tcase_add_checked_fixture (tc, setup, NULL);
   tcase_add_test (tc, backward_is_right);
   tcase_add_test (tc, backward_is_right_along_random_directions);
