@@ -59,6 +59,11 @@ typedef struct cli_model
   const float *x;
   gcm_instance *inst;       /* built-in, or NULL */
   void *dl;                 /* plugin handle, or NULL */
+  /* What selected the model, for the check's identity
+     (gc_options.model_identity; manual: "Merging shards"): a built-in
+     model's name and every shape key's value; a plugin's file (a digest
+     of its bytes) and its --shape arguments (a digest).  */
+  char identity[1024];
 } cli_model;
 
 /* The exit status of a check that stopped with status ST (usage.c).  */

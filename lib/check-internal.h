@@ -65,6 +65,9 @@ typedef struct shared
   double f0_64;
   int step_exponent_64;
   double tier_rho;
+  /* The check's floating-point environment, set again after every
+     callback (gc__fpenv_reset).  */
+  fenv_t fpenv;
 } shared;
 
 typedef struct worker
@@ -104,6 +107,10 @@ void gc__fail (worker *w, gc_status st, int cb, const char *fmt, ...)
 /* (evaluate.c) The time limit, checked after every callback
    (gc_options.timeout): false, with GC_ETIMEOUT recorded, once passed.  */
 bool gc__in_time (worker *w, const char *name);
+/* After every call of model code: the check's floating-point environment
+   again (manual: "Floating-point environment"), whatever the callback
+   enabled (traps), changed (rounding, flush-to-zero) or raised.  */
+void gc__fpenv_reset (const shared *sh);
 /* The loss is written into a value followed by canaries, so that a
    callback writing past its one value is seen instead of smashing the
    stack.  */

@@ -166,6 +166,7 @@ centre (shared *sh, worker *w0)
       gc__guard_fill (l.b + sizeof (float), LOSS_GUARD);
       l.v = 0;
       rc = m->loss_magnitude_f32 (m->ctx, w0->xf, &l.v);
+      gc__fpenv_reset (sh);
       float ml = l.v;
       if (rc)
         {
@@ -191,6 +192,7 @@ centre (shared *sh, worker *w0)
     }
   r->loss_magnitude = fmax (sh->mag_loss, fabs (lf32));
   rc = m->grad_f32 (m->ctx, w0->xf, sh->g);
+  gc__fpenv_reset (sh);
   if (rc)
     {
       gc__fail (w0, GC_ECALLBACK, rc, "grad_f32 returned %d", rc);
@@ -217,6 +219,7 @@ centre (shared *sh, worker *w0)
     if (!g2)
       return GC_ENOMEM;
     rc = m->grad_f32 (m->ctx, w0->xf, g2);
+    gc__fpenv_reset (sh);
     if (rc)
       {
         gc__guarded_free (g2);
@@ -251,6 +254,7 @@ centre (shared *sh, worker *w0)
       if (!mag)
         return GC_ENOMEM;
       rc = m->grad_magnitude_f32 (m->ctx, w0->xf, mag);
+      gc__fpenv_reset (sh);
       if (rc)
         {
           gc__guarded_free (mag);
@@ -366,9 +370,9 @@ centre (shared *sh, worker *w0)
   return GC_OK;
 }
 
-gc_status
-gc_check (const gc_model *m, const float *x, const gc_options *opts,
-          gc_result **out)
+static gc_status
+check (const gc_model *m, const float *x, const gc_options *opts,
+       gc_result **out)
 {
   if (!out)
     return GC_EINVAL;
@@ -435,6 +439,7 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
   sh.user_step = o->step > 0;
   sh.h_user = o->step;
   sh.err_pos = SIZE_MAX;
+  fegetenv (&sh.fpenv);   /* gc_check's: no trap enabled */
   sh.deadline = gc__deadline (o->timeout);
   atomic_init (&sh.done, 0);
   atomic_init (&sh.stop, 0);
@@ -645,5 +650,21 @@ gc_check (const gc_model *m, const float *x, const gc_options *opts,
       gc__diagnose (r);
       gc__predict_f64 (r, m->loss_f64 != NULL, sh.user_step);
     }
+  return st;
+}
+
+/* The floating-point environment (manual: "Floating-point environment"):
+   the caller's is held (feholdexcept: no trap enabled, flags cleared, its
+   rounding mode and flush-to-zero kept) while the check runs, and set
+   back whole on return, so that neither the caller's traps nor those a
+   model enables reach the check's comparisons with NaN and infinity.  */
+gc_status
+gc_check (const gc_model *m, const float *x, const gc_options *opts,
+          gc_result **out)
+{
+  fenv_t caller;
+  feholdexcept (&caller);
+  gc_status st = check (m, x, opts, out);
+  fesetenv (&caller);
   return st;
 }

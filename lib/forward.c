@@ -61,9 +61,9 @@ stop (gc_result *r, gc_status st, int code, const char *what)
   return st;
 }
 
-gc_status
-gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
-                  gc_result **out)
+static gc_status
+forward_check (const gc_model *m, const float *x, const gc_options *opts,
+               gc_result **out)
 {
   if (!out)
     return GC_EINVAL;
@@ -157,6 +157,10 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
   /* x is read once its n floats are known to fit.  */
   gc__identity_set (r, x, n, o);   /* manual: "Merging shards" */
   double deadline = gc__deadline (o->timeout);
+  /* gc_forward_check's environment, set again after every callback
+     (manual: "Floating-point environment").  */
+  fenv_t fpenv;
+  fegetenv (&fpenv);
 #define IN_TIME(name)                                                       \
   do                                                                        \
     if (r->status == GC_OK && deadline > 0 && gc__now () > deadline)        \
@@ -167,6 +171,7 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
       }                                                                     \
   while (0)
   int rc = m->outputs_f32 (m->ctx, x, of);
+  fesetenv (&fpenv);
   if (rc)
     stop (r, GC_ECALLBACK, rc, "outputs_f32 failed");
   if (!gc__guarded_intact (of, no * sizeof *of))
@@ -178,6 +183,7 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
   if (r->status == GC_OK && m->outputs_magnitude_f32)
     {
       rc = m->outputs_magnitude_f32 (m->ctx, x, mag);
+      fesetenv (&fpenv);
       if (rc)
         stop (r, GC_ECALLBACK, rc, "outputs_magnitude_f32 failed");
       if (!gc__guarded_intact (mag, no * sizeof *mag))
@@ -220,6 +226,7 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
   if (r->status == GC_OK)
     {
       rc = m->outputs_mpfr (m->ctx, xm, om);
+      fesetenv (&fpenv);
       if (rc)
         stop (r, GC_ECALLBACK, rc, "outputs_mpfr failed");
       if (!out_guards_intact (om + no))
@@ -258,4 +265,17 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
   if (r->status == GC_OK)
     gc__diagnose (r);
   return r->status;
+}
+
+/* The caller's floating-point environment held while the oracle runs and
+   set back whole on return, as in gc_check.  */
+gc_status
+gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
+                  gc_result **out)
+{
+  fenv_t caller;
+  feholdexcept (&caller);
+  gc_status st = forward_check (m, x, opts, out);
+  fesetenv (&caller);
+  return st;
 }

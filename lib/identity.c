@@ -91,6 +91,7 @@ gc__identity_digest (const gc_result *r)
   h = fnv_u64 (h, r->backward_depth);
   h = fnv_u64 (h, id->x_digest);
   h = fnv_u64 (h, id->directions_digest);
+  h = fnv_u64 (h, id->model_digest);
   return h;
 }
 
@@ -131,5 +132,8 @@ gc__identity_set (gc_result *r, const float *x, size_t nx,
     = gradient && o->directions == GC_DIR_LIST
       ? gc__indices_digest (o->indices, o->n_indices)
       : gc__indices_digest (NULL, 0);
+  /* what selected the model (a plugin's arguments and file, a built-in
+     model's shape), as the caller says it */
+  id->model_digest = fnv_string (FNV_OFFSET, o->model_identity);
   id->digest = gc__identity_digest (r);
 }

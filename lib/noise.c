@@ -154,11 +154,10 @@ loss_under (worker *w, int mode, double *val)
   else
     l.f = 0;
   gc__guard_fill (l.b + sz, LOSS_GUARD);
-  int cur = fegetround ();
   fesetround (mode);
   int rc = is64 ? m->loss_f64 (m->ctx, w->xd, &l.d)
                 : m->loss_f32 (m->ctx, w->xf, &l.f);
-  fesetround (cur);
+  gc__fpenv_reset (w->sh);   /* the mode before it, and no trap */
   const char *name = is64 ? "loss_f64" : "loss_f32";
   if (!gc__guard_intact (l.b + sz, LOSS_GUARD))
     {
@@ -201,7 +200,7 @@ gc__measure_rounding (shared *sh, worker *w0, double f_rn)
         return GC_ENOMEM;
       fesetround (modes[j]);
       int rc = m->grad_f32 (m->ctx, w0->xf, g);
-      fesetround (cur);
+      gc__fpenv_reset (sh);   /* the mode before it, and no trap */
       if (!gc__guarded_intact (g, sh->n * sizeof *g))
         {
           gc__guarded_free (g);

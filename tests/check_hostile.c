@@ -3,11 +3,14 @@
 /* check_hostile.c -- the library against hostile models and options: a
    directions array that cannot be allocated, precisions and working sets
    that cannot fit, callbacks that write past their buffers or take too
-   long, a point with NaN, steps that overflow, sizes that lie.  Each case
-   must end in a clear status, never a crash, an abort or a silent pass.  */
+   long, a point with NaN, steps that overflow, sizes that lie, a caller
+   and a model that enable floating-point traps.  Each case must end in a
+   clear status, never a crash, an abort or a silent pass.  */
 
+#define _GNU_SOURCE   /* feenableexcept */
 #include "gctest.h"
 
+#include <fenv.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -54,6 +57,7 @@ typedef struct sq
   bool grad_writes_x;   /* the backward writes into x[0] */
   bool mpfr_writes_x;   /* loss_mpfr writes into x + 1 */
   bool mpfr_past;       /* loss_mpfr writes loss + 1 */
+  bool traps;           /* the backward enables FP traps, rounds upward */
   int calls;
 } sq;
 
@@ -103,6 +107,12 @@ sq_grad (void *ctx, const float *x, float *g)
     g[SQ_N + k] = 0;
   if (s->grad_writes_x)
     ((float *) x)[0] = 0;
+  if (s->traps)
+    {
+      /* left behind for the library's own arithmetic */
+      feenableexcept (FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
+      fesetround (FE_UPWARD);
+    }
   return 0;
 }
 
@@ -659,6 +669,73 @@ START_TEST (test_new_statuses)
 }
 END_TEST
 
+/* Floating-point traps (issue 26: a plugin that enabled them killed the
+   command with SIGFPE in the library, an ordered comparison with NaN).
+   A caller with FE_INVALID, FE_DIVBYZERO and FE_OVERFLOW trapping and a
+   flag of its own raised, and a backward that enables the traps itself
+   and leaves the rounding upward: the check, the oracle, the reports in
+   every format, a derivation, reading back and merging run without a
+   signal (Check's fork reports one as an error), the check's verdict is
+   the one it has without traps, and the caller gets its environment back
+   whole: its traps, its rounding mode, its flag and no other.  */
+START_TEST (test_fp_traps)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  gc_result *plain = NULL;
+  ck_assert_int_eq (gc_check (&m, sq_x, NULL, &plain), GC_OK);
+  s.traps = true;
+  const int traps = FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW;
+  feclearexcept (FE_ALL_EXCEPT);
+  feraiseexcept (FE_UNDERFLOW);
+  feenableexcept (traps);
+  gc_result *r = NULL, *o = NULL, *back = NULL, *merged = NULL;
+  gc_status st = gc_check (&m, sq_x, NULL, &r);
+  int left = fegetexcept (), mode = fegetround ();
+  int flags = fetestexcept (FE_ALL_EXCEPT);
+  gc_status ost = gc_forward_check (&m, sq_x, NULL, &o);
+  bool rendered = true;
+  for (int f = GC_FMT_TEXT; f <= GC_FMT_TAP; f++)
+    {
+      char *t = gc_report (r, (gc_format) f), *u = gc_report (o, (gc_format) f);
+      rendered = rendered && t && u;
+      free (t);
+      free (u);
+    }
+  char *d = gc_derivation (r, 0, GC_FMT_TEXT);
+  rendered = rendered && d;
+  free (d);
+  char *json = gc_report (r, GC_FMT_JSON);
+  gc_status pst = json ? gc_result_parse_json (json, strlen (json), &back)
+                       : GC_ENOMEM;
+  gc_status mst = back ? gc_result_merge (&back, 1, &merged) : pst;
+  int left_after = fegetexcept ();
+  int flags_after = fetestexcept (FE_ALL_EXCEPT);
+  fedisableexcept (FE_ALL_EXCEPT);
+  fesetround (FE_TONEAREST);
+  ck_assert_int_eq (st, GC_OK);
+  ck_assert_int_eq (r->verdict, plain->verdict);
+  ck_assert_uint_eq (r->n_failed, plain->n_failed);
+  ck_assert_int_eq (ost, GC_OK);
+  ck_assert (rendered);
+  ck_assert_int_eq (pst, GC_OK);
+  ck_assert_int_eq (mst, GC_OK);
+  ck_assert_int_eq (merged->verdict, plain->verdict);
+  ck_assert_int_eq (left, traps);
+  ck_assert_int_eq (left_after, traps);
+  ck_assert_int_eq (mode, FE_TONEAREST);
+  ck_assert_int_eq (flags, FE_UNDERFLOW);
+  ck_assert_int_eq (flags_after, FE_UNDERFLOW);
+  free (json);
+  gc_result_free (merged);
+  gc_result_free (back);
+  gc_result_free (o);
+  gc_result_free (r);
+  gc_result_free (plain);
+}
+END_TEST
+
 static Suite *
 hostile_suite (void)
 {
@@ -677,6 +754,7 @@ hostile_suite (void)
   tcase_add_test (tc, test_huge_n);
   tcase_add_test (tc, test_new_statuses);
   tcase_add_test (tc, test_subnormal_false_alarm);
+  tcase_add_test (tc, test_fp_traps);
   suite_add_tcase (s, tc);
   /* An address-space limit must stay in its own process, and
      AddressSanitizer reserves more than any limit leaves.  */
