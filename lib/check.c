@@ -100,6 +100,28 @@ validate (const gc_model *m, const float *x, const gc_options *o,
     return GC_EINVAL;
   if (m->n_constants && !m->constants)
     return GC_EINVAL;
+  /* A declared depth d with d u >= 1 leaves gamma_d undefined (manual:
+     "The worst case"): no bar of it bounds anything (a 1% bug passed with
+     every direction blind).  The backward runs in f32; the forward in
+     the reference's coarsest format.  */
+  if (m->backward_depth && ldexp ((double) m->backward_depth, -24) >= 1)
+    {
+      snprintf (detail, size, "backward_depth %zu: %zu*u >= 1 (u = 2^-24), "
+                "gamma_d undefined", m->backward_depth, m->backward_depth);
+      return GC_EINVAL;
+    }
+  int fbits = o->reference == GC_REF_F32 ? 24
+              : o->reference == GC_REF_F64
+                || (o->reference == GC_REF_AUTO && m->loss_f64) ? 53
+              : (int) (o->precision ? o->precision
+                                    : gc__default_precision ());
+  if (m->forward_depth && ldexp ((double) m->forward_depth, -fbits) >= 1)
+    {
+      snprintf (detail, size, "forward_depth %zu: %zu*u >= 1 (u = 2^-%d, "
+                "the reference's), gamma_d undefined", m->forward_depth,
+                m->forward_depth, fbits);
+      return GC_EINVAL;
+    }
   return GC_OK;
 }
 

@@ -736,6 +736,52 @@ START_TEST (test_fp_traps)
 }
 END_TEST
 
+/* A declared depth d with d u >= 1 (issue 26): gamma_d = d u / (1 - d u)
+   is undefined, and such a check passed a 1% bug with every direction
+   blind.  gc_check refuses it (GC_EINVAL, saying why) for the backward
+   (u = 2^-24) and for the forward in f32 mode; a depth just below checks,
+   and the 1% bug fails there.  */
+static int
+sq_grad_1pc (void *ctx, const float *x, float *g)
+{
+  sq_grad (ctx, x, g);
+  g[1] *= 1.01f;
+  return 0;
+}
+
+START_TEST (test_depth_gamma_undefined)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  m.grad_f32 = sq_grad_1pc;
+  gc_result *r = NULL;
+  m.backward_depth = (size_t) 1 << 24;
+  gc_status st = gc_check (&m, sq_x, NULL, &r);
+  assert_error (r, st, GC_EINVAL, "backward_depth 16777216: 16777216*u >= 1");
+  ck_assert_ptr_nonnull (strstr (r->detail, "gamma_d undefined"));
+  gc_result_free (r);
+  m.backward_depth = SIZE_MAX;
+  st = gc_check (&m, sq_x, NULL, &r);
+  assert_error (r, st, GC_EINVAL, "gamma_d undefined");
+  gc_result_free (r);
+  m.backward_depth = 2;
+  m.forward_depth = (size_t) 1 << 24;
+  gc_options o;
+  gc_options_init (&o);
+  o.reference = GC_REF_F32;
+  st = gc_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_EINVAL, "forward_depth 16777216");
+  gc_result_free (r);
+  m.forward_depth = 2 * SQ_N;
+  m.backward_depth = ((size_t) 1 << 24) - 1;
+  st = gc_check (&m, sq_x, NULL, &r);
+  ck_assert_int_eq (st, GC_OK);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  gc_result_free (r);
+}
+END_TEST
+
 static Suite *
 hostile_suite (void)
 {
@@ -755,6 +801,7 @@ hostile_suite (void)
   tcase_add_test (tc, test_new_statuses);
   tcase_add_test (tc, test_subnormal_false_alarm);
   tcase_add_test (tc, test_fp_traps);
+  tcase_add_test (tc, test_depth_gamma_undefined);
   suite_add_tcase (s, tc);
   /* An address-space limit must stay in its own process, and
      AddressSanitizer reserves more than any limit leaves.  */

@@ -45,6 +45,17 @@ fi
 outcome 2 "overflows" "--step 1e308 is the step's fault, exit 2" $G run tanh-gemm --step 1e308
 outcome 2 "overflows" "--step 1e308 --ref f32 likewise" $G run tanh-gemm --step 1e308 --ref f32
 
+# --shard: digits/digits only, a space on either side of the slash refused
+for s in '0/ 2' ' 0/2' '0 /2' '0/2 ' '0/+2' '/2' '0/'; do
+  outcome 2 "bad --shard" "--shard '$s' is refused" $G run tanh-gemm --shard "$s"
+done
+outcome 0 "" "--shard 1/2 is accepted" $G run tanh-gemm --shard 1/2
+
+# steps --output where it cannot be written: a write error (3), not usage
+outcome 3 "cannot write" "steps --output into a missing directory exits 3" \
+  $G steps tanh-gemm --index 0 --output "$TMPD/no/such/dir/s.svg"
+check "... naming the errno" grep -q 'No such file or directory' "$TMPD/err"
+
 # --timeout: refused values
 for t in 0 -1 nan inf abc 1e9; do
   expect_rc 2 "bad --timeout $t" $G run tanh-gemm --timeout "$t"
