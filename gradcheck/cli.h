@@ -87,6 +87,16 @@ const char *cli_plugin_refusal (const gc_plugin *pl);
 int cli_model_open (const cli_args *a, cli_model *cm);
 void cli_model_close (cli_model *cm);
 
+/* Under an address-space limit (ulimit -v): OpenBLAS on one thread, and
+   room for the work buffers of CALLERS threads that call it, its calling
+   thread's taken at once (blasroom.c).  Returns EXIT_INTERNAL after a
+   message where there is no room, else -1.  */
+int cli_blas_room (unsigned callers);
+/* Under an address-space limit, unless OPENBLAS_NUM_THREADS is 1: the
+   command again (execv of /proc/self/exe with ARGV), with
+   OPENBLAS_NUM_THREADS=1 (blasroom.c).  Returns only where it did not.  */
+void cli_blas_one_thread (char **argv);
+
 /* --dump DIR: every parameter, gradient, output and cotangent tensor of
    the check as .npy files (npy.c).  Returns an exit code or -1.  */
 int cli_dump (const char *dir, const cli_model *cm, const gc_result *r);

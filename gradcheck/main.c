@@ -771,6 +771,9 @@ cmd_check (int argc, char **argv)
       if (!a.format_set)
         a.format = GC_FMT_MARKDOWN;
     }
+  /* under ulimit -v, before any model code runs (manual: "Memory") */
+  if ((rc = cli_blas_room (a.opts.threads)) >= 0)
+    goto out;
   cli_model cm;
   if ((rc = cli_model_open (&a, &cm)) >= 0)
     goto out;
@@ -901,7 +904,8 @@ cmd_steps (int argc, char **argv)
           usage_error ("steps needs --index I");
           rc = EXIT_USAGE;
         }
-      else if ((rc = cli_model_open (&a, &cm)) < 0)
+      else if ((rc = cli_blas_room (1)) < 0
+               && (rc = cli_model_open (&a, &cm)) < 0)
         {
           openblas_set_num_threads (1);
           rc = cli_steps (&a, &cm);
@@ -1080,6 +1084,7 @@ static int dispatch (int argc, char **argv);
 int
 main (int argc, char **argv)
 {
+  cli_blas_one_thread (argv);   /* under ulimit -v (manual: "Memory") */
   cli_watch_init ();
   cli_mpi_init (&argc, &argv);
   return cli_mpi_finish (cli_close_stdout (dispatch (argc, argv)));

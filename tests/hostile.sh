@@ -41,6 +41,23 @@ else
   skip "ulimit -v 500000" "the command cannot start under an address-space limit (sanitizer build)"
 fi
 
+# Address-space limits that leave no room for OpenBLAS's work buffer: it
+# retried its mmap forever (every command hung at 60 and 120 MB).  Each
+# command ends with exit 3 and a message; a limit with room still checks.
+if (ulimit -v 60000; "$G" --version) > /dev/null 2>&1; then
+  for lim in 60000 120000; do
+    for c in "run" "run --threads 2" "explain --index 0" "oracle" \
+             "steps --index 0 --output $TMPD/lim.svg" "run --dump $TMPD/lim$lim"; do
+      outcome 3 "out of memory" "ulimit -v $lim, $c: exit 3, no hang" \
+        timeout 120 sh -c "ulimit -v $lim; exec $G $c"
+    done
+  done
+  outcome 0 "" "ulimit -v 400000: the default check runs and passes" \
+    timeout 120 sh -c "ulimit -v 400000; exec $G run"
+else
+  skip "ulimit -v 60000" "the command cannot start under an address-space limit (sanitizer build)"
+fi
+
 # Steps and points
 outcome 2 "overflows" "--step 1e308 is the step's fault, exit 2" $G run tanh-gemm --step 1e308
 outcome 2 "overflows" "--step 1e308 --ref f32 likewise" $G run tanh-gemm --step 1e308 --ref f32
