@@ -187,6 +187,7 @@ centre (shared *sh, worker *w0)
       union { float v; unsigned char b[sizeof (float) + LOSS_GUARD]; } l;
       gc__guard_fill (l.b + sizeof (float), LOSS_GUARD);
       l.v = 0;
+      gc__fpenv_model (sh);
       rc = m->loss_magnitude_f32 (m->ctx, w0->xf, &l.v);
       gc__fpenv_reset (sh);
       float ml = l.v;
@@ -213,6 +214,7 @@ centre (shared *sh, worker *w0)
       sh->mag_loss = fabs ((double) ml);
     }
   r->loss_magnitude = fmax (sh->mag_loss, fabs (lf32));
+  gc__fpenv_model (sh);
   rc = m->grad_f32 (m->ctx, w0->xf, sh->g);
   gc__fpenv_reset (sh);
   if (rc)
@@ -240,6 +242,7 @@ centre (shared *sh, worker *w0)
     float *g2 = gc__guarded_alloc (sh->n * sizeof *g2);
     if (!g2)
       return GC_ENOMEM;
+    gc__fpenv_model (sh);
     rc = m->grad_f32 (m->ctx, w0->xf, g2);
     gc__fpenv_reset (sh);
     if (rc)
@@ -275,6 +278,7 @@ centre (shared *sh, worker *w0)
       mag = gc__guarded_alloc (sh->n * sizeof *mag);
       if (!mag)
         return GC_ENOMEM;
+      gc__fpenv_model (sh);
       rc = m->grad_magnitude_f32 (m->ctx, w0->xf, mag);
       gc__fpenv_reset (sh);
       if (rc)
@@ -394,7 +398,7 @@ centre (shared *sh, worker *w0)
 
 static gc_status
 check (const gc_model *m, const float *x, const gc_options *opts,
-       gc_result **out)
+       gc_result **out, const fenv_t *model_env, int model_round)
 {
   if (!out)
     return GC_EINVAL;
@@ -461,7 +465,8 @@ check (const gc_model *m, const float *x, const gc_options *opts,
   sh.user_step = o->step > 0;
   sh.h_user = o->step;
   sh.err_pos = SIZE_MAX;
-  fegetenv (&sh.fpenv);   /* gc_check's: no trap enabled */
+  sh.model_env = *model_env;
+  sh.model_round = model_round;
   sh.deadline = gc__deadline (o->timeout);
   atomic_init (&sh.done, 0);
   atomic_init (&sh.stop, 0);
@@ -676,17 +681,20 @@ check (const gc_model *m, const float *x, const gc_options *opts,
 }
 
 /* The floating-point environment (manual: "Floating-point environment"):
-   the caller's is held (feholdexcept: no trap enabled, flags cleared, its
-   rounding mode and flush-to-zero kept) while the check runs, and set
-   back whole on return, so that neither the caller's traps nor those a
-   model enables reach the check's comparisons with NaN and infinity.  */
+   the model runs in the caller's without its traps (feholdexcept: flags
+   cleared, the rounding mode and flush-to-zero kept), the check's own
+   arithmetic in the default one, whatever the caller or a callback
+   enabled; the caller's is set back whole on return.  */
 gc_status
 gc_check (const gc_model *m, const float *x, const gc_options *opts,
           gc_result **out)
 {
-  fenv_t caller;
+  fenv_t caller, model;
   feholdexcept (&caller);
-  gc_status st = check (m, x, opts, out);
+  fegetenv (&model);
+  int round = fegetround ();
+  fesetenv (FE_DFL_ENV);
+  gc_status st = check (m, x, opts, out, &model, round);
   fesetenv (&caller);
   return st;
 }

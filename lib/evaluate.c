@@ -25,9 +25,16 @@ gc__fail (worker *w, gc_status st, int cb, const char *fmt, ...)
 }
 
 void
+gc__fpenv_model (const shared *sh)
+{
+  fesetenv (&sh->model_env);
+}
+
+void
 gc__fpenv_reset (const shared *sh)
 {
-  fesetenv (&sh->fpenv);
+  (void) sh;
+  fesetenv (FE_DFL_ENV);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -78,6 +85,7 @@ gc__eval_f32 (worker *w, const float *x, double *val)
   union { float v; unsigned char b[sizeof (float) + LOSS_GUARD]; } l;
   gc__guard_fill (l.b + sizeof (float), LOSS_GUARD);
   l.v = 0;
+  gc__fpenv_model (w->sh);
   int rc = w->sh->m->loss_f32 (w->sh->m->ctx, x, &l.v);
   gc__fpenv_reset (w->sh);
   *val = l.v;
@@ -92,6 +100,7 @@ gc__eval_f64 (worker *w, const double *x, double *val)
   union { double v; unsigned char b[sizeof (double) + LOSS_GUARD]; } l;
   gc__guard_fill (l.b + sizeof (double), LOSS_GUARD);
   l.v = 0;
+  gc__fpenv_model (w->sh);
   int rc = w->sh->m->loss_f64 (w->sh->m->ctx, x, &l.v);
   gc__fpenv_reset (w->sh);
   *val = l.v;
@@ -105,6 +114,7 @@ gc__eval_mpfr (worker *w, mpfr_ptr out)
 {
   mpfr_ptr l = w->lout;
   w->mpfr_called = true;
+  gc__fpenv_model (w->sh);
   int rc = w->sh->m->loss_mpfr (w->sh->m->ctx, w->xm, l);
   gc__fpenv_reset (w->sh);
   bool intact = true;

@@ -63,7 +63,7 @@ stop (gc_result *r, gc_status st, int code, const char *what)
 
 static gc_status
 forward_check (const gc_model *m, const float *x, const gc_options *opts,
-               gc_result **out)
+               gc_result **out, const fenv_t *model_env)
 {
   if (!out)
     return GC_EINVAL;
@@ -157,10 +157,6 @@ forward_check (const gc_model *m, const float *x, const gc_options *opts,
   /* x is read once its n floats are known to fit.  */
   gc__identity_set (r, x, n, o);   /* manual: "Merging shards" */
   double deadline = gc__deadline (o->timeout);
-  /* gc_forward_check's environment, set again after every callback
-     (manual: "Floating-point environment").  */
-  fenv_t fpenv;
-  fegetenv (&fpenv);
 #define IN_TIME(name)                                                       \
   do                                                                        \
     if (r->status == GC_OK && deadline > 0 && gc__now () > deadline)        \
@@ -170,8 +166,11 @@ forward_check (const gc_model *m, const float *x, const gc_options *opts,
         stop (r, GC_ETIMEOUT, 0, what);                                     \
       }                                                                     \
   while (0)
+  /* the model's environment around each callback, the library's after
+     it (manual: "Floating-point environment") */
+  fesetenv (model_env);
   int rc = m->outputs_f32 (m->ctx, x, of);
-  fesetenv (&fpenv);
+  fesetenv (FE_DFL_ENV);
   if (rc)
     stop (r, GC_ECALLBACK, rc, "outputs_f32 failed");
   if (!gc__guarded_intact (of, no * sizeof *of))
@@ -182,8 +181,9 @@ forward_check (const gc_model *m, const float *x, const gc_options *opts,
       stop (r, GC_ENONFINITE, 0, "outputs_f32 gave a non-finite output");
   if (r->status == GC_OK && m->outputs_magnitude_f32)
     {
+      fesetenv (model_env);
       rc = m->outputs_magnitude_f32 (m->ctx, x, mag);
-      fesetenv (&fpenv);
+      fesetenv (FE_DFL_ENV);
       if (rc)
         stop (r, GC_ECALLBACK, rc, "outputs_magnitude_f32 failed");
       if (!gc__guarded_intact (mag, no * sizeof *mag))
@@ -225,8 +225,9 @@ forward_check (const gc_model *m, const float *x, const gc_options *opts,
     }
   if (r->status == GC_OK)
     {
+      fesetenv (model_env);
       rc = m->outputs_mpfr (m->ctx, xm, om);
-      fesetenv (&fpenv);
+      fesetenv (FE_DFL_ENV);
       if (rc)
         stop (r, GC_ECALLBACK, rc, "outputs_mpfr failed");
       if (!out_guards_intact (om + no))
@@ -267,15 +268,16 @@ forward_check (const gc_model *m, const float *x, const gc_options *opts,
   return r->status;
 }
 
-/* The caller's floating-point environment held while the oracle runs and
-   set back whole on return, as in gc_check.  */
+/* The floating-point environments as in gc_check.  */
 gc_status
 gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
                   gc_result **out)
 {
-  fenv_t caller;
+  fenv_t caller, model;
   feholdexcept (&caller);
-  gc_status st = forward_check (m, x, opts, out);
+  fegetenv (&model);
+  fesetenv (FE_DFL_ENV);
+  gc_status st = forward_check (m, x, opts, out, &model);
   fesetenv (&caller);
   return st;
 }

@@ -886,25 +886,29 @@ merge (gc_result *const *shards, size_t n, gc_result **out)
   return r->status == GC_OK ? GC_OK : r->status;
 }
 
-/* The caller's floating-point environment is held while the report is
-   read, as in gc_check (manual: "Floating-point environment").  */
+/* The default floating-point environment (to nearest, no trap) while the report is
+   read, the caller's
+   set back whole on return (manual: "Floating-point environment").  */
 gc_status
 gc_result_parse_json (const char *text, size_t len, gc_result **out)
 {
   fenv_t caller;
-  feholdexcept (&caller);
+  fegetenv (&caller);
+  fesetenv (FE_DFL_ENV);
   gc_status st = parse_json (text, len, out);
   fesetenv (&caller);
   return st;
 }
 
-/* The caller's floating-point environment is held while the shards are
-   judged, as in gc_check (manual: "Floating-point environment").  */
+/* The default floating-point environment (to nearest, no trap) while the shards are
+   judged, the caller's
+   set back whole on return (manual: "Floating-point environment").  */
 gc_status
 gc_result_merge (gc_result *const *shards, size_t n, gc_result **out)
 {
   fenv_t caller;
-  feholdexcept (&caller);
+  fegetenv (&caller);
+  fesetenv (FE_DFL_ENV);
   gc_status st = merge (shards, n, out);
   fesetenv (&caller);
   return st;

@@ -1194,25 +1194,29 @@ report (const gc_result *r, gc_format fmt)
   return gc__buf_take (&b);
 }
 
-/* The caller's floating-point environment is held while the derivation
-   is written, as in gc_check (manual: "Floating-point environment").  */
+/* The default floating-point environment (to nearest, no trap) while the derivation
+   is written, the caller's
+   set back whole on return (manual: "Floating-point environment").  */
 char *
 gc_derivation (const gc_result *r, size_t dir, gc_format fmt)
 {
   fenv_t caller;
-  feholdexcept (&caller);
+  fegetenv (&caller);
+  fesetenv (FE_DFL_ENV);
   char *text = derivation (r, dir, fmt);
   fesetenv (&caller);
   return text;
 }
 
-/* The caller's floating-point environment is held while the report is
-   written, as in gc_check (manual: "Floating-point environment").  */
+/* The default floating-point environment (to nearest, no trap) while the report is
+   written, the caller's
+   set back whole on return (manual: "Floating-point environment").  */
 char *
 gc_report (const gc_result *r, gc_format fmt)
 {
   fenv_t caller;
-  feholdexcept (&caller);
+  fegetenv (&caller);
+  fesetenv (FE_DFL_ENV);
   char *text = report (r, fmt);
   fesetenv (&caller);
   return text;

@@ -100,7 +100,7 @@ gc__worker_run (void *arg)
   worker *w = arg;
   shared *sh = w->sh;
   gc_result *r = sh->r;
-  gc__fpenv_reset (sh);   /* a new thread's environment is its creator's */
+  gc__fpenv_reset (sh);   /* the library's, whatever its creator's was */
   for (size_t pos = w->id; pos < r->n_directions; pos += w->count)
     {
       if (atomic_load (&sh->stop))
@@ -125,6 +125,7 @@ gc__worker_run (void *arg)
       size_t done = atomic_fetch_add (&sh->done, 1) + 1;
       if (w->id == 0 && sh->o->progress)
         {
+          gc__fpenv_model (sh);
           sh->o->progress (sh->o->progress_ctx, done, r->n_directions);
           gc__fpenv_reset (sh);
         }

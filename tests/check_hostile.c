@@ -58,6 +58,8 @@ typedef struct sq
   bool mpfr_writes_x;   /* loss_mpfr writes into x + 1 */
   bool mpfr_past;       /* loss_mpfr writes loss + 1 */
   bool traps;           /* the backward enables FP traps, rounds upward */
+  bool inf_directed;    /* loss, f64 loss and backward are Inf unless the
+                           rounding is to nearest */
   int calls;
 } sq;
 
@@ -79,7 +81,7 @@ sq_loss (void *ctx, const float *x, float *l)
   for (int i = 0; i < SQ_N; i++)
     v += s->bounded ? (float) sq_c[i] * atanf (x[i])
                     : (float) sq_c[i] * x[i] * x[i];
-  l[0] = v;
+  l[0] = s->inf_directed && fegetround () != FE_TONEAREST ? INFINITY : v;
   for (int k = 1; k <= s->loss_past; k++)
     l[k] = 0;
   return 0;
@@ -88,11 +90,11 @@ sq_loss (void *ctx, const float *x, float *l)
 static int
 sq_loss64 (void *ctx, const double *x, double *l)
 {
-  (void) ctx;
+  sq *s = ctx;
   double v = 0;
   for (int i = 0; i < SQ_N; i++)
     v += sq_c[i] * x[i] * x[i];
-  *l = v;
+  *l = s->inf_directed && fegetround () != FE_TONEAREST ? INFINITY : v;
   return 0;
 }
 
@@ -107,6 +109,8 @@ sq_grad (void *ctx, const float *x, float *g)
     g[SQ_N + k] = 0;
   if (s->grad_writes_x)
     ((float *) x)[0] = 0;
+  if (s->inf_directed && fegetround () != FE_TONEAREST)
+    g[1] = INFINITY;
   if (s->traps)
     {
       /* left behind for the library's own arithmetic */
@@ -782,6 +786,89 @@ START_TEST (test_depth_gamma_undefined)
 }
 END_TEST
 
+/* A caller rounding upward with flush-to-zero (found by fuzz_fpenv): the
+   library's own arithmetic runs to nearest, so that shards written and
+   read back merge into the verdict of the whole check (the JSON numbers
+   were written and read under the caller's rounding and the identity's
+   step and false-alarm rate no longer matched: GC_EMISMATCH), and the
+   model still runs in the caller's rounding.  */
+static int seen_round = -1;   /* at the first call of the backward */
+
+static int
+sq_grad_seen (void *ctx, const float *x, float *g)
+{
+  if (seen_round == -1)
+    seen_round = fegetround ();
+  return sq_grad (ctx, x, g);
+}
+
+START_TEST (test_directed_caller_merges)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  gc_result *whole = NULL;
+  ck_assert_int_eq (gc_check (&m, sq_x, NULL, &whole), GC_OK);
+  m.grad_f32 = sq_grad_seen;
+  fesetround (FE_UPWARD);
+  gc_result *back[2] = { NULL, NULL }, *merged = NULL;
+  gc_options o;
+  gc_options_init (&o);
+  o.shard_count = 2;
+  gc_status st[2], pst[2];
+  for (size_t i = 0; i < 2; i++)
+    {
+      gc_result *r = NULL;
+      o.shard_index = i;
+      st[i] = gc_check (&m, sq_x, &o, &r);
+      char *json = gc_report (r, GC_FMT_JSON);
+      pst[i] = gc_result_parse_json (json, strlen (json), &back[i]);
+      free (json);
+      gc_result_free (r);
+    }
+  gc_status mst = gc_result_merge (back, 2, &merged);
+  int mode = fegetround ();
+  fesetround (FE_TONEAREST);
+  ck_assert_int_eq (seen_round, FE_UPWARD);
+  ck_assert_int_eq (mode, FE_UPWARD);
+  ck_assert_int_eq (st[0], GC_OK);
+  ck_assert_int_eq (st[1], GC_OK);
+  ck_assert_int_eq (pst[0], GC_OK);
+  ck_assert_int_eq (pst[1], GC_OK);
+  ck_assert_int_eq (mst, GC_OK);
+  ck_assert_int_eq (merged->verdict, whole->verdict);
+  gc_result_free (merged);
+  gc_result_free (back[0]);
+  gc_result_free (back[1]);
+  gc_result_free (whole);
+}
+END_TEST
+
+/* A rounding mode left out by both the backward and the forward is one
+   mode (found by fuzz_fpenv: it counted twice, a report said 4 or 6 of
+   the 3 modes left out, and its JSON did not read back).  */
+START_TEST (test_rounding_dropped_once)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  s.inf_directed = true;
+  gc_options o;
+  gc_options_init (&o);
+  o.reference = GC_REF_F64;
+  gc_result *r = NULL, *back = NULL;
+  ck_assert_int_eq (gc_check (&m, sq_x, &o, &r), GC_OK);
+  ck_assert_uint_eq (r->rounding_modes, 0);
+  ck_assert_uint_eq (r->rounding_dropped, 3);
+  char *json = gc_report (r, GC_FMT_JSON);
+  ck_assert_int_eq (gc_result_parse_json (json, strlen (json), &back), GC_OK);
+  ck_assert_uint_eq (back->rounding_dropped, 3);
+  free (json);
+  gc_result_free (back);
+  gc_result_free (r);
+}
+END_TEST
+
 static Suite *
 hostile_suite (void)
 {
@@ -802,6 +889,8 @@ hostile_suite (void)
   tcase_add_test (tc, test_subnormal_false_alarm);
   tcase_add_test (tc, test_fp_traps);
   tcase_add_test (tc, test_depth_gamma_undefined);
+  tcase_add_test (tc, test_directed_caller_merges);
+  tcase_add_test (tc, test_rounding_dropped_once);
   suite_add_tcase (s, tc);
   /* An address-space limit must stay in its own process, and
      AddressSanitizer reserves more than any limit leaves.  */
