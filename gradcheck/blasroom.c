@@ -5,14 +5,18 @@
    (blas_memory_alloc), so a limit that left no room for the buffers hung
    the command (manual: "Memory"): each of OpenBLAS's server threads takes
    a buffer as it starts, when the library loads, and the main thread in
-   the model's first matrix product.  Under a finite RLIMIT_AS the command
-   runs itself again with OPENBLAS_NUM_THREADS=1 (no server thread: only
-   the calling threads take buffers), and, before any model code runs,
-   maps the address space the buffers of its calling threads need and
-   unmaps it again: where that fails, out of memory (exit status 3) with a
-   message.  Then a product large enough to need the buffer has OpenBLAS
-   take the calling thread's buffer at once, while the room is there;
-   OpenBLAS keeps it for the later products.  */
+   the model's first matrix product; and where a server thread's stack
+   does not fit, OpenBLAS raises SIGINT as it loads.  Under a finite
+   RLIMIT_AS the command sets OPENBLAS_NUM_THREADS=1 before OpenBLAS
+   initialises (from the executable's .preinit_array, which runs before
+   any shared library's constructors; where that did not take, main runs
+   the command again with it), so that OpenBLAS starts no server thread;
+   and before any model code runs it maps the address space the buffers
+   of its calling threads need and unmaps it again: where that fails, out
+   of memory (exit status 3) with a message.  Then a product large enough
+   to need the buffer has OpenBLAS take the calling thread's buffer at
+   once, while the room is there; OpenBLAS keeps it for the later
+   products.  */
 
 #include "cli.h"
 
@@ -41,19 +45,42 @@ limited (struct rlimit *rl)
   return getrlimit (RLIMIT_AS, rl) == 0 && rl->rlim_cur != RLIM_INFINITY;
 }
 
-void
-cli_blas_one_thread (char **argv)
+/* Before OpenBLAS's constructor reads its environment and starts its
+   threads: under an address-space limit, unless OPENBLAS_NUM_THREADS is
+   1 already, the command runs again at once with it (ENVP and one more
+   entry).  setenv would not do: the C library sets its environ from ENVP
+   again after this runs.  Where execve fails, on as OpenBLAS is.  */
+static void
+one_thread_before_openblas (int argc, char **argv, char **envp)
 {
+  (void) argc;
   struct rlimit rl;
-  const char *t = getenv ("OPENBLAS_NUM_THREADS");
-  if (!limited (&rl) || (t && strcmp (t, "1") == 0))
+  if (!argv || !envp || !limited (&rl))
     return;
-  /* The server threads exist already (and may be waiting for their
-     buffers forever): only a new image runs without them.  */
-  if (setenv ("OPENBLAS_NUM_THREADS", "1", 1) == 0)
-    execv ("/proc/self/exe", argv);
-  /* where it cannot: on, as OpenBLAS is */
+  size_t n = 0;
+  for (; envp[n]; n++)
+    if (strncmp (envp[n], "OPENBLAS_NUM_THREADS=", 21) == 0
+        && strcmp (envp[n] + 21, "1") == 0)
+      return;
+  static char one[] = "OPENBLAS_NUM_THREADS=1";
+  char **env = malloc ((n + 2) * sizeof *env);
+  if (!env)
+    return;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp (envp[i], "OPENBLAS_NUM_THREADS=", 21) != 0)
+      env[k++] = envp[i];
+  env[k++] = one;
+  env[k] = NULL;
+  execve ("/proc/self/exe", argv, env);
+  free (env);
 }
+
+/* The executable's .preinit_array runs before any shared library's
+   constructors, OpenBLAS's among them.  */
+__attribute__ ((section (".preinit_array"), used))
+static void (*const preinit) (int, char **, char **)
+  = one_thread_before_openblas;
 
 int
 cli_blas_room (unsigned callers)

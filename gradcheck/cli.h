@@ -92,10 +92,6 @@ void cli_model_close (cli_model *cm);
    thread's taken at once (blasroom.c).  Returns EXIT_INTERNAL after a
    message where there is no room, else -1.  */
 int cli_blas_room (unsigned callers);
-/* Under an address-space limit, unless OPENBLAS_NUM_THREADS is 1: the
-   command again (execv of /proc/self/exe with ARGV), with
-   OPENBLAS_NUM_THREADS=1 (blasroom.c).  Returns only where it did not.  */
-void cli_blas_one_thread (char **argv);
 
 /* --dump DIR: every parameter, gradient, output and cotangent tensor of
    the check as .npy files (npy.c).  Returns an exit code or -1.  */

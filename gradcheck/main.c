@@ -1084,7 +1084,6 @@ static int dispatch (int argc, char **argv);
 int
 main (int argc, char **argv)
 {
-  cli_blas_one_thread (argv);   /* under ulimit -v (manual: "Memory") */
   cli_watch_init ();
   cli_mpi_init (&argc, &argv);
   return cli_mpi_finish (cli_close_stdout (dispatch (argc, argv)));
