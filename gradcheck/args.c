@@ -165,11 +165,17 @@ cli_parse_format (const char *s, gc_format *f)
 bool
 cli_parse_shard (const char *s, gc_options *o)
 {
-  unsigned long long i, n;
-  char tail;
-  if (!s || *s < '0' || *s > '9' || strchr (s, '-') || strchr (s, '+')
-      || sscanf (s, "%llu/%llu%c", &i, &n, &tail) != 2 || n == 0 || i >= n
-      || n > 1000000)
+  /* Digits, '/', digits, nothing else: no sign and no space on either
+     side of the slash (sscanf's %llu took " 2" after it, not before).  */
+  char *end;
+  if (!s || *s < '0' || *s > '9')
+    return false;
+  errno = 0;
+  unsigned long long i = strtoull (s, &end, 10);
+  if (errno || *end != '/' || end[1] < '0' || end[1] > '9')
+    return false;
+  unsigned long long n = strtoull (end + 1, &end, 10);
+  if (errno || *end || n == 0 || i >= n || n > 1000000)
     return false;
   o->shard_index = (size_t) i;
   o->shard_count = (size_t) n;

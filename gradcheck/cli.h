@@ -62,6 +62,11 @@ typedef struct cli_model
   const float *x;
   gcm_instance *inst;       /* built-in, or NULL */
   void *dl;                 /* plugin handle, or NULL */
+  /* What selected the model, for the check's identity
+     (gc_options.model_identity; manual: "Merging shards"): a built-in
+     model's name and every shape key's value; a plugin's file (a digest
+     of its bytes) and its --shape arguments (a digest).  */
+  char identity[1024];
 } cli_model;
 
 /* The exit status of a check that stopped with status ST (usage.c).  */
@@ -84,6 +89,12 @@ const char *cli_plugin_refusal (const gc_plugin *pl);
    code (>= 0); -1 on success.  */
 int cli_model_open (const cli_args *a, cli_model *cm);
 void cli_model_close (cli_model *cm);
+
+/* Under an address-space limit (ulimit -v): OpenBLAS on one thread, and
+   room for the work buffers of CALLERS threads that call it, its calling
+   thread's taken at once (blasroom.c).  Returns EXIT_INTERNAL after a
+   message where there is no room, else -1.  */
+int cli_blas_room (unsigned callers);
 
 /* --dump DIR: every parameter, gradient, output and cotangent tensor of
    the check as .npy files (npy.c).  Returns an exit code or -1.  */

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -526,6 +527,51 @@ parse_args (int argc, char **argv, cli_args *a)
 /* ---------------------------------------------------------------------- */
 /* Models: built-in or from a plugin.  */
 
+/* FNV-1a (64-bit), as the library's identity digests: it tells apart the
+   files and arguments of checks run in good faith, not a forger.  */
+static uint64_t
+fnv1a (uint64_t h, const void *p, size_t n)
+{
+  const unsigned char *c = p;
+  for (size_t k = 0; k < n; k++)
+    {
+      h ^= c[k];
+      h *= 0x100000001b3u;
+    }
+  return h;
+}
+
+/* The digest of the bytes of the file at PATH into *OUT; false with errno
+   set when it cannot be read.  */
+static bool
+file_digest (const char *path, uint64_t *out)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  uint64_t h = 0xcbf29ce484222325u;
+  char buf[65536];
+  for (;;)
+    {
+      ssize_t got = read (fd, buf, sizeof buf);
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got < 0)
+        {
+          int err = errno;
+          close (fd);
+          errno = err;
+          return false;
+        }
+      if (got == 0)
+        break;
+      h = fnv1a (h, buf, (size_t) got);
+    }
+  close (fd);
+  *out = h;
+  return true;
+}
+
 static int
 open_plugin (const cli_args *a, cli_model *cm)
 {
@@ -546,9 +592,13 @@ open_plugin (const cli_args *a, cli_model *cm)
                strlen (a->plugin), PATH_MAX - 3);
       return EXIT_USAGE;
     }
+  /* The plugin's constructors are model code: an exit() there is caught
+     (exit status 5) like one in a callback.  */
+  cli_watch_begin (0);
   cm->dl = dlopen (path, RTLD_NOW | RTLD_LOCAL);
   if (!cm->dl)
     {
+      cli_watch_end ();
       fprintf (stderr, "%s: cannot load plugin %s: %s\n", progname, a->plugin,
                dlerror ());
       return EXIT_USAGE;
@@ -557,11 +607,11 @@ open_plugin (const cli_args *a, cli_model *cm)
   *(void **) &fn = dlsym (cm->dl, GC_PLUGIN_SYMBOL);
   if (!fn)
     {
+      cli_watch_end ();
       fprintf (stderr, "%s: plugin %s does not export %s\n", progname,
                a->plugin, GC_PLUGIN_SYMBOL);
       return EXIT_USAGE;
     }
-  cli_watch_begin (0);
   const gc_plugin *pl = fn (a->shape);
   cli_watch_end ();
   const char *why = cli_plugin_refusal (pl);
@@ -571,6 +621,20 @@ open_plugin (const cli_args *a, cli_model *cm)
                why);
       return EXIT_USAGE;
     }
+  /* The plugin file and its arguments select the model: both are part
+     of the check's identity (the file as loaded; its bytes, read once
+     more, name it).  */
+  uint64_t file;
+  if (!file_digest (path, &file))
+    {
+      fprintf (stderr, "%s: cannot read plugin %s: %s\n", progname,
+               a->plugin, strerror (errno));
+      return EXIT_USAGE;
+    }
+  const char *args = a->shape ? a->shape : "";
+  snprintf (cm->identity, sizeof cm->identity, "plugin file %016" PRIx64
+            " args %s%016" PRIx64, file, a->shape ? "" : "none ",
+            fnv1a (0xcbf29ce484222325u, args, strlen (args) + 1));
   cm->model = pl->model;
   cm->x = pl->x;
   return -1;
@@ -620,6 +684,13 @@ cli_model_open (const cli_args *a, cli_model *cm)
     }
   cm->model = &cm->inst->model;
   cm->x = cm->inst->x;
+  /* every shape key's value (the defaults too, so that two spellings of
+     one shape are one model); the mutant is in the model's name */
+  size_t len = (size_t) snprintf (cm->identity, sizeof cm->identity,
+                                  "built-in %s", spec->name);
+  for (size_t k = 0; k < spec->n_keys && len < sizeof cm->identity; k++)
+    len += (size_t) snprintf (cm->identity + len, sizeof cm->identity - len,
+                              " %s=%ld", spec->keys[k].name, values[k]);
   return -1;
 }
 
@@ -717,6 +788,9 @@ cmd_check (int argc, char **argv)
       if (!a.format_set)
         a.format = GC_FMT_MARKDOWN;
     }
+  /* under ulimit -v, before any model code runs (manual: "Memory") */
+  if ((rc = cli_blas_room (a.opts.threads)) >= 0)
+    goto out;
   cli_model cm;
   if ((rc = cli_model_open (&a, &cm)) >= 0)
     goto out;
@@ -761,6 +835,7 @@ cmd_check (int argc, char **argv)
   if (isatty (STDERR_FILENO) && !oracle && rank == 0)
     a.opts.progress = progress;
   gc_result *r = NULL;
+  a.opts.model_identity = cm.identity;   /* manual: "Merging shards" */
   cli_watch_begin (a.opts.timeout);
   gc_status st = oracle ? gc_forward_check (cm.model, cm.x, &a.opts, &r)
                         : gc_check (cm.model, cm.x, &a.opts, &r);
@@ -846,7 +921,8 @@ cmd_steps (int argc, char **argv)
           usage_error ("steps needs --index I");
           rc = EXIT_USAGE;
         }
-      else if ((rc = cli_model_open (&a, &cm)) < 0)
+      else if ((rc = cli_blas_room (1)) < 0
+               && (rc = cli_model_open (&a, &cm)) < 0)
         {
           openblas_set_num_threads (1);
           rc = cli_steps (&a, &cm);
@@ -973,7 +1049,14 @@ cmd_merge (int argc, char **argv)
         }
       gc_status st = gc_result_parse_json (text, len, &shards[k]);
       free (text);
-      if (st != GC_OK)
+      if (st == GC_EMISMATCH)
+        {
+          fprintf (stderr, "%s: %s disagrees with itself: the version that "
+                   "wrote it is not the one in its identity\n", progname,
+                   path);
+          rc = EXIT_USAGE;
+        }
+      else if (st != GC_OK)
         {
           fprintf (stderr, "%s: %s is not a gradcheck JSON report: %s\n",
                    progname, path, gc_strerror (st));

@@ -11,6 +11,7 @@
 #include "escape.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +43,9 @@ one (const cli_model *cm, gc_reference ref, mpfr_prec_t prec, double h,
   o.shard_index = index;
   o.shard_count = cm->model->n;
   gc_result *r = NULL;
+  cli_watch_begin (0);   /* model code: an exit() in it is caught */
   gc_status st = gc_check (cm->model, cm->x, &o, &r);
+  cli_watch_end ();
   if (st == GC_OK)
     *out = r->dirs[0];
   if (keep && st == GC_OK)
@@ -278,10 +281,13 @@ cli_steps (const cli_args *a, const cli_model *cm)
       snprintf (def, sizeof def, "steps-%s-%zu.svg", safe, idx);
       path = def;
     }
+  errno = 0;
   if (!svg (path, model, idx, name, pt, NSTEPS, adjoint, exact))
     {
-      fprintf (stderr, "%s: cannot write %s\n", progname, path);
-      return EXIT_USAGE;
+      /* a write error, not a usage error (manual: "Exit status") */
+      fprintf (stderr, "%s: cannot write %s%s%s\n", progname, path,
+               errno ? ": " : "", errno ? strerror (errno) : "");
+      return EXIT_INTERNAL;
     }
   char tpath[4 * 256];
   gc__escape (tpath, sizeof tpath, path, GC__ESC_TEXT);

@@ -5,10 +5,14 @@
    returns (the --timeout watchdog), a callback that calls exit(), and GMP's
    abort when memory runs out inside MPFR.  Each ends the process with a
    message on stderr and exit status 5 (3 for memory), never with a status
-   that claims a pass the command did not print.  */
+   that claims a pass the command did not print.  The command's
+   floating-point environment is set back after model code ran (a plugin
+   that enables traps, changes the rounding or flushes subnormals while it
+   loads leaves the command's own arithmetic alone).  */
 
 #include "cli.h"
 
+#include <fenv.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,8 +21,11 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-/* Set while model code runs (plugin set-up, the check, the dump).  */
+/* Set while model code runs (loading the plugin: its constructors and
+   its set-up function; the check; the dump).  */
 static volatile sig_atomic_t in_model;
+/* The command's floating-point environment before model code ran.  */
+static fenv_t command_fpenv;
 static char timeout_msg[256];
 static size_t timeout_len;
 
@@ -46,8 +53,8 @@ at_exit (void)
   in_model = 0;
   fflush (stdout);
   say (progname);
-  say (": the model called exit() during the check; no verdict stands "
-       "(exit status 5)\n");
+  say (": the model called exit() while it was loaded or checked; no "
+       "verdict stands (exit status 5)\n");
   _exit (EXIT_MODEL);
 }
 
@@ -111,6 +118,7 @@ cli_watch_init (void)
 void
 cli_watch_begin (double timeout)
 {
+  fegetenv (&command_fpenv);
   in_model = 1;
   if (!(timeout > 0))
     return;
@@ -144,4 +152,5 @@ cli_watch_end (void)
   memset (&it, 0, sizeof it);
   setitimer (ITIMER_REAL, &it, NULL);
   in_model = 0;
+  fesetenv (&command_fpenv);
 }

@@ -60,6 +60,7 @@ typedef struct shared
      reference forward's spread S_L at x (0 in MPFR mode).  */
   float *gm[GC_N_MODES];
   double spread_loss;
+  unsigned modes_dropped;   /* of FE_TONEAREST, UPWARD, DOWNWARD, TOWARDZERO */
   /* The tiered reference (GC_REF_AUTO; manual: "The tiered reference"):
      whether f64 may decide (its centre value agrees with MPFR's), the f64
      centre value, the f64 default step's exponent, and h_mpfr / h_f64.  */
@@ -71,6 +72,12 @@ typedef struct shared
      under the other rounding modes (NULL: not measured).  */
   double *g64;
   double *g64m[GC_N_MODES];
+  /* Manual: "Floating-point environment".  The model's: the caller's
+     rounding mode and flush-to-zero, no trap enabled (set before every
+     callback, gc__fpenv_model), and its rounding mode.  The library's own
+     arithmetic runs in the default environment (gc__fpenv_reset).  */
+  fenv_t model_env;
+  int model_round;
 } shared;
 
 typedef struct worker
@@ -110,6 +117,12 @@ void gc__fail (worker *w, gc_status st, int cb, const char *fmt, ...)
 /* (evaluate.c) The time limit, checked after every callback
    (gc_options.timeout): false, with GC_ETIMEOUT recorded, once passed.  */
 bool gc__in_time (worker *w, const char *name);
+/* Manual: "Floating-point environment".  Before every call of model code:
+   the model's environment (the caller's, without traps); after it, the
+   library's (the default: to nearest, no trap, no flush-to-zero), whatever
+   the callback enabled, changed or raised.  */
+void gc__fpenv_model (const shared *sh);
+void gc__fpenv_reset (const shared *sh);
 /* The loss is written into a value followed by canaries, so that a
    callback writing past its one value is seen instead of smashing the
    stack.  */

@@ -24,6 +24,19 @@ gc__fail (worker *w, gc_status st, int cb, const char *fmt, ...)
   va_end (ap);
 }
 
+void
+gc__fpenv_model (const shared *sh)
+{
+  fesetenv (&sh->model_env);
+}
+
+void
+gc__fpenv_reset (const shared *sh)
+{
+  (void) sh;
+  fesetenv (FE_DFL_ENV);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Evaluations.  Each returns false after recording a failure.  */
 
@@ -72,7 +85,9 @@ gc__eval_f32 (worker *w, const float *x, double *val)
   union { float v; unsigned char b[sizeof (float) + LOSS_GUARD]; } l;
   gc__guard_fill (l.b + sizeof (float), LOSS_GUARD);
   l.v = 0;
+  gc__fpenv_model (w->sh);
   int rc = w->sh->m->loss_f32 (w->sh->m->ctx, x, &l.v);
+  gc__fpenv_reset (w->sh);
   *val = l.v;
   return accept_guarded (w, rc,
                          gc__guard_intact (l.b + sizeof (float), LOSS_GUARD),
@@ -85,7 +100,9 @@ gc__eval_f64 (worker *w, const double *x, double *val)
   union { double v; unsigned char b[sizeof (double) + LOSS_GUARD]; } l;
   gc__guard_fill (l.b + sizeof (double), LOSS_GUARD);
   l.v = 0;
+  gc__fpenv_model (w->sh);
   int rc = w->sh->m->loss_f64 (w->sh->m->ctx, x, &l.v);
+  gc__fpenv_reset (w->sh);
   *val = l.v;
   return accept_guarded (w, rc,
                          gc__guard_intact (l.b + sizeof (double), LOSS_GUARD),
@@ -97,7 +114,9 @@ gc__eval_mpfr (worker *w, mpfr_ptr out)
 {
   mpfr_ptr l = w->lout;
   w->mpfr_called = true;
+  gc__fpenv_model (w->sh);
   int rc = w->sh->m->loss_mpfr (w->sh->m->ctx, w->xm, l);
+  gc__fpenv_reset (w->sh);
   bool intact = true;
   for (int k = 1; k < 3; k++)
     intact = intact && mpfr_get_prec (l + k) == 2 && mpfr_number_p (l + k)

@@ -61,9 +61,9 @@ stop (gc_result *r, gc_status st, int code, const char *what)
   return st;
 }
 
-gc_status
-gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
-                  gc_result **out)
+static gc_status
+forward_check (const gc_model *m, const float *x, const gc_options *opts,
+               gc_result **out, const fenv_t *model_env)
 {
   if (!out)
     return GC_EINVAL;
@@ -166,7 +166,11 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
         stop (r, GC_ETIMEOUT, 0, what);                                     \
       }                                                                     \
   while (0)
+  /* the model's environment around each callback, the library's after
+     it (manual: "Floating-point environment") */
+  fesetenv (model_env);
   int rc = m->outputs_f32 (m->ctx, x, of);
+  fesetenv (FE_DFL_ENV);
   if (rc)
     stop (r, GC_ECALLBACK, rc, "outputs_f32 failed");
   if (!gc__guarded_intact (of, no * sizeof *of))
@@ -177,7 +181,9 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
       stop (r, GC_ENONFINITE, 0, "outputs_f32 gave a non-finite output");
   if (r->status == GC_OK && m->outputs_magnitude_f32)
     {
+      fesetenv (model_env);
       rc = m->outputs_magnitude_f32 (m->ctx, x, mag);
+      fesetenv (FE_DFL_ENV);
       if (rc)
         stop (r, GC_ECALLBACK, rc, "outputs_magnitude_f32 failed");
       if (!gc__guarded_intact (mag, no * sizeof *mag))
@@ -219,7 +225,9 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
     }
   if (r->status == GC_OK)
     {
+      fesetenv (model_env);
       rc = m->outputs_mpfr (m->ctx, xm, om);
+      fesetenv (FE_DFL_ENV);
       if (rc)
         stop (r, GC_ECALLBACK, rc, "outputs_mpfr failed");
       if (!out_guards_intact (om + no))
@@ -258,4 +266,18 @@ gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
   if (r->status == GC_OK)
     gc__diagnose (r);
   return r->status;
+}
+
+/* The floating-point environments as in gc_check.  */
+gc_status
+gc_forward_check (const gc_model *m, const float *x, const gc_options *opts,
+                  gc_result **out)
+{
+  fenv_t caller, model;
+  feholdexcept (&caller);
+  fegetenv (&model);
+  fesetenv (FE_DFL_ENV);
+  gc_status st = forward_check (m, x, opts, out, &model);
+  fesetenv (&caller);
+  return st;
 }

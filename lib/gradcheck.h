@@ -266,6 +266,14 @@ typedef struct gc_options
      (to compare the two, or to time the twin's cost).  0 (default): a
      twin the model gives is used.  */
   int no_twin;
+  /* What selected the model beyond what the check sees of it (its name,
+     n, depths and point x): a plugin's arguments and a digest of its
+     file, a built-in model's shape.  Its bytes are part of the check's
+     identity (gc_identity.model_digest; manual: "Merging shards"), so
+     that shards of two models that share a name, n and point do not
+     merge.  Read during the call only; NULL (default): the empty
+     string.  */
+  const char *model_identity;
 } gc_options;
 
 /* Fill OPTS with the defaults: the tiered reference (GC_REF_AUTO: MPFR
@@ -458,11 +466,12 @@ typedef struct gc_identity
 {
   /* FNV-1a (64-bit) over the library version, the kind, model name, n,
      reference, precision, truncation source, step option, false-alarm
-     rate, direction kind, n_total, seed, shard count, depths and the two
-     digests below.  */
+     rate, direction kind, n_total, seed, shard count, depths and the
+     three digests below.  */
   uint64_t digest;
   uint64_t x_digest;           /* FNV-1a of x's n floats, little-endian */
   uint64_t directions_digest;  /* FNV-1a of the listed indices (GC_DIR_LIST) */
+  uint64_t model_digest;       /* FNV-1a of gc_options.model_identity */
   double step;                 /* the step option: 0 for the derived steps */
   char version[16];            /* the library version that ran the check */
 } gc_identity;
@@ -618,7 +627,9 @@ char *gc_param_name (const gc_result *result, size_t index, char *buf,
    and term values, the worst direction with its terms' inputs, blocks,
    constants and the check's identity.  TEXT is untrusted: GC_EFORMAT for
    anything malformed (invalid JSON or UTF-8, a duplicate key, a number
-   with leading zeros, a field of the wrong type or out of range).  */
+   with leading zeros, a field of the wrong type or out of range);
+   GC_EMISMATCH for a report that disagrees with itself (the version of
+   its top-level "gradcheck" field is not its identity's).  */
 gc_status gc_result_parse_json (const char *text, size_t len,
                                 gc_result **result);
 

@@ -95,6 +95,7 @@ gc__identity_digest (const gc_result *r)
      added without one, so that a check without a twin keeps its digest */
   if (r->twin)
     h = fnv_string (h, "twin");
+  h = fnv_u64 (h, id->model_digest);
   return h;
 }
 
@@ -135,5 +136,11 @@ gc__identity_set (gc_result *r, const float *x, size_t nx,
     = gradient && o->directions == GC_DIR_LIST
       ? gc__indices_digest (o->indices, o->n_indices)
       : gc__indices_digest (NULL, 0);
+  /* what selected the model (a plugin's arguments and file, a built-in
+     model's shape), as the caller says it: its bytes as they are (it is
+     not written anywhere, so two strings of other invalid UTF-8 are two
+     models) */
+  const char *mi = o->model_identity ? o->model_identity : "";
+  id->model_digest = fnv_bytes (FNV_OFFSET, mi, strlen (mi) + 1);
   id->digest = gc__identity_digest (r);
 }

@@ -10,6 +10,7 @@
 
 #include "gradcheck.h"
 
+#include <fenv.h>
 #include <stdarg.h>
 #include <stdbool.h>
 

@@ -465,8 +465,8 @@ load (const char *text, size_t len, json_t **out)
   return GC_ENOMEM;
 }
 
-gc_status
-gc_result_parse_json (const char *text, size_t len, gc_result **out)
+static gc_status
+parse_json (const char *text, size_t len, gc_result **out)
 {
   static const char *const kinds[] = { "gradient", "forward" };
   static const char *const refs[] = { "mpfr", "f32", "f64", "auto" };
@@ -615,9 +615,17 @@ gc_result_parse_json (const char *text, size_t len, gc_result **out)
       || !num (id, "step", &r->identity.step)
       || !hex (id, "x_digest", &r->identity.x_digest)
       || !hex (id, "directions_digest", &r->identity.directions_digest)
+      || !hex (id, "model_digest", &r->identity.model_digest)
       || !hex (id, "digest", &r->identity.digest))
     return fail (r, j, GC_EFORMAT);
   snprintf (r->identity.version, sizeof r->identity.version, "%s", version);
+  /* the version that wrote the report is the one that ran the check (a
+     check refused before it started has no identity: an empty one) */
+  const char *writer = str (j, "gradcheck");
+  if (!writer)
+    return fail (r, j, GC_EFORMAT);
+  if (version[0] && strcmp (writer, version) != 0)
+    return fail (r, j, GC_EMISMATCH);
 
   /* constants and blocks  */
   const json_t *cs = json_object_get (j, "constants");
@@ -825,8 +833,8 @@ merge_fail (gc_result *r, bool *filled, gc_status st)
   return st;
 }
 
-gc_status
-gc_result_merge (gc_result *const *shards, size_t n, gc_result **out)
+static gc_status
+merge (gc_result *const *shards, size_t n, gc_result **out)
 {
   if (!shards || !out || n == 0)
     return GC_EINVAL;
@@ -974,4 +982,32 @@ gc_result_merge (gc_result *const *shards, size_t n, gc_result **out)
     gc__diagnose (r);
   *out = r;
   return r->status == GC_OK ? GC_OK : r->status;
+}
+
+/* The default floating-point environment (to nearest, no trap) while the report is
+   read, the caller's
+   set back whole on return (manual: "Floating-point environment").  */
+gc_status
+gc_result_parse_json (const char *text, size_t len, gc_result **out)
+{
+  fenv_t caller;
+  fegetenv (&caller);
+  fesetenv (FE_DFL_ENV);
+  gc_status st = parse_json (text, len, out);
+  fesetenv (&caller);
+  return st;
+}
+
+/* The default floating-point environment (to nearest, no trap) while the shards are
+   judged, the caller's
+   set back whole on return (manual: "Floating-point environment").  */
+gc_status
+gc_result_merge (gc_result *const *shards, size_t n, gc_result **out)
+{
+  fenv_t caller;
+  fegetenv (&caller);
+  fesetenv (FE_DFL_ENV);
+  gc_status st = merge (shards, n, out);
+  fesetenv (&caller);
+  return st;
 }

@@ -127,11 +127,18 @@ gc__spread_along (const float *g, float *const gm[GC_N_MODES],
 }
 
 /* Record that MODE is left out of the measurement, with why (the first
-   reason is kept).  */
+   reason is kept).  A mode is counted once, whether the backward, the
+   forward or both left it out (counted twice, a report said 4 of 3 modes
+   left out and did not read back).  */
 static void
-drop_mode (gc_result *r, int mode, const char *what, const char *why)
+drop_mode (shared *sh, int mode, const char *what, const char *why)
 {
-  r->rounding_dropped++;
+  gc_result *r = sh->r;
+  unsigned bit = mode == FE_TONEAREST ? 1u : mode == FE_UPWARD ? 2u
+                 : mode == FE_DOWNWARD ? 4u : 8u;
+  if (!(sh->modes_dropped & bit))
+    r->rounding_dropped++;
+  sh->modes_dropped |= bit;
   if (r->rounding_note[0] == '\0')
     snprintf (r->rounding_note, sizeof r->rounding_note,
               "%s %s under rounding %s", what, why, gc__mode_name (mode));
@@ -154,11 +161,11 @@ loss_under (worker *w, int mode, double *val)
   else
     l.f = 0;
   gc__guard_fill (l.b + sz, LOSS_GUARD);
-  int cur = fegetround ();
+  gc__fpenv_model (w->sh);
   fesetround (mode);
   int rc = is64 ? m->loss_f64 (m->ctx, w->xd, &l.d)
                 : m->loss_f32 (m->ctx, w->xf, &l.f);
-  fesetround (cur);
+  gc__fpenv_reset (w->sh);
   const char *name = is64 ? "loss_f64" : "loss_f32";
   if (!gc__guard_intact (l.b + sz, LOSS_GUARD))
     {
@@ -177,7 +184,7 @@ loss_under (worker *w, int mode, double *val)
     }
   if (isfinite (*val))
     return 1;
-  drop_mode (w->sh->r, mode, name, "gave a non-finite value");
+  drop_mode (w->sh, mode, name, "gave a non-finite value");
   return 0;
 }
 
@@ -191,7 +198,7 @@ gc__measure_rounding (shared *sh, worker *w0, double f_rn)
 {
   const gc_model *m = sh->m;
   gc_result *r = sh->r;
-  int cur = fegetround ();
+  int cur = sh->model_round;
   int modes[GC_N_MODES];
   int k = gc__other_modes (cur, modes);
   for (int j = 0; j < k; j++)
@@ -199,9 +206,10 @@ gc__measure_rounding (shared *sh, worker *w0, double f_rn)
       float *g = gc__guarded_alloc (sh->n * sizeof *g);
       if (!g)
         return GC_ENOMEM;
+      gc__fpenv_model (sh);
       fesetround (modes[j]);
       int rc = m->grad_f32 (m->ctx, w0->xf, g);
-      fesetround (cur);
+      gc__fpenv_reset (sh);
       if (!gc__guarded_intact (g, sh->n * sizeof *g))
         {
           gc__guarded_free (g);
@@ -232,7 +240,7 @@ gc__measure_rounding (shared *sh, worker *w0, double f_rn)
           }
       if (why[0])
         {
-          drop_mode (r, modes[j], "grad_f32", why);
+          drop_mode (sh, modes[j], "grad_f32", why);
           gc__guarded_free (g);
           continue;
         }

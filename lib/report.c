@@ -577,8 +577,8 @@ json_out (gc__buf *b, json_t *j)
 static void direction_summary (gc__buf *b, const gc_result *r,
                                const gc_direction *d);
 
-char *
-gc_derivation (const gc_result *r, size_t dir, gc_format fmt)
+static char *
+derivation (const gc_result *r, size_t dir, gc_format fmt)
 {
   if (!r || !r->dirs || dir >= r->n_directions)
     return NULL;
@@ -1216,6 +1216,7 @@ report_json (const gc_result *r)
        && put (ident, "step", jnum (id->step))
        && put (ident, "x_digest", jhex (id->x_digest))
        && put (ident, "directions_digest", jhex (id->directions_digest))
+       && put (ident, "model_digest", jhex (id->model_digest))
        && put (ident, "digest", jhex (id->digest))
        && put (o, "identity", json_incref (ident));
   json_decref (ident);
@@ -1350,8 +1351,8 @@ report_tap (gc__buf *b, const gc_result *r)
   gc__buf_printf (b, "# verdict: %s\n", gc_verdict_name (r->verdict));
 }
 
-char *
-gc_report (const gc_result *r, gc_format fmt)
+static char *
+report (const gc_result *r, gc_format fmt)
 {
   if (!r)
     return NULL;
@@ -1399,4 +1400,32 @@ gc_report (const gc_result *r, gc_format fmt)
       break;
     }
   return gc__buf_take (&b);
+}
+
+/* The default floating-point environment (to nearest, no trap) while the derivation
+   is written, the caller's
+   set back whole on return (manual: "Floating-point environment").  */
+char *
+gc_derivation (const gc_result *r, size_t dir, gc_format fmt)
+{
+  fenv_t caller;
+  fegetenv (&caller);
+  fesetenv (FE_DFL_ENV);
+  char *text = derivation (r, dir, fmt);
+  fesetenv (&caller);
+  return text;
+}
+
+/* The default floating-point environment (to nearest, no trap) while the report is
+   written, the caller's
+   set back whole on return (manual: "Floating-point environment").  */
+char *
+gc_report (const gc_result *r, gc_format fmt)
+{
+  fenv_t caller;
+  fegetenv (&caller);
+  fesetenv (FE_DFL_ENV);
+  char *text = report (r, fmt);
+  fesetenv (&caller);
+  return text;
 }

@@ -15,9 +15,11 @@
 
 /* One call of grad_f64 at the worker's point into a new guarded array
    (NULL after recording a failure on W, or when memory runs out:
-   *NOMEM).  WHAT names the call in messages.  */
+   *NOMEM), in the model's floating-point environment (manual:
+   "Floating-point environment") under rounding MODE (-1: the caller's).
+   WHAT names the call in messages.  */
 static double *
-twin_call (worker *w, const char *what, bool *nomem)
+twin_call (worker *w, int mode, const char *what, bool *nomem)
 {
   shared *sh = w->sh;
   const gc_model *m = sh->m;
@@ -25,7 +27,11 @@ twin_call (worker *w, const char *what, bool *nomem)
   *nomem = !g;
   if (!g)
     return NULL;
+  gc__fpenv_model (sh);
+  if (mode >= 0)
+    fesetround (mode);
   int rc = m->grad_f64 (m->ctx, w->xd, g);
+  gc__fpenv_reset (sh);
   if (!gc__guarded_intact (g, sh->n * sizeof *g))
     {
       gc__guarded_free (g);
@@ -62,7 +68,7 @@ gc__twin_centre (shared *sh, worker *w0)
 {
   gc_result *r = sh->r;
   bool nomem;
-  sh->g64 = twin_call (w0, "", &nomem);
+  sh->g64 = twin_call (w0, -1, "", &nomem);
   if (!sh->g64)
     return nomem ? GC_ENOMEM : w0->st;
   size_t bad = first_nonfinite (sh->g64, sh->n);
@@ -73,7 +79,7 @@ gc__twin_centre (shared *sh, worker *w0)
       return w0->st;
     }
   /* Twice, as every callback ("Determinism and reentrancy").  */
-  double *again = twin_call (w0, " (second call)", &nomem);
+  double *again = twin_call (w0, -1, " (second call)", &nomem);
   if (!again)
     return nomem ? GC_ENOMEM : w0->st;
   for (size_t i = 0; i < sh->n; i++)
@@ -89,15 +95,13 @@ gc__twin_centre (shared *sh, worker *w0)
   gc__guarded_free (again);
   /* Manual: "The f64 twin": the twin's spread under the other modes; a
      mode under which it gives a non-finite value is left out.  */
-  int cur = fegetround ();
   int modes[GC_N_MODES];
-  int k = gc__other_modes (cur, modes);
+  int k = gc__other_modes (sh->model_round, modes);
   r->twin_rounding_modes = 0;
   for (int j = 0; j < k; j++)
     {
-      fesetround (modes[j]);
-      double *g = twin_call (w0, " under another rounding mode", &nomem);
-      fesetround (cur);
+      double *g = twin_call (w0, modes[j], " under another rounding mode",
+                             &nomem);
       if (!g)
         return nomem ? GC_ENOMEM : w0->st;
       if (first_nonfinite (g, sh->n) != SIZE_MAX)

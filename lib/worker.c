@@ -100,6 +100,7 @@ gc__worker_run (void *arg)
   worker *w = arg;
   shared *sh = w->sh;
   gc_result *r = sh->r;
+  gc__fpenv_reset (sh);   /* the library's, whatever its creator's was */
   for (size_t pos = w->id; pos < r->n_directions; pos += w->count)
     {
       if (atomic_load (&sh->stop))
@@ -123,7 +124,11 @@ gc__worker_run (void *arg)
         }
       size_t done = atomic_fetch_add (&sh->done, 1) + 1;
       if (w->id == 0 && sh->o->progress)
-        sh->o->progress (sh->o->progress_ctx, done, r->n_directions);
+        {
+          gc__fpenv_model (sh);
+          sh->o->progress (sh->o->progress_ctx, done, r->n_directions);
+          gc__fpenv_reset (sh);
+        }
     }
   /* MPFR's constant caches are per thread: free this thread's.  */
   if (w->id != 0)

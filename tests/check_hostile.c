@@ -3,11 +3,14 @@
 /* check_hostile.c -- the library against hostile models and options: a
    directions array that cannot be allocated, precisions and working sets
    that cannot fit, callbacks that write past their buffers or take too
-   long, a point with NaN, steps that overflow, sizes that lie.  Each case
-   must end in a clear status, never a crash, an abort or a silent pass.  */
+   long, a point with NaN, steps that overflow, sizes that lie, a caller
+   and a model that enable floating-point traps.  Each case must end in a
+   clear status, never a crash, an abort or a silent pass.  */
 
+#define _GNU_SOURCE   /* feenableexcept */
 #include "gctest.h"
 
+#include <fenv.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -54,6 +57,9 @@ typedef struct sq
   bool grad_writes_x;   /* the backward writes into x[0] */
   bool mpfr_writes_x;   /* loss_mpfr writes into x + 1 */
   bool mpfr_past;       /* loss_mpfr writes loss + 1 */
+  bool traps;           /* the backward enables FP traps, rounds upward */
+  bool inf_directed;    /* loss, f64 loss and backward are Inf unless the
+                           rounding is to nearest */
   int calls;
 } sq;
 
@@ -75,7 +81,7 @@ sq_loss (void *ctx, const float *x, float *l)
   for (int i = 0; i < SQ_N; i++)
     v += s->bounded ? (float) sq_c[i] * atanf (x[i])
                     : (float) sq_c[i] * x[i] * x[i];
-  l[0] = v;
+  l[0] = s->inf_directed && fegetround () != FE_TONEAREST ? INFINITY : v;
   for (int k = 1; k <= s->loss_past; k++)
     l[k] = 0;
   return 0;
@@ -84,11 +90,11 @@ sq_loss (void *ctx, const float *x, float *l)
 static int
 sq_loss64 (void *ctx, const double *x, double *l)
 {
-  (void) ctx;
+  sq *s = ctx;
   double v = 0;
   for (int i = 0; i < SQ_N; i++)
     v += sq_c[i] * x[i] * x[i];
-  *l = v;
+  *l = s->inf_directed && fegetround () != FE_TONEAREST ? INFINITY : v;
   return 0;
 }
 
@@ -103,6 +109,14 @@ sq_grad (void *ctx, const float *x, float *g)
     g[SQ_N + k] = 0;
   if (s->grad_writes_x)
     ((float *) x)[0] = 0;
+  if (s->inf_directed && fegetround () != FE_TONEAREST)
+    g[1] = INFINITY;
+  if (s->traps)
+    {
+      /* left behind for the library's own arithmetic */
+      feenableexcept (FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
+      fesetround (FE_UPWARD);
+    }
   return 0;
 }
 
@@ -659,6 +673,202 @@ START_TEST (test_new_statuses)
 }
 END_TEST
 
+/* Floating-point traps (issue 26: a plugin that enabled them killed the
+   command with SIGFPE in the library, an ordered comparison with NaN).
+   A caller with FE_INVALID, FE_DIVBYZERO and FE_OVERFLOW trapping and a
+   flag of its own raised, and a backward that enables the traps itself
+   and leaves the rounding upward: the check, the oracle, the reports in
+   every format, a derivation, reading back and merging run without a
+   signal (Check's fork reports one as an error), the check's verdict is
+   the one it has without traps, and the caller gets its environment back
+   whole: its traps, its rounding mode, its flag and no other.  */
+START_TEST (test_fp_traps)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  gc_result *plain = NULL;
+  ck_assert_int_eq (gc_check (&m, sq_x, NULL, &plain), GC_OK);
+  s.traps = true;
+  const int traps = FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW;
+  feclearexcept (FE_ALL_EXCEPT);
+  feraiseexcept (FE_UNDERFLOW);
+  feenableexcept (traps);
+  gc_result *r = NULL, *o = NULL, *back = NULL, *merged = NULL;
+  gc_status st = gc_check (&m, sq_x, NULL, &r);
+  int left = fegetexcept (), mode = fegetround ();
+  int flags = fetestexcept (FE_ALL_EXCEPT);
+  gc_status ost = gc_forward_check (&m, sq_x, NULL, &o);
+  bool rendered = true;
+  for (int f = GC_FMT_TEXT; f <= GC_FMT_TAP; f++)
+    {
+      char *t = gc_report (r, (gc_format) f), *u = gc_report (o, (gc_format) f);
+      rendered = rendered && t && u;
+      free (t);
+      free (u);
+    }
+  char *d = gc_derivation (r, 0, GC_FMT_TEXT);
+  rendered = rendered && d;
+  free (d);
+  char *json = gc_report (r, GC_FMT_JSON);
+  gc_status pst = json ? gc_result_parse_json (json, strlen (json), &back)
+                       : GC_ENOMEM;
+  gc_status mst = back ? gc_result_merge (&back, 1, &merged) : pst;
+  int left_after = fegetexcept ();
+  int flags_after = fetestexcept (FE_ALL_EXCEPT);
+  fedisableexcept (FE_ALL_EXCEPT);
+  fesetround (FE_TONEAREST);
+  ck_assert_int_eq (st, GC_OK);
+  ck_assert_int_eq (r->verdict, plain->verdict);
+  ck_assert_uint_eq (r->n_failed, plain->n_failed);
+  ck_assert_int_eq (ost, GC_OK);
+  ck_assert (rendered);
+  ck_assert_int_eq (pst, GC_OK);
+  ck_assert_int_eq (mst, GC_OK);
+  ck_assert_int_eq (merged->verdict, plain->verdict);
+  ck_assert_int_eq (left, traps);
+  ck_assert_int_eq (left_after, traps);
+  ck_assert_int_eq (mode, FE_TONEAREST);
+  ck_assert_int_eq (flags, FE_UNDERFLOW);
+  ck_assert_int_eq (flags_after, FE_UNDERFLOW);
+  free (json);
+  gc_result_free (merged);
+  gc_result_free (back);
+  gc_result_free (o);
+  gc_result_free (r);
+  gc_result_free (plain);
+}
+END_TEST
+
+/* A declared depth d with d u >= 1 (issue 26): gamma_d = d u / (1 - d u)
+   is undefined, and such a check passed a 1% bug with every direction
+   blind.  gc_check refuses it (GC_EINVAL, saying why) for the backward
+   (u = 2^-24) and for the forward in f32 mode; a depth just below checks,
+   and the 1% bug fails there.  */
+static int
+sq_grad_1pc (void *ctx, const float *x, float *g)
+{
+  sq_grad (ctx, x, g);
+  g[1] *= 1.01f;
+  return 0;
+}
+
+START_TEST (test_depth_gamma_undefined)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  m.grad_f32 = sq_grad_1pc;
+  gc_result *r = NULL;
+  m.backward_depth = (size_t) 1 << 24;
+  gc_status st = gc_check (&m, sq_x, NULL, &r);
+  assert_error (r, st, GC_EINVAL, "backward_depth 16777216: 16777216*u >= 1");
+  ck_assert_ptr_nonnull (strstr (r->detail, "gamma_d undefined"));
+  gc_result_free (r);
+  m.backward_depth = SIZE_MAX;
+  st = gc_check (&m, sq_x, NULL, &r);
+  assert_error (r, st, GC_EINVAL, "gamma_d undefined");
+  gc_result_free (r);
+  m.backward_depth = 2;
+  m.forward_depth = (size_t) 1 << 24;
+  gc_options o;
+  gc_options_init (&o);
+  o.reference = GC_REF_F32;
+  st = gc_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_EINVAL, "forward_depth 16777216");
+  gc_result_free (r);
+  m.forward_depth = 2 * SQ_N;
+  m.backward_depth = ((size_t) 1 << 24) - 1;
+  st = gc_check (&m, sq_x, NULL, &r);
+  ck_assert_int_eq (st, GC_OK);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  gc_result_free (r);
+}
+END_TEST
+
+/* A caller rounding upward with flush-to-zero (found by fuzz_fpenv): the
+   library's own arithmetic runs to nearest, so that shards written and
+   read back merge into the verdict of the whole check (the JSON numbers
+   were written and read under the caller's rounding and the identity's
+   step and false-alarm rate no longer matched: GC_EMISMATCH), and the
+   model still runs in the caller's rounding.  */
+static int seen_round = -1;   /* at the first call of the backward */
+
+static int
+sq_grad_seen (void *ctx, const float *x, float *g)
+{
+  if (seen_round == -1)
+    seen_round = fegetround ();
+  return sq_grad (ctx, x, g);
+}
+
+START_TEST (test_directed_caller_merges)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  gc_result *whole = NULL;
+  ck_assert_int_eq (gc_check (&m, sq_x, NULL, &whole), GC_OK);
+  m.grad_f32 = sq_grad_seen;
+  fesetround (FE_UPWARD);
+  gc_result *back[2] = { NULL, NULL }, *merged = NULL;
+  gc_options o;
+  gc_options_init (&o);
+  o.shard_count = 2;
+  gc_status st[2], pst[2];
+  for (size_t i = 0; i < 2; i++)
+    {
+      gc_result *r = NULL;
+      o.shard_index = i;
+      st[i] = gc_check (&m, sq_x, &o, &r);
+      char *json = gc_report (r, GC_FMT_JSON);
+      pst[i] = gc_result_parse_json (json, strlen (json), &back[i]);
+      free (json);
+      gc_result_free (r);
+    }
+  gc_status mst = gc_result_merge (back, 2, &merged);
+  int mode = fegetround ();
+  fesetround (FE_TONEAREST);
+  ck_assert_int_eq (seen_round, FE_UPWARD);
+  ck_assert_int_eq (mode, FE_UPWARD);
+  ck_assert_int_eq (st[0], GC_OK);
+  ck_assert_int_eq (st[1], GC_OK);
+  ck_assert_int_eq (pst[0], GC_OK);
+  ck_assert_int_eq (pst[1], GC_OK);
+  ck_assert_int_eq (mst, GC_OK);
+  ck_assert_int_eq (merged->verdict, whole->verdict);
+  gc_result_free (merged);
+  gc_result_free (back[0]);
+  gc_result_free (back[1]);
+  gc_result_free (whole);
+}
+END_TEST
+
+/* A rounding mode left out by both the backward and the forward is one
+   mode (found by fuzz_fpenv: it counted twice, a report said 4 or 6 of
+   the 3 modes left out, and its JSON did not read back).  */
+START_TEST (test_rounding_dropped_once)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  s.inf_directed = true;
+  gc_options o;
+  gc_options_init (&o);
+  o.reference = GC_REF_F64;
+  gc_result *r = NULL, *back = NULL;
+  ck_assert_int_eq (gc_check (&m, sq_x, &o, &r), GC_OK);
+  ck_assert_uint_eq (r->rounding_modes, 0);
+  ck_assert_uint_eq (r->rounding_dropped, 3);
+  char *json = gc_report (r, GC_FMT_JSON);
+  ck_assert_int_eq (gc_result_parse_json (json, strlen (json), &back), GC_OK);
+  ck_assert_uint_eq (back->rounding_dropped, 3);
+  free (json);
+  gc_result_free (back);
+  gc_result_free (r);
+}
+END_TEST
+
 static Suite *
 hostile_suite (void)
 {
@@ -677,6 +887,10 @@ hostile_suite (void)
   tcase_add_test (tc, test_huge_n);
   tcase_add_test (tc, test_new_statuses);
   tcase_add_test (tc, test_subnormal_false_alarm);
+  tcase_add_test (tc, test_fp_traps);
+  tcase_add_test (tc, test_depth_gamma_undefined);
+  tcase_add_test (tc, test_directed_caller_merges);
+  tcase_add_test (tc, test_rounding_dropped_once);
   suite_add_tcase (s, tc);
   /* An address-space limit must stay in its own process, and
      AddressSanitizer reserves more than any limit leaves.  */

@@ -247,6 +247,21 @@ run (tw *t, int no_twin)
   return gct_check_ok (&t->model, t->x, &o);
 }
 
+/* The case's line of the before/after table (issue 21's closing note):
+   the check without the twin and with it, verdict, worst nu and median
+   resolution (the algorithm's with the twin).  Prints only.  */
+static void
+before_after (const char *name, tw *t)
+{
+  gc_result *b = run (t, 1), *a = run (t, 0);
+  printf ("# case %-34s without twin: %-12s nu %-9.3g res %-9.3g | with: "
+          "%-12s nu %-9.3g res %.3g\n", name, gc_verdict_name (b->verdict),
+          b->worst_nu, b->resolution_median, gc_verdict_name (a->verdict),
+          a->worst_nu, a->resolution_f64_median);
+  gc_result_free (a);
+  gc_result_free (b);
+}
+
 /* A bug must not pass: a failure, or a direction the check says it
    cannot judge.  */
 static bool
@@ -263,6 +278,7 @@ START_TEST (test_mixed_scale_correct)
 {
   tw *t = tw_new (33, 0);
   mixed_scales (t);
+  before_after ("mixed scale, correct", t);
   gc_result *r = run (t, 0);
   ck_assert_int_eq (r->twin, 1);
   /* no false alarm: no failure and no precision finding; a direction the
@@ -287,6 +303,7 @@ START_TEST (test_mixed_scale_smallest_x2)
   t->lo = 0;
   t->hi = 1;
   t->factor = 2;
+  before_after ("mixed scale, x2 on the smallest", t);
   gc_result *before = run (t, 1), *r = run (t, 0);
   printf ("# mixed scale, x2 on the 1e-8 element: without the twin %s, "
           "with it %s (algorithm: %s)\n", gc_verdict_name (before->verdict),
@@ -313,6 +330,7 @@ START_TEST (test_mixed_scale_mid_1e3)
   t->lo = 12;   /* s = 10^-2 */
   t->hi = 13;
   t->factor = 1 + 1e-3;
+  before_after ("mixed scale, 1e-3 on a mid element", t);
   gc_result *r = run (t, 0);
   ck_assert_msg (not_passed (r), "a 1e-3 error on a mid-scale element "
                  "passed (%s)", gc_verdict_name (r->verdict));
@@ -325,6 +343,30 @@ END_TEST
 /* ---------------------------------------------------------------------- */
 /* A vanishing recurrence: 2000 steps of decay 0.995, dL/dx_0 = 0.995^1999
    = 4.5e-5; the terms below element 500 (below 8e-2 .. 4.5e-5) dropped.  */
+
+static gc_result *
+run_list_as (tw *t, const size_t *ix, size_t k, int no_twin)
+{
+  gc_options o;
+  gc_options_init (&o);
+  o.no_twin = no_twin;
+  o.directions = GC_DIR_LIST;
+  o.indices = ix;
+  o.n_indices = k;
+  return gct_check_ok (&t->model, t->x, &o);
+}
+
+static void
+before_after_list (const char *name, tw *t, const size_t *ix, size_t k)
+{
+  gc_result *b = run_list_as (t, ix, k, 1), *a = run_list_as (t, ix, k, 0);
+  printf ("# case %-34s without twin: %-12s nu %-9.3g res %-9.3g | with: "
+          "%-12s nu %-9.3g res %.3g\n", name, gc_verdict_name (b->verdict),
+          b->worst_nu, b->resolution_median, gc_verdict_name (a->verdict),
+          a->worst_nu, a->resolution_f64_median);
+  gc_result_free (a);
+  gc_result_free (b);
+}
 
 static gc_result *
 run_list (tw *t, const size_t *ix, size_t k)
@@ -342,6 +384,8 @@ static const size_t rec_ix[] = { 0, 1, 50, 250, 499, 500, 1000, 1999 };
 START_TEST (test_recurrence_correct)
 {
   tw *t = tw_new (2000, 1);
+  before_after_list ("vanishing recurrence, correct", t, rec_ix,
+                     sizeof rec_ix / sizeof *rec_ix);
   gc_result *r = run_list (t, rec_ix, sizeof rec_ix / sizeof *rec_ix);
   ck_assert_msg (r->verdict == GC_PASS, "correct recurrence: %s (worst nu "
                  "%g)", gc_verdict_name (r->verdict), r->worst_nu);
@@ -354,6 +398,8 @@ START_TEST (test_recurrence_dropped_term)
 {
   tw *t = tw_new (2000, 1);
   t->drop = 500;
+  before_after_list ("vanishing recurrence, term dropped", t, rec_ix,
+                     sizeof rec_ix / sizeof *rec_ix);
   gc_result *r = run_list (t, rec_ix, sizeof rec_ix / sizeof *rec_ix);
   ck_assert_int_eq (r->verdict, GC_FAIL);
   /* every dropped coordinate listed fails, in the algorithm */
@@ -376,6 +422,7 @@ START_TEST (test_overdeclared_depth)
   t->hi = 12;
   t->factor = 1 + 1e-3;
   t->model.backward_depth = 1000000;
+  before_after ("depth 1e6 declared, 1e-3 scale", t);
   gc_result *before = run (t, 1), *r = run (t, 0);
   printf ("# depth 1e6 over 3: without the twin %s, with it %s\n",
           gc_verdict_name (before->verdict), gc_verdict_name (r->verdict));
@@ -395,6 +442,7 @@ START_TEST (test_overdeclared_magnitudes)
   t->factor = 1 + 1e-3;
   t->model.grad_magnitude_f32 = mag32;
   t->mag_scale = 1000;
+  before_after ("magnitudes x1000, 1e-3 scale", t);
   gc_result *r = run (t, 0);
   ck_assert_int_eq (r->verdict, GC_FAIL);
   ck_assert_uint_eq (r->n_failed_algorithm, 8);
@@ -411,6 +459,7 @@ START_TEST (test_bf16_intermediate)
 {
   tw *t = tw_new (24, 0);
   t->bf16 = 1;
+  before_after ("bf16 by bit operations, correct", t);
   gc_result *r = run (t, 0);
   ck_assert_int_eq (r->verdict, GC_PRECISION);
   ck_assert_uint_eq (r->n_failed_algorithm, 0);
@@ -433,6 +482,7 @@ START_TEST (test_f32_path_only_bug)
   t->lo = 3;
   t->hi = 4;
   t->factor32 = 1.1;
+  before_after ("f32 path only, x1.1", t);
   gc_result *r = run (t, 0);
   ck_assert_int_eq (r->verdict, GC_FAIL);
   ck_assert_uint_eq (r->n_mismatch, 1);
@@ -572,7 +622,16 @@ START_TEST (test_pool_stagnation)
                  .forward_depth = 9, .backward_depth = POOL_D + 1 };
   gc_options o;
   gc_options_init (&o);
+  o.no_twin = 1;
+  gc_result *b = gct_check_ok (&m, x, &o);
+  o.no_twin = 0;
   gc_result *r = gct_check_ok (&m, x, &o);
+  printf ("# case %-34s without twin: %-12s nu %-9.3g res %-9.3g | with: "
+          "%-12s nu %-9.3g res %.3g\n", "stagnating sum on a thread pool",
+          gc_verdict_name (b->verdict), b->worst_nu, b->resolution_median,
+          gc_verdict_name (r->verdict), r->worst_nu,
+          r->resolution_f64_median);
+  gc_result_free (b);
   /* the stagnation is real: c rounds to 1, an error of D eps = 2^-13 */
   ck_assert (r->dirs[0].analytic == 1.0);
   ck_assert_msg (r->verdict == GC_PASS, "stagnating sum on a pool: %s "

@@ -12,6 +12,7 @@
 G=$GRADCHECK
 B=${TESTBIN:-tests}
 L=$PLUGIN_LIAR
+P=$PLUGIN_HOSTILE
 
 # outcome CODE PATTERN DESCRIPTION COMMAND...: exit CODE and PATTERN on stderr
 outcome () {
@@ -40,9 +41,37 @@ else
   skip "ulimit -v 500000" "the command cannot start under an address-space limit (sanitizer build)"
 fi
 
+# Address-space limits that leave no room for OpenBLAS's work buffer: it
+# retried its mmap forever (every command hung at 60 and 120 MB).  Each
+# command ends with exit 3 and a message; a limit with room still checks.
+if (ulimit -v 60000; "$G" --version) > /dev/null 2>&1; then
+  for lim in 60000 120000; do
+    for c in "run" "run --threads 2" "explain --index 0" "oracle" \
+             "steps --index 0 --output $TMPD/lim.svg" "run --dump $TMPD/lim$lim"; do
+      outcome 3 "out of memory" "ulimit -v $lim, $c: exit 3, no hang" \
+        timeout 120 sh -c "ulimit -v $lim; exec $G $c"
+    done
+  done
+  outcome 0 "" "ulimit -v 400000: the default check runs and passes" \
+    timeout 120 sh -c "ulimit -v 400000; exec $G run"
+else
+  skip "ulimit -v 60000" "the command cannot start under an address-space limit (sanitizer build)"
+fi
+
 # Steps and points
 outcome 2 "overflows" "--step 1e308 is the step's fault, exit 2" $G run tanh-gemm --step 1e308
 outcome 2 "overflows" "--step 1e308 --ref f32 likewise" $G run tanh-gemm --step 1e308 --ref f32
+
+# --shard: digits/digits only, a space on either side of the slash refused
+for s in '0/ 2' ' 0/2' '0 /2' '0/2 ' '0/+2' '/2' '0/'; do
+  outcome 2 "bad --shard" "--shard '$s' is refused" $G run tanh-gemm --shard "$s"
+done
+outcome 0 "" "--shard 1/2 is accepted" $G run tanh-gemm --shard 1/2
+
+# steps --output where it cannot be written: a write error (3), not usage
+outcome 3 "cannot write" "steps --output into a missing directory exits 3" \
+  $G steps tanh-gemm --index 0 --output "$TMPD/no/such/dir/s.svg"
+check "... naming the errno" grep -q 'No such file or directory' "$TMPD/err"
 
 # --timeout: refused values
 for t in 0 -1 nan inf abc 1e9; do
@@ -97,6 +126,49 @@ if (ulimit -v 4000000; "$G" --version) > /dev/null 2>&1; then
 else
   skip "GMP out of memory" "the command cannot start under an address-space limit (sanitizer build)"
 fi
+
+# FP traps (issue 26): a plugin that enables them while it loads (its set-up
+# function, its ELF constructor) or in its backward is checked as without
+# them, never ended by SIGFPE; an exit() in its constructor is caught.
+outcome 0 "" "a plugin enabling FP traps in set-up and backward: no SIGFPE" \
+  $G run --plugin "$L" --ref f64 --shape traps
+check "... and its verdict is printed" grep -q '^verdict: PASS' "$TMPD/out"
+outcome 0 "" "... in its ELF constructor: no SIGFPE" \
+  env LIAR_CONSTRUCTOR=traps $G run --plugin "$L" --ref f64 --format json
+check "... and its JSON report says pass" grep -q '"verdict":"pass"' "$TMPD/out"
+outcome 0 "" "explain under a plugin's traps" $G explain --plugin "$L" --ref f64 --shape traps --index 1
+outcome 0 "" "steps under a plugin's traps" \
+  $G steps --plugin "$P" --shape traps --index 0 --output "$TMPD/steps.svg"
+outcome 5 "called exit()" "exit(0) in a plugin's constructor does not exit 0" \
+  env LIAR_CONSTRUCTOR=exit0 $G run --plugin "$L" --ref f64
+check "... and printed nothing on stdout" test ! -s "$TMPD/out"
+
+# Shards of one plugin with other arguments (--shape selects a plugin's
+# model) or from another file are of another check: merge refuses them.
+# Two spellings of one built-in shape are one model.
+for part in 0 1; do
+  $G run --plugin "$P" --shard $part/2 --format json > "$TMPD/p$part.json" 2> /dev/null
+  $G run --plugin "$P" --shape x-bug --shard $part/2 --format json > "$TMPD/q$part.json" 2> /dev/null
+done
+outcome 0 "" "shards of one plugin with the same arguments merge" $G merge "$TMPD/p0.json" "$TMPD/p1.json"
+outcome 2 "do not belong together" "shards of a plugin with other --shape do not merge" \
+  $G merge "$TMPD/p0.json" "$TMPD/q1.json"
+outcome 2 "do not belong together" "... either way round" $G merge "$TMPD/q0.json" "$TMPD/p1.json"
+cp "$P" "$TMPD/other.so" && printf x >> "$TMPD/other.so"
+$G run --plugin "$TMPD/other.so" --shard 1/2 --format json > "$TMPD/o1.json" 2> /dev/null
+outcome 2 "do not belong together" "shards of another plugin file do not merge" \
+  $G merge "$TMPD/p0.json" "$TMPD/o1.json"
+$G run gdn --shape T=5 --shard 0/2 --format json > "$TMPD/b0.json" 2> /dev/null
+$G run gdn --shape T=5,BT=16 --shard 1/2 --format json > "$TMPD/b1.json" 2> /dev/null
+$G run gdn --shape T=5,BT=4 --shard 1/2 --format json > "$TMPD/c1.json" 2> /dev/null
+outcome 0 "" "built-in shards of one shape spelt two ways merge" $G merge "$TMPD/b0.json" "$TMPD/b1.json"
+outcome 2 "do not belong together" "built-in shards of two shapes do not merge" \
+  $G merge "$TMPD/b0.json" "$TMPD/c1.json"
+# a report whose top-level version is not its identity's
+sed 's/^{"gradcheck":"[^"]*"/{"gradcheck":"9.9.9"/' "$TMPD/p1.json" > "$TMPD/v1.json"
+check "(the edited report differs)" sh -c "! cmp -s '$TMPD/p1.json' '$TMPD/v1.json'"
+outcome 2 "disagrees with itself" "a shard whose version is not its identity's is refused" \
+  $G merge "$TMPD/p0.json" "$TMPD/v1.json"
 
 # --dump over descriptions the library does not check
 for lie in nullname:"no name" collide:"a_b.npy" gradq:"grad_q.npy" \

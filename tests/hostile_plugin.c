@@ -6,10 +6,14 @@
    sequences), "bytes" (a C1 control, bytes that are not UTF-8), "xml" (markup for
    the SVG of gradcheck steps, a path for its default file name).  ARGS
    ending in "-bug" gives the backward a bug (block "a" three times too
-   large), so that failing test points and a diagnosis carry the names.  */
+   large), so that failing test points and a diagnosis carry the names.
+   ARGS "traps" enables the FP traps FE_INVALID, FE_DIVBYZERO and
+   FE_OVERFLOW and leaves them on (for gradcheck steps: an MPFR model).  */
 
+#define _GNU_SOURCE   /* feenableexcept */
 #include <gradcheck.h>
 
+#include <fenv.h>
 #include <string.h>
 
 static float x[4] = { 0.5f, -0.25f, 1.0f, 2.0f };
@@ -57,6 +61,8 @@ const gc_plugin *
 gradcheck_plugin (const char *args)
 {
   const char *mode = args ? args : "";
+  if (!strcmp (mode, "traps"))
+    feenableexcept (FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
   bug = strlen (mode) > 4 && !strcmp (mode + strlen (mode) - 4, "-bug");
   const char *name = "hostile", *block = "a", *constant = "K";
   if (!strncmp (mode, "tap", 3))

@@ -17,13 +17,20 @@
    only --dump computes, raise SIGINT), "nanx" (a NaN in the point),
    "mpfrbig" (an MPFR forward whose numbers cannot be allocated: GMP's
    allocation failure).
+   "traps": honest, but its set-up function and its backward enable the
+   FP traps FE_INVALID, FE_DIVBYZERO, FE_OVERFLOW and leave them on.
+   The environment variable LIAR_CONSTRUCTOR makes the plugin's ELF
+   constructor misbehave while the plugin loads: "exit0" (exit (0)),
+   "traps" (the traps above).
    "die:SIG" (ILL, SEGV, ABRT, BUS) is honest but its backward raises SIG,
    and "die:SIG@CORE" only when OPENBLAS_CORETYPE is CORE: a model that
    dies under one kernel, for gradcheck sweep's rule (SIGILL: unsupported;
    any other death: a crash, and the sweep fails; tests/outcomes.sh).  */
 
+#define _GNU_SOURCE   /* feenableexcept */
 #include <gradcheck.h>
 
+#include <fenv.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +66,19 @@ grad (void *ctx, const float *p, float *g)
     g[4 + k] = 0;
   if (!strcmp (lie, "exit0"))
     exit (0);
+  if (!strcmp (lie, "traps"))
+    feenableexcept (FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
   return 0;
+}
+
+__attribute__ ((constructor)) static void
+misbehave_while_loading (void)
+{
+  const char *what = getenv ("LIAR_CONSTRUCTOR");
+  if (what && !strcmp (what, "exit0"))
+    exit (0);
+  if (what && !strcmp (what, "traps"))
+    feenableexcept (FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
 }
 
 static int calls64;
@@ -154,6 +173,8 @@ gradcheck_plugin (const char *args)
             && (!at || (core && !strcmp (core, at + 1))))
           die_signal = t[k].sig;
     }
+  if (!strcmp (lie, "traps"))
+    feenableexcept (FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
   if (!strcmp (lie, "nmax"))
     model.n = plugin.x_count = SIZE_MAX;
   if (!strcmp (lie, "xcount"))
