@@ -102,6 +102,11 @@ falsify_s=$(( $(date +%s) - start ))
 "$BENCH" speed > "$out/speed.json"
 sh "$(dirname "$0")/speed.sh"
 "$BENCH" absgrowth > "$out/absgrowth.json"
+# manual: "The f64 twin": each model's default check with and without its
+# twin, side by side, and every mutant both ways
+for m in gdn kda tanh-gemm; do
+  "$BENCH" twin $m > "$out/twin-$m.json"
+done
 printf '%s\n%s\n%s\n%s\n%s\n' "$falsify_s" "$run_kernels" "$skipped" "$SEEDS" "$MSEEDS" > "$out/run-info.txt"
 fi
 falsify_s=$(sed -n 1p "$out/run-info.txt")
@@ -183,6 +188,30 @@ sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
     cat "$out/speed-gdn.md"
     echo
   fi
+  echo "## The f64 twin (default shapes, seed 1, 1 thread; manual: \"The f64 twin\")"
+  echo
+  echo "The default check with the model's twin and without it (--twin off), in one run (medians of 3); the algorithm's resolution beside the f32 check's; every mutant both ways (bench twin MODEL; bench/results/twin-MODEL.json)."
+  echo
+  echo "| model | verdict (with / without) | time with / without (s) | ratio | algorithm resolution median / worst | f32 resolution median / worst | coordinates on Richardson | re-judged in MPFR |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for m in gdn kda tanh-gemm; do
+    f="$out/twin-$m.json"
+    [ -f "$f" ] || continue
+    v () { sed 's/,"mutants".*//' "$f" | sed -n "s/.*\"$1\":\"*\([^,\"}]*\).*/\1/p"; }
+    echo "| $m | $(v verdict) / $(v verdict_without) | $(v time_with_s) / $(v time_without_s) | $(v ratio) | $(v resolution_algorithm_median) / $(v resolution_algorithm_worst) | $(v resolution_f32_median) / $(v resolution_f32_worst) | $(v richardson_used) of $(v n) | $(v decided_mpfr) |"
+  done
+  echo
+  echo "| model | mutant | precision-only | with the twin | without | algorithm failures | precision | beyond any rounding | of |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  for m in gdn kda tanh-gemm; do
+    f="$out/twin-$m.json"
+    [ -f "$f" ] || continue
+    sed 's/.*"mutants":\[//; s/\]}$//; s/},{/}\n{/g' "$f" | while read -r line; do
+      g () { echo "$line" | sed -n "s/.*\"$1\":\"*\([^,\"}]*\).*/\1/p"; }
+      echo "| $m | $(g mutant) | $(g precision_only) | $(g verdict) | $(g verdict_without) | $(g failed_algorithm) | $(g precision) | $(g mismatch) | $(g of) |"
+    done
+  done
+  echo
   echo "## 4. Targets"
   echo
   fa=$(awk -F'\t' 'NR > 1 && $3 == "none" { s += $5 } END { print s + 0 }' "$out/falsify-summary.tsv")

@@ -262,6 +262,13 @@ cli_steps (const cli_args *a, const cli_model *cm)
   printf ("# gradcheck steps: %s, %s (parameter %zu)\n", tmodel, tname, idx);
   printf ("# exact derivative %.17g (MPFR, 256 bits); adjoint term %.3e\n",
           exact, adjoint);
+  /* manual: "The f64 twin": the two questions at the exact derivative */
+  if (!isnan (ex.analytic_f64))
+    printf ("# twin: |g64 - exact| = %.3e against the twin's adjoint term "
+            "%.3e (the algorithm); |g32 - g64| = %.3e against the f32 "
+            "arithmetic's bound %.3e (the arithmetic)\n",
+            fabs (ex.analytic_f64 - exact), ex.adjoint_f64.value,
+            ex.arith_diff, ex.arith_bar);
   printf ("# h\tf32_error\tf32_bar\tmpfr_error\tmpfr_bar\n");
   for (size_t k = 0; k < NSTEPS; k++)
     printf ("%.6e\t%.6e\t%.6e\t%.6e\t%.6e\n", pt[k].h, pt[k].err[0],

@@ -129,6 +129,7 @@ check "steps exits 0 (exit $rc)" test "$rc" -eq 0
 check "steps writes a well-formed SVG" "$B/svgcheck" "$TMPD/steps.svg"
 check "the SVG has the four curves" test "$(grep -c '<polyline' "$TMPD/steps.svg")" -ge 4
 check "steps prints 48 rows of data" test "$(grep -vc '^#' "$TMPD/steps.txt")" -eq 48
+check "steps gives the twin's two questions at the exact derivative (manual: The f64 twin)" grep -q "^# twin: |g64 - exact| = .* (the algorithm); |g32 - g64| = " "$TMPD/steps.txt"
 # The V: the smallest f32 error lies inside the range, and both ends
 # (truncation at large h, rounding at small h) are ten times above it.
 v=$(awk '!/^#/ && $2 != "nan" { e[++n] = $2 + 0 }
@@ -158,6 +159,23 @@ for t in q:1,5,2,8 k:1,5,2,8 v:1,5,2,8 g:1,5,2 beta_logit:1,5,2 S0:1,2,8,8 \
 done
 
 # plugins: the example round trip, and plugins that lie
+# doc/examples/twin.c: a backward written once, its twin from the same
+# source (manual: "Writing a twin"); ",bf16" keeps the f32 path's partial
+# sums in bf16: the algorithm passes, the arithmetic does not.
+if [ -n "${PLUGIN_TWIN:-}" ] && [ -f "$PLUGIN_TWIN" ]; then
+  expect_rc 0 "the twin example plugin passes" $G run --plugin "$PLUGIN_TWIN" --shape 24
+  $G run --plugin "$PLUGIN_TWIN" --shape 24,bf16 > "$TMPD/tw" 2>&1; rc=$?
+  check "the twin example with bf16 partial sums is PRECISION, exit 6 (exit $rc)" test "$rc" -eq 6
+  check "its algorithm passes: 0 failed of the g64 check" grep -q "algorithm:  g64 against the reference: 0 failed" "$TMPD/tw"
+  expect_rc 1 "the same without its twin fails (--twin off)" $G run --plugin "$PLUGIN_TWIN" --shape 24,bf16 --twin off
+  for s in 0 1 2; do $G run --plugin "$PLUGIN_TWIN" --shape 24,bf16 --shard $s/3 --format json > "$TMPD/tw$s.json"; done
+  expect_rc 6 "shards of a PRECISION check merge to PRECISION (exit 6)" $G merge "$TMPD/tw0.json" "$TMPD/tw1.json" "$TMPD/tw2.json"
+  $G run --plugin "$PLUGIN_TWIN" --shape 24,bf16 --format tap > "$TMPD/twtap"
+  check "TAP marks a precision direction not ok, with both ratios" grep -q "^#   twin g64 .* arithmetic nu .*PRECISION" "$TMPD/twtap"
+else
+  skip "the twin example plugin" "PLUGIN_TWIN not built"
+fi
+
 if [ -n "$PLUGIN_EXAMPLE" ] && [ -f "$PLUGIN_EXAMPLE" ]; then
   $G run --plugin "$PLUGIN_EXAMPLE" --shape 12 > "$TMPD/pl" 2>&1; rc=$?
   check "the example plugin passes (exit $rc)" test "$rc" -eq 0
