@@ -156,7 +156,8 @@ weight (const worker *w, const gc_direction *d, size_t j)
 
 /* Manual: "Richardson's stencil": where the f64 reference judged
    coordinate D, f64 central differences at h, 2h and 4h, h =
-   2^(floor(log2 s_i) - GC_RICHARDSON_SHIFT), extrapolated; stored in D
+   2^(floor(log2 s_i) - GC_RICHARDSON_SHIFT), extrapolated, with h doubled
+   once where the truncation is far below the rounding; stored in D
    with their terms (judge.c decides whether they replace D(h)).  A point
    where the f64 forward leaves its domain or its format leaves the
    direction without them; any other failure of the model stops the check
@@ -176,12 +177,28 @@ richardson (worker *w, gc_direction *d)
       || d->verdict == GC_ERROR)
     return true;
   double h = ldexp (1.0, ilogb (sh->scale[i]) - GC_RICHARDSON_SHIFT);
-  static const double k[6] = { 1, -1, 2, -2, 4, -4 };
-  double f[6], lmax = sh->mag_loss;
-  for (int j = 0; j < 6; j++)
+  /* points at +-h, +-2h, +-4h, and +-8h where the step doubles once */
+  static const double k[8] = { 1, -1, 2, -2, 4, -4, 8, -8 };
+  double f[8], lmax = sh->mag_loss;
+  for (int j = 0; j < 8; j++)
     {
-      /* exact: x_i has 24 bits, h is a power of two at most 2^-5 of
-         max(|x_i|, rms), so x_i + 4h needs fewer than 53 */
+      if (j == 6)
+        {
+          /* Manual: "Richardson's stencil": where R(h)'s truncation is
+             below a sixteenth of its rounding, the step doubles once (the
+             rounding halves, the truncation grows by about 16) */
+          double d1 = (f[0] - f[1]) / (2 * h), d2 = (f[2] - f[3]) / (4 * h);
+          double d4 = (f[4] - f[5]) / (8 * h);
+          double r1 = (4 * d1 - d2) / 3, r2 = (4 * d2 - d4) / 3;
+          gc_term e;
+          gc__term_reference (&e, GC_REF_F64, sh->p, r->lambda_forward,
+                              r->forward_depth, lmax, h, 0, r1,
+                              sh->spread_loss);
+          if (!(16 * fabs (r2 - r1) < 1.5 * e.value))
+            break;
+        }
+      /* exact: x_i has 24 bits, h is a power of two at most 2^-7 of
+         max(|x_i|, rms), so x_i + 8h needs fewer than 53 */
       w->xd[i] = (double) sh->x[i] + k[j] * h;
       bool ok = gc__eval_f64 (w, w->xd, &f[j]);
       w->xd[i] = sh->x[i];
@@ -192,9 +209,17 @@ richardson (worker *w, gc_direction *d)
           w->st = GC_OK;
           w->cb = 0;
           w->detail[0] = 0;
-          return true;
+          if (j < 6)
+            return true;
+          break;   /* the doubled step left the domain: keep h */
         }
       lmax = fmax (lmax, fabs (f[j]));
+      if (j == 7)
+        {
+          /* R at 2h from D(2h), D(4h), D(8h) */
+          memmove (f, f + 2, 6 * sizeof *f);
+          h *= 2;
+        }
     }
   double d1 = (f[0] - f[1]) / (2 * h), d2 = (f[2] - f[3]) / (4 * h);
   double d4 = (f[4] - f[5]) / (8 * h);
