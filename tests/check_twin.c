@@ -251,13 +251,19 @@ run (tw *t, int no_twin)
    the check without the twin and with it, verdict, worst nu and median
    resolution (the algorithm's with the twin).  Prints only.  */
 static void
-before_after (const char *name, tw *t)
+print_case (const char *name, const gc_result *b, const gc_result *a)
 {
-  gc_result *b = run (t, 1), *a = run (t, 0);
   printf ("# case %-34s without twin: %-12s nu %-9.3g res %-9.3g | with: "
           "%-12s nu %-9.3g res %.3g\n", name, gc_verdict_name (b->verdict),
           b->worst_nu, b->resolution_median, gc_verdict_name (a->verdict),
           a->worst_nu, a->resolution_f64_median);
+}
+
+static void
+before_after (const char *name, tw *t)
+{
+  gc_result *b = run (t, 1), *a = run (t, 0);
+  print_case (name, b, a);
   gc_result_free (a);
   gc_result_free (b);
 }
@@ -360,10 +366,7 @@ static void
 before_after_list (const char *name, tw *t, const size_t *ix, size_t k)
 {
   gc_result *b = run_list_as (t, ix, k, 1), *a = run_list_as (t, ix, k, 0);
-  printf ("# case %-34s without twin: %-12s nu %-9.3g res %-9.3g | with: "
-          "%-12s nu %-9.3g res %.3g\n", name, gc_verdict_name (b->verdict),
-          b->worst_nu, b->resolution_median, gc_verdict_name (a->verdict),
-          a->worst_nu, a->resolution_f64_median);
+  print_case (name, b, a);
   gc_result_free (a);
   gc_result_free (b);
 }
@@ -371,12 +374,7 @@ before_after_list (const char *name, tw *t, const size_t *ix, size_t k)
 static gc_result *
 run_list (tw *t, const size_t *ix, size_t k)
 {
-  gc_options o;
-  gc_options_init (&o);
-  o.directions = GC_DIR_LIST;
-  o.indices = ix;
-  o.n_indices = k;
-  return gct_check_ok (&t->model, t->x, &o);
+  return run_list_as (t, ix, k, 0);
 }
 
 static const size_t rec_ix[] = { 0, 1, 50, 250, 499, 500, 1000, 1999 };
@@ -626,11 +624,7 @@ START_TEST (test_pool_stagnation)
   gc_result *b = gct_check_ok (&m, x, &o);
   o.no_twin = 0;
   gc_result *r = gct_check_ok (&m, x, &o);
-  printf ("# case %-34s without twin: %-12s nu %-9.3g res %-9.3g | with: "
-          "%-12s nu %-9.3g res %.3g\n", "stagnating sum on a thread pool",
-          gc_verdict_name (b->verdict), b->worst_nu, b->resolution_median,
-          gc_verdict_name (r->verdict), r->worst_nu,
-          r->resolution_f64_median);
+  print_case ("stagnating sum on a thread pool", b, r);
   gc_result_free (b);
   /* the stagnation is real: c rounds to 1, an error of D eps = 2^-13 */
   ck_assert (r->dirs[0].analytic == 1.0);

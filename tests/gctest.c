@@ -477,27 +477,38 @@ gct_tanh_gemm (long m, long k, long n, uint64_t seed, int mutant)
 
 /* ---------------------------------------------------------------- wrapper */
 
+/* The injected bug of W on G (N values of type T): elements [lo, hi)
+   read SHIFT places on (zero beyond the range) or multiplied by FACTOR,
+   then ADD at ADD_AT.  */
+#define WRAP_INJECT(T, w, g)                                             \
+  do                                                                     \
+    {                                                                    \
+      if ((w)->shift)                                                    \
+        {                                                                \
+          T *copy = malloc ((w)->model.n * sizeof *copy);                \
+          memcpy (copy, (g), (w)->model.n * sizeof *copy);               \
+          for (size_t i = (w)->lo; i < (w)->hi; i++)                     \
+            {                                                            \
+              long j = (long) i + (w)->shift;                            \
+              (g)[i] = j >= (long) (w)->lo && j < (long) (w)->hi         \
+                       ? copy[j] : (T) 0;                                \
+            }                                                            \
+          free (copy);                                                   \
+        }                                                                \
+      else                                                               \
+        for (size_t i = (w)->lo; i < (w)->hi; i++)                       \
+          (g)[i] = (T) ((g)[i] * (w)->factor);                           \
+      if ((w)->add_at != SIZE_MAX)                                       \
+        (g)[(w)->add_at] = (T) ((g)[(w)->add_at] + (w)->add);            \
+    }                                                                    \
+  while (0)
+
 static int
 wrap_grad (void *ctx, const float *x, float *g)
 {
   gct_wrap *w = ctx;
   int rc = w->base->model.grad_f32 (w->base->model.ctx, x, g);
-  if (w->shift)
-    {
-      float *copy = malloc (w->model.n * sizeof *copy);
-      memcpy (copy, g, w->model.n * sizeof *copy);
-      for (size_t i = w->lo; i < w->hi; i++)
-        {
-          long j = (long) i + w->shift;
-          g[i] = j >= (long) w->lo && j < (long) w->hi ? copy[j] : 0.0f;
-        }
-      free (copy);
-    }
-  else
-    for (size_t i = w->lo; i < w->hi; i++)
-      g[i] = (float) (g[i] * w->factor);
-  if (w->add_at != SIZE_MAX)
-    g[w->add_at] = (float) (g[w->add_at] + w->add);
+  WRAP_INJECT (float, w, g);
   return rc;
 }
 
@@ -508,22 +519,7 @@ wrap_grad64 (void *ctx, const double *x, double *g)
 {
   gct_wrap *w = ctx;
   int rc = w->base->model.grad_f64 (w->base->model.ctx, x, g);
-  if (w->shift)
-    {
-      double *copy = malloc (w->model.n * sizeof *copy);
-      memcpy (copy, g, w->model.n * sizeof *copy);
-      for (size_t i = w->lo; i < w->hi; i++)
-        {
-          long j = (long) i + w->shift;
-          g[i] = j >= (long) w->lo && j < (long) w->hi ? copy[j] : 0.0;
-        }
-      free (copy);
-    }
-  else
-    for (size_t i = w->lo; i < w->hi; i++)
-      g[i] = g[i] * w->factor;
-  if (w->add_at != SIZE_MAX)
-    g[w->add_at] = g[w->add_at] + w->add;
+  WRAP_INJECT (double, w, g);
   return rc;
 }
 
