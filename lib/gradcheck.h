@@ -399,10 +399,12 @@ typedef struct gc_direction
      <g64, w> against the reference under bar_f64 = truncation + reference
      rounding + adjoint_f64 (the twin's own rounding, at u = 2^-53), its
      nu_f64, resolution_f64 and verdict_algorithm (pass, fail, non-smooth
-     or inconclusive).  The arithmetic: arith_diff = |analytic -
-     analytic_f64| against arith_bar = f32's worst-case adjoint bound
-     gamma_d/u (u sum |w_i| m_i + 2^-150 sum |w_i|) + S_w, plus
-     adjoint_f64; nu_arith their ratio, arith its class.
+     or inconclusive).  The arithmetic: arith_diff = max(|analytic -
+     analytic_f64|, S_w / C), the f32 arithmetic's measured error (S_w the
+     f32 backward's spread over the rounding modes, C = 4 (1 - d u) / (1 -
+     2 d u)), against arith_bar = f32's worst-case adjoint bound gamma_d/u
+     (u sum |w_i| m_i + 2^-150 sum |w_i|) plus adjoint_f64; nu_arith
+     their ratio, arith its class.
      VERDICT is then the two combined (manual: "Two verdicts, one
      report").  */
   double analytic_f64;

@@ -143,6 +143,12 @@ uint64_t gc__indices_digest (const size_t *indices, size_t n);
 
 /* The diagnosis of a finished result (diagnose.c).  */
 void gc__diagnose (gc_result *r);
+/* (diagnose.c) Manual: "Two verdicts, one report": in a check with a
+   twin, precision findings with the structure of a logic error become
+   failures of the f32 path (the counts summarised again), and the
+   diagnosis reads each failure through the question that found it (of
+   the precision findings where nothing failed).  A no-op without a twin.  */
+void gc__twin_findings (gc_result *r);
 
 /* One tensor's part of a result (manual: "Diagnosis"): its directions'
    counts, worst nu, median resolution, and for a failing tensor checked by

@@ -138,9 +138,9 @@ gc__judge_twin (gc_direction *d)
   d->nu_f64 = t.nu;
   d->resolution_f64 = t.resolution;
   d->verdict_algorithm = t.verdict;
-  /* The arithmetic: the f32 gradient against its twin, under the bound
-     ARITH_BAR twin.c derived (f32's worst case plus the twin's term).  */
-  d->arith_diff = fabs (d->analytic - d->analytic_f64);
+  /* The arithmetic: its measured error ARITH_DIFF (|g32 - g64|, or the
+     f32 spread's share) against the bound ARITH_BAR, both from twin.c
+     (f32's worst case plus the twin's term).  */
   d->nu_arith = d->arith_diff == 0 ? 0
                 : d->arith_bar > 0 ? d->arith_diff / d->arith_bar : INFINITY;
   d->arith = d->nu_arith <= 1 ? GC_ARITH_OK

@@ -166,8 +166,24 @@ twin_read (gc_result *r, const json_t *o, gc_direction *d, bool full)
     return r->twin && d->verdict != GC_ERROR ? GC_EFORMAT : GC_OK;
   if (!r->twin || !num (o, "analytic_f64", &d->analytic_f64)
       || isnan (d->analytic_f64) || !num (o, "arith_bar", &d->arith_bar)
-      || !(d->arith_bar >= 0))
+      || !(d->arith_bar >= 0) || !num (o, "arith_diff", &d->arith_diff)
+      || !(d->arith_diff >= 0))
     return GC_EFORMAT;
+  /* the stored judgement of both questions (a merge judges them again;
+     a report read back keeps them, as it keeps its verdicts) */
+  const char *va = str (o, "verdict_algorithm"), *ac = str (o, "arith");
+  int vai = va ? gc__verdict_from_name (va) : -1;
+  int aci = ac ? gc__arith_from_name (ac) : -1;
+  const json_t *ru = json_object_get (o, "richardson_used");
+  if (vai < 0 || aci < 0 || !num (o, "bar_f64", &d->bar_f64)
+      || !num (o, "nu_f64", &d->nu_f64)
+      || !num (o, "resolution_f64", &d->resolution_f64)
+      || !num (o, "nu_arith", &d->nu_arith)
+      || (ru && !json_is_boolean (ru)))
+    return GC_EFORMAT;
+  d->verdict_algorithm = (gc_verdict) vai;
+  d->arith = (gc_arith) aci;
+  d->richardson_used = ru && json_is_true (ru);
   /* manual: "Richardson's stencil" */
   d->richardson = NAN;
   if (json_object_get (o, "richardson"))
@@ -736,7 +752,10 @@ parse_json (const char *text, size_t len, gc_result **out)
   json_decref (j);
   gc__summarise (r);
   if (r->status == GC_OK)
-    gc__diagnose (r);
+    {
+      gc__diagnose (r);
+      gc__twin_findings (r);   /* manual: "Two verdicts, one report" */
+    }
   *out = r;
   return GC_OK;
 }
@@ -979,7 +998,10 @@ merge (gc_result *const *shards, size_t n, gc_result **out)
   r->identity.digest = gc__identity_digest (r);
   gc__summarise (r);
   if (r->status == GC_OK)
-    gc__diagnose (r);
+    {
+      gc__diagnose (r);
+      gc__twin_findings (r);   /* manual: "Two verdicts, one report" */
+    }
   *out = r;
   return r->status == GC_OK ? GC_OK : r->status;
 }

@@ -251,9 +251,10 @@ derivation_text (gc__buf *b, const gc_direction *d, const char *indent)
                       "terms, and was not used");
   term_text (b, &d->adjoint_f64, indent);
   gc__buf_printf (b, "%sarithmetic bound = gamma_d / u * (u * sum_i |w_i| "
-                  "m_i + 2^-150 * sum_i |w_i|) + S_w + twin adjoint rounding "
-                  "= %.3e   (g32 against g64: f32's worst case; beyond 2^16 "
-                  "of it, no rounding explains it)   [manual: The f64 twin]\n",
+                  "m_i + 2^-150 * sum_i |w_i|) + twin adjoint rounding = "
+                  "%.3e   (against max(|g32 - g64|, S_w / C), C = 4 (1 - d u) "
+                  "/ (1 - 2 d u): f32's worst case; beyond 2^16 of it, no "
+                  "rounding explains it)   [manual: The f64 twin]\n",
                   indent, d->arith_bar);
 }
 
@@ -326,8 +327,8 @@ derivation_markdown (gc__buf *b, const gc_result *r, const gc_direction *d)
                       gc_verdict_name (d->verdict_algorithm));
       gc__buf_printf (b, "| algorithm resolution | %.3e |\n",
                       d->resolution_f64);
-      gc__buf_printf (b, "| arithmetic \\|g32 − g64\\| | %.3e |\n",
-                      d->arith_diff);
+      gc__buf_printf (b, "| arithmetic error max(\\|g32 − g64\\|, S_w / C) "
+                      "| %.3e |\n", d->arith_diff);
       gc__buf_printf (b, "| arithmetic bound | %.3e |\n", d->arith_bar);
       gc__buf_printf (b, "| arithmetic ν | %.3g: %s |\n", d->nu_arith,
                       arith_words (d->arith));
@@ -957,9 +958,9 @@ direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
                           "%.3e, resolution %.3e: %s\n", d->analytic_f64,
                           d->nu_f64, d->bar_f64, d->resolution_f64,
                           gc_verdict_name (d->verdict_algorithm));
-          gc__buf_printf (b, "  arithmetic   |g32 - g64| = %.3e, bound %.3e, "
-                          "nu = %.3g: %s\n", d->arith_diff, d->arith_bar,
-                          d->nu_arith, arith_words (d->arith));
+          gc__buf_printf (b, "  arithmetic   max(|g32 - g64|, S_w / C) = %.3e, "
+                          "bound %.3e, nu = %.3g: %s\n", d->arith_diff,
+                          d->arith_bar, d->nu_arith, arith_words (d->arith));
         }
       if (r->reference == GC_REF_AUTO)
         gc__buf_printf (b, "  decided by   %s\n",

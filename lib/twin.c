@@ -303,14 +303,21 @@ twin_part (worker *w, gc_direction *d)
   gc__term_adjoint_f64 (&d->adjoint_f64, r->backward_depth, wm, w1, spread,
                         (r->defaulted & GC_DEFAULTED_MAGNITUDES) != 0);
   /* Manual: "The f64 twin": the arithmetic's bound is f32's worst case,
-     gamma_d(u)/u (u sum |w_i| m_i + 2^-150 sum |w_i|) + S_w: no alignment
-     of d_b f32 roundings exceeds it, so a correct f32 backward of the
-     declared depth and magnitudes is never a precision finding (a
-     stagnating sum included); plus the twin's own term.  */
-  d->arith_bar = gc__gamma_over_u (r->backward_depth, 24)
-                 * (GC_U32 * wm + 0x1p-150 * w1)
-                 + gc__term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0)
-                 + d->adjoint_f64.value;
+     B = gamma_d(u)/u (u sum |w_i| m_i + 2^-150 sum |w_i|): no alignment of
+     d_b f32 roundings exceeds it, so a correct f32 backward of the
+     declared depth and magnitudes is never a finding here (a stagnating
+     sum included); plus the twin's own term.  The measured spread S_w of
+     the f32 backward over the four rounding modes is an error of the f32
+     arithmetic too: each directed run is within gamma_d(2u) of the exact
+     value, so S_w <= 2 gamma_d(2u) sum |w_i| m_i = C B, C = 4 gu23 / gu24;
+     the arithmetic's error is max(|a32 - a64|, S_w / C), and a spread
+     beyond C B is a finding, never a wider bound.  */
+  size_t db = r->backward_depth;
+  double gu24 = gc__gamma_over_u (db, 24), gu23 = gc__gamma_over_u (db, 23);
+  double sw = gc__term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0);
+  d->arith_bar = gu24 * (GC_U32 * wm + 0x1p-150 * w1) + d->adjoint_f64.value;
+  d->arith_diff = fmax (fabs (d->analytic - d->analytic_f64),
+                        sw / (4 * gu23 / gu24));
   gc__judge_twin (d);
   return true;
 }
