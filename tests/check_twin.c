@@ -46,7 +46,7 @@ typedef struct tw
      vanishing term).  */
   size_t lo, hi;
   double factor, factor32;
-  int bf16;
+  int bf16, f16;
   size_t drop;
   /* the magnitude declared is MAG_SCALE times the element's own */
   double mag_scale;
@@ -87,6 +87,8 @@ round_bf16 (float x)
           REAL c = COS (x[i]);                                                \
           if (IS32 && t->bf16)                                                \
             c = (REAL) round_bf16 ((float) c);                                \
+          if (IS32 && t->f16)                                                 \
+            c = (REAL) (_Float16) c;                                          \
           g[i] = (REAL) t->s[i] * c;                                          \
         }                                                                     \
     for (size_t i = t->lo; i < t->hi; i++)                                    \
@@ -472,6 +474,70 @@ START_TEST (test_bf16_intermediate)
 }
 END_TEST
 
+/* _Float16 storage in the f32 path: the conversion follows the rounding
+   mode, so the measured spread grows with the error; the spread is the
+   arithmetic's error, not its bound: a precision finding, never a pass.  */
+START_TEST (test_f16_follows_the_mode)
+{
+  tw *t = tw_new (24, 0);
+  t->f16 = 1;
+  before_after ("f16 storage (follows the mode)", t);
+  gc_result *r = run (t, 0);
+  ck_assert_msg (r->verdict == GC_PRECISION, "f16 storage: %s (worst "
+                 "arithmetic nu %g)", gc_verdict_name (r->verdict),
+                 r->worst_nu_arith);
+  ck_assert_uint_eq (r->n_failed_algorithm, 0);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
+/* A scale error of the f32 path alone on a whole tensor: whatever its
+   size, the constant ratio g32 / g64 is no rounding's scatter: a failure
+   of the f32 path, named as a constant factor.  */
+START_TEST (test_f32_path_scale_tensor)
+{
+  static const double factors[] = { 1.01, 2, 1000 };
+  for (size_t f = 0; f < 3; f++)
+    {
+      tw *t = tw_new (24, 0);
+      t->hi = 24;
+      t->factor32 = factors[f];
+      gc_result *r = run (t, 0);
+      ck_assert_msg (r->verdict == GC_FAIL, "f32-only factor %g: %s",
+                     factors[f], gc_verdict_name (r->verdict));
+      ck_assert_uint_eq (r->n_precision, 0);
+      ck_assert_uint_eq (r->n_failed_algorithm, 0);
+      ck_assert_msg (r->diagnosis.kind == GC_DIAG_CONSTANT_FACTOR,
+                     "factor %g: %s", factors[f], r->diagnosis.text);
+      ck_assert_double_eq_tol (r->diagnosis.factor, factors[f],
+                               1e-4 * factors[f]);
+      gc_result_free (r);
+      tw_free (t);
+    }
+}
+END_TEST
+
+/* A 1e-5 scale error in both types: only the algorithm's check sees it,
+   and the diagnosis reads it there (a constant factor, not the f32
+   check's rounding class).  */
+START_TEST (test_twin_only_failure_diagnosed)
+{
+  tw *t = tw_new (24, 0);
+  t->hi = 24;
+  t->factor = 1 + 1e-5;
+  gc_result *r = run (t, 0);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  ck_assert_uint_eq (r->n_failed_algorithm, 24);
+  ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_CONSTANT_FACTOR);
+  /* the ratio g64 / reference is 1 + 1e-5 to within the algorithm's
+     resolution, far below 1e-6 here */
+  ck_assert_double_eq_tol (r->diagnosis.factor, 1 + 1e-5, 1e-6);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
 /* The f32 path wrong by 10% where the twin is right: beyond any rounding,
    a failure the twin does not vouch for.  */
 START_TEST (test_f32_path_only_bug)
@@ -779,6 +845,9 @@ twin_suite (void)
   tcase_add_test (tc, test_overdeclared_magnitudes);
   tcase_add_test (tc, test_bf16_intermediate);
   tcase_add_test (tc, test_f32_path_only_bug);
+  tcase_add_test (tc, test_f16_follows_the_mode);
+  tcase_add_test (tc, test_f32_path_scale_tensor);
+  tcase_add_test (tc, test_twin_only_failure_diagnosed);
   tcase_add_test (tc, test_pool_stagnation);
   tcase_add_test (tc, test_twin_misbehaves);
   tcase_add_test (tc, test_twin_off_and_abi1);
