@@ -35,6 +35,27 @@ gc__judge (gc_direction *d, double noise_j)
     d->verdict = d->nu <= 1 ? GC_PASS : GC_FAIL;
 }
 
+/* Manual: "A failure beyond doubt".  No finer step can turn D's failure
+   into a pass when its difference exceeds every error of D(h) that the
+   confirmation's finer levels could correct, under the models that
+   confirmation itself rests on (a truncation in h^2, one kink, one
+   oscillation finer than h), plus the bar of any level that could be
+   judged at (at most 4 A):
+     |a - D| > 4 A + 2 T + 5 E + |J| + N_J,
+     4 |D| >= |a| + 4 A                (no deep aliasing: |sinc| >= 1/4),
+     T <= E + A                        (not a verdict resting on T).
+   A J not measured (NaN) leaves the failure in doubt.  */
+bool
+gc__failure_beyond_doubt (const gc_direction *d, double noise_j)
+{
+  double t = d->terms[GC_TERM_TRUNCATION].value;
+  double e = d->terms[GC_TERM_REFERENCE].value;
+  double a = d->terms[GC_TERM_ADJOINT].value;
+  return d->diff > 4 * a + 2 * t + 5 * e + fabs (d->jump) + noise_j
+         && 4 * fabs (d->reference) >= fabs (d->analytic) + 4 * a
+         && t <= e + a;
+}
+
 /* Manual: "Non-smooth points": a direction whose J shrank with the step
    is judged as smooth, by its nu alone.  */
 void
