@@ -24,11 +24,12 @@
      (1) |a - D_64| + T_64 + E_64 <= A      (MPFR's nu <= 1),
      (2) P < A - 2 S_w or A + 2P + T_64 + E_64 < |D_64| (not
          inconclusive);
-   a failure ("F64 proves MPFR's failure"), with delta = T_64 + E_64 + P
+   a failure ("Failures f64 decides"), with delta = T_64 + E_64 + P
    >= |D_64 - D_mpfr|,
      (F1) |a - D_64| > 5 A + 10 P + T_64 + E_64  (MPFR's failure beyond
           doubt, "A failure beyond doubt": its N_J <= 4 P),
-     (F2) 4 (|D_64| - delta) >= |a| + 4 A.
+     (F2) no deep aliasing at D_mpfr: gc__aliasing_excluded with
+          |D_mpfr| >= |D_64| - delta and T_mpfr + 2 E_mpfr <= 2 P.
    *P_OUT receives P (NAN where no prediction was made).  */
 static bool
 f64_decides (const worker *w, const gc_direction *d, double noise_j,
@@ -68,11 +69,11 @@ f64_decides (const worker *w, const gc_direction *d, double noise_j,
     return false;
   if (!pass)
     {
-      /* Manual: "F64 proves MPFR's failure" */
+      /* Manual: "Failures f64 decides" */
       double delta = t64 + e64 + pred;
-      return d->diff > 5 * a + 10 * pred + t64 + e64
-             && 4 * (fabs (d->reference) - delta) >= fabs (d->analytic)
-                                                     + 4 * a;
+      double dl = fabs (d->reference) - delta;
+      return d->diff > 5 * a + 10 * pred + t64 + e64 && dl > 0
+             && gc__aliasing_excluded (dl, d->analytic, 2 * pred, 0, a);
     }
   /* no confirmation (T_mpfr <= E_mpfr + A), and not inconclusive: either
      its reference terms and spread stay below A - S_w whatever the

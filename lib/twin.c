@@ -226,7 +226,7 @@ fine_enough (const shared *sh, const gc_direction *d)
                   * GC_U32 * ref;
 }
 
-/* Manual: "F64 proves MPFR's failure", the algorithm's verdict: an f64
+/* Manual: "Failures f64 decides", the algorithm's verdict: an f64
    decision leaves MPFR's direction at its first step, with D_mpfr within
    T + E + P of the reference f64 judged the twin on (D_64, or R(h) where
    used, with their terms), P >= T_mpfr + E_mpfr; MPFR's algorithm then
@@ -320,7 +320,7 @@ gc__twin_direction (worker *w, gc_direction *d)
      too coarsely for the algorithm, or whose algorithm it did not pass, is
      judged again in MPFR: f64 decides only where MPFR's verdict is
      certain to be the same, a pass, or a failure f64 proves
-     ("F64 proves MPFR's failure").  */
+     ("Failures f64 decides").  */
   if (sh->ref != GC_REF_AUTO || d->decided_by != GC_REF_F64
       || (fine_enough (sh, d) && d->verdict_algorithm == GC_PASS)
       || algorithm_fails_in_mpfr (d, w->tier_p))
