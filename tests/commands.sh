@@ -56,6 +56,12 @@ check "the merged tiered report has directions decided by f64 and by mpfr" \
 $G merge "$TMPD/ga0.json" "$TMPD/ga1.json" > "$TMPD/gam.txt"
 check "the merged text report counts the directions each reference decided" \
   grep -q '^tiered reference: f64 decided [1-9][0-9]* of [0-9]* directions, MPFR [1-9]' "$TMPD/gam.txt"
+# under --ref mpfr the same failures are beyond doubt: no finer step
+# (manual: "A failure beyond doubt"); each stays at level 0
+$G run tanh-gemm --mutant dw-twice --ref mpfr --format json > "$TMPD/wmp.json"
+$G run tanh-gemm --mutant dw-twice --ref mpfr > "$TMPD/wmp.txt"; rc=$?
+check "--ref mpfr: dw-twice's 128 failures are beyond doubt, none confirmed at a finer step (exit $rc)" \
+  sh -c "test $rc -eq 1 && grep -q '^confirmation: of 128 failing directions, 0 confirmed at finer steps (0 judged at a finer level); 128 not confirmed' '$TMPD/wmp.txt' && ! grep -q '\"level\":[1-9]' '$TMPD/wmp.json'"
 $G merge "$TMPD/m0.json" "$TMPD/m1.json" > "$TMPD/mm.txt"
 check "the failing report says how its failures were settled: dw-twice's 128 by f64" \
   grep -q '^confirmation: of 128 failing directions, 128 decided by f64' "$TMPD/mm.txt"
