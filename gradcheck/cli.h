@@ -47,6 +47,7 @@ typedef struct cli_args
   const char *output;       /* --output FILE (steps) */
   gc_format format;
   bool format_set;
+  bool quiet;               /* --quiet: no progress on stderr */
   gc_options opts;
   size_t *indices;
   uint64_t seed;

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The largest report merge reads: a shard of a check of about a million
@@ -49,7 +50,7 @@ static const struct { const char *name; unsigned bit; } commands[] = {
 
 enum { O_REF = 256, O_PREC, O_STEP, O_SHAPE, O_SEED, O_DIRS, O_MUTANT,
        O_FORMAT, O_THREADS, O_ALPHA, O_SHARD, O_DUMP, O_PLUGIN, O_INDEX,
-       O_OUTPUT, O_TIMEOUT, O_TWIN };
+       O_OUTPUT, O_TIMEOUT, O_TWIN, O_QUIET };
 
 /* Every long option with a value: its name, value, the subcommands it
    applies to, and its line of --help.  */
@@ -96,6 +97,9 @@ static const struct cli_option
   { "twin", O_TWIN, C_RUN | C_EXPLAIN | C_SWEEP, "on|off",
     "judge the algorithm with the model's f64 twin of the backward, and the "
     "f32 arithmetic against it (default on, where the model has one)" },
+  { "quiet", O_QUIET, C_RUN | C_ORACLE | C_EXPLAIN, "",
+    "no progress on stderr (by default: a counter on a terminal; elsewhere "
+    "a line every 5 s once the check has run 5 s)" },
 };
 #define N_OPTIONS (sizeof cli_options / sizeof cli_options[0])
 
@@ -302,7 +306,9 @@ parse_args (int argc, char **argv, cli_args *a)
 {
   static struct option longopts[N_OPTIONS + 3];
   for (size_t k = 0; k < N_OPTIONS; k++)
-    longopts[k] = (struct option) { cli_options[k].name, required_argument,
+    longopts[k] = (struct option) { cli_options[k].name,
+                                    cli_options[k].arg[0] ? required_argument
+                                                          : no_argument,
                                     NULL, cli_options[k].val };
   longopts[N_OPTIONS] = (struct option) { "help", no_argument, NULL, 'h' };
   longopts[N_OPTIONS + 1] = (struct option) { "version", no_argument, NULL,
@@ -470,6 +476,9 @@ parse_args (int argc, char **argv, cli_args *a)
           if (!nonempty ("output", "a file name"))
             rc = EXIT_USAGE;
           a->output = optarg;
+          break;
+        case O_QUIET:
+          a->quiet = true;
           break;
         case O_TWIN:
           if (strcmp (optarg, "on") == 0)
@@ -716,15 +725,61 @@ exit_code (gc_status st, const gc_result *r)
   return r->verdict == GC_PASS ? EXIT_PASS : EXIT_FAILED;
 }
 
-/* Progress on stderr, only when it is a terminal: at most a hundred
-   updates, then a cleared line.  */
+/* Progress on stderr (manual: "Invoking gradcheck", --quiet).  On a
+   terminal a counter rewritten in place, at most a hundred updates, then
+   a cleared line.  Elsewhere (a CI log, make check) nothing for the first
+   INTERVAL seconds, then a line at most every INTERVAL seconds:
+   INTERVAL is 5, or GRADCHECK_PROGRESS_INTERVAL (seconds, >= 0; for
+   tests).  */
+typedef struct progress_state
+{
+  bool tty;
+  double interval, start, last;
+} progress_state;
+
+static double
+seconds_now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
 static void
 progress (void *ctx, size_t done, size_t total)
 {
-  (void) ctx;
-  if (total < 100 || done == total || done % (total / 100) == 0)
-    fprintf (stderr, "\r%s: %zu/%zu directions%s", progname, done, total,
-             done == total ? "\r\033[K" : "");
+  progress_state *ps = ctx;
+  if (ps->tty)
+    {
+      if (total < 100 || done == total || done % (total / 100) == 0)
+        fprintf (stderr, "\r%s: %zu/%zu directions%s", progname, done, total,
+                 done == total ? "\r\033[K" : "");
+      return;
+    }
+  double now = seconds_now (), t = now - ps->start;
+  if (t < ps->interval || now - ps->last < ps->interval)
+    return;
+  ps->last = now;
+  if (done > 0 && done < total)
+    fprintf (stderr, "%s: %zu/%zu directions in %.0f s, about %.0f s left\n",
+             progname, done, total, t,
+             t / (double) done * (double) (total - done));
+  else
+    fprintf (stderr, "%s: %zu/%zu directions in %.0f s\n", progname, done,
+             total, t);
+}
+
+static void
+progress_init (progress_state *ps)
+{
+  ps->tty = isatty (STDERR_FILENO);
+  ps->interval = 5;
+  const char *e = getenv ("GRADCHECK_PROGRESS_INTERVAL");
+  double v;
+  if (e && *e && cli_parse_open (e, -1, 1e7, &v) && v >= 0)
+    ps->interval = v;
+  ps->start = ps->last = seconds_now ();
+  ps->last -= ps->interval;
 }
 
 /* Print R's report.  KERNEL (NULL: none) is the OpenBLAS kernel the check
@@ -832,8 +887,13 @@ cmd_check (int argc, char **argv)
       a.opts.shard_index = rank;
       a.opts.shard_count = (size_t) ranks;
     }
-  if (isatty (STDERR_FILENO) && !oracle && rank == 0)
-    a.opts.progress = progress;
+  progress_state ps;
+  progress_init (&ps);
+  if (!a.quiet && !oracle && rank == 0)
+    {
+      a.opts.progress = progress;
+      a.opts.progress_ctx = &ps;
+    }
   gc_result *r = NULL;
   a.opts.model_identity = cm.identity;   /* manual: "Merging shards" */
   cli_watch_begin (a.opts.timeout);

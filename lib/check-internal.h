@@ -105,6 +105,13 @@ typedef struct worker
   /* loss_mpfr was called since the worker's point was last checked (only
      it receives xm; gc__inputs_intact checks xm then).  */
   bool mpfr_called;
+  /* the noise of the last MPFR stencil's J (manual: "Non-smooth points"),
+     for "A failure beyond doubt"  */
+  double noise_j;
+  /* the tiered reference's prediction P >= T_mpfr + E_mpfr of the
+     direction f64 last decided (manual: "The tiered reference"), for the
+     twin's verdicts; NAN where MPFR decided  */
+  double tier_p;
   gc_status st;
   int cb;
   char detail[160];

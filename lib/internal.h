@@ -272,6 +272,15 @@ void gc__judge_twin (gc_direction *d);
 /* (judge.c) Sum D's terms into its bar and judge it: diff, nu, resolution, verdict;
    non-smooth when its kink estimate exceeds the bar plus NOISE_J.  */
 void gc__judge (gc_direction *d, double noise_j);
+/* Manual: "A failure beyond doubt": whether D's failure at its first step
+   stands at any finer one (no confirmation), from its values and terms
+   and the noise NOISE_J of its J.  */
+bool gc__failure_beyond_doubt (const gc_direction *d, double noise_j);
+/* Manual: "A failure beyond doubt": whether no oscillation finer than the
+   step explains reference REF against analytic value F, with truncation
+   T, reference rounding E and adjoint term A.  */
+bool gc__aliasing_excluded (double ref, double f, double t, double e,
+                            double a);
 /* Value of the reference-rounding epsilon (per evaluation) for a forward of
    the given kind: lambda * sqrt(depth) * ulp_p(lmax).  */
 double gc__eval_error (gc_reference ref, mpfr_prec_t p, double lambda,

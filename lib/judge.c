@@ -35,6 +35,42 @@ gc__judge (gc_direction *d, double noise_j)
     d->verdict = d->nu <= 1 ? GC_PASS : GC_FAIL;
 }
 
+/* Manual: "A failure beyond doubt": whether an oscillation finer than the
+   step, f' cos (omega t) at y = omega h, could have shrunk a reference
+   |D| = s |f'| < |f'| / 4 (s = |sinc y|) with a measured truncation T
+   (within 2 E of the true |f' sin y (cos y - 1) / y| >= 3 s^3 |f'|),
+   where a correct analytic value F lies within 4 A of f'.  */
+bool
+gc__aliasing_excluded (double ref, double f, double t, double e, double a)
+{
+  double fmax_ = fabs (f) + 4 * a, dl = fabs (ref);
+  if (4 * dl >= fmax_)
+    return true;
+  double s = dl / fmax_;
+  return t + 2 * e < 3 * dl * s * s;
+}
+
+/* Manual: "A failure beyond doubt".  No finer step can turn D's failure
+   into a pass when its difference exceeds every error of D(h) that the
+   confirmation's finer levels could correct, under the models that
+   confirmation itself rests on (a truncation in h^2, one kink, one
+   oscillation finer than h), plus the bar of any level that could be
+   judged at (at most 4 A):
+     |a - D| > 4 A + 2 T + 5 E + |J| + N_J,
+     no deep aliasing (gc__aliasing_excluded),
+     T <= E + A                        (not a verdict resting on T).
+   A J not measured (NaN) leaves the failure in doubt.  */
+bool
+gc__failure_beyond_doubt (const gc_direction *d, double noise_j)
+{
+  double t = d->terms[GC_TERM_TRUNCATION].value;
+  double e = d->terms[GC_TERM_REFERENCE].value;
+  double a = d->terms[GC_TERM_ADJOINT].value;
+  return d->diff > 4 * a + 2 * t + 5 * e + fabs (d->jump) + noise_j
+         && gc__aliasing_excluded (d->reference, d->analytic, t, e, a)
+         && t <= e + a;
+}
+
 /* Manual: "Non-smooth points": a direction whose J shrank with the step
    is judged as smooth, by its nu alone.  */
 void

@@ -67,6 +67,45 @@ pair_skipped_count (const gc_result *r)
   return n;
 }
 
+/* Manual: "A failure beyond doubt".  How R's failing directions were
+   settled: decided by f64 (its bound proves MPFR's failure), confirmed at
+   finer steps (a level was evaluated after the first: its J stands in
+   jump_next, or the direction was judged at a finer level), or left at
+   the first step unconfirmed (beyond doubt, or no finer step usable).  */
+static void
+confirmation_text (gc__buf *b, const gc_result *r)
+{
+  if (r->reference != GC_REF_AUTO && r->reference != GC_REF_MPFR)
+    return;
+  size_t nf = 0, n64 = 0, conf = 0, finer = 0, first = 0;
+  for (size_t k = 0; r->dirs && k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict != GC_FAIL)
+        continue;
+      nf++;
+      if (d->decided_by == GC_REF_F64)
+        n64++;
+      else if (d->level > 0 || !isnan (d->jump_next))
+        {
+          conf++;
+          finer += d->level > 0;
+        }
+      else
+        first++;
+    }
+  if (!nf)
+    return;
+  gc__buf_printf (b, "confirmation: of %zu failing directions, ", nf);
+  if (r->reference == GC_REF_AUTO)
+    gc__buf_printf (b, "%zu decided by f64, whose bound proves MPFR's "
+                    "failure (manual: \"Failures f64 decides\"); ", n64);
+  gc__buf_printf (b, "%zu confirmed at finer steps (%zu judged at a finer "
+                  "level); %zu not confirmed, beyond doubt at their first "
+                  "step (manual: \"A failure beyond doubt\") or with no "
+                  "finer step usable\n", conf, finer, first);
+}
+
 static void
 describe_reference (gc__buf *b, const gc_result *r)
 {
@@ -1116,6 +1155,8 @@ report_text (gc__buf *b, const gc_result *r)
                         "truncation predicted from f64's stencil (manual: "
                         "\"Skipping the 2h pair\")\n", np);
     }
+  if (!fwd)
+    confirmation_text (b, r);
   tensors_text (b, r, "");
   f64_text (b, r);
   if (r->worst == SIZE_MAX)

@@ -339,8 +339,9 @@ finish_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he,
   /* Manual: "The worst case" */
   d->bar_worst_case = d->terms[GC_TERM_TRUNCATION].value + e_worst + a_worst;
   d->jump_next = NAN;
-  gc__judge (d, jump_noise (sh, GC_REF_MPFR, w->wp, lmax, hm, he,
-                            jump_coef (1, 1, 1, 2, 2)));
+  w->noise_j = jump_noise (sh, GC_REF_MPFR, w->wp, lmax, hm, he,
+                           jump_coef (1, 1, 1, 2, 2));
+  gc__judge (d, w->noise_j);
   gc__judge_resolution (d);
   if (!pr)
     return true;
@@ -494,6 +495,10 @@ confirm_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
      truncation term exceeds the rest of its bar.  */
   if (d->verdict != GC_FAIL && d->verdict != GC_NONSMOOTH
       && !truncation_dominates (d))
+    return true;
+  /* ... but not a failure beyond doubt ("A failure beyond doubt"): no
+     finer level could make it a pass.  */
+  if (d->verdict == GC_FAIL && gc__failure_beyond_doubt (d, w->noise_j))
     return true;
   /* Levels 0 .. k; level j is judged at when (j, j+1) and (j+1, j+2) are
      consistent, or, where the descent stops at k, when (k-1, k) is.  */

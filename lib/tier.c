@@ -14,22 +14,32 @@
 /* Manual: "The tiered reference".  Whether the f64 evaluation D of a
    coordinate direction (NOISE_J: the noise of its J) decides it: its
    verdict is the one the MPFR reference would reach at its first step,
-   without confirmation or raised precision, when
-     (1) |a - D_64| + T_64 + E_64 <= A      (MPFR's nu <= 1),
-     (2) P < A, and P < A - 2 S_w or A + 2P + T_64 + E_64 < |D_64|,
-         P = rho^2 T_64 + 2 E_mpfr          (MPFR's own terms below A: no
-                                             confirmation; not
-                                             inconclusive),
-     (3) |J_64| + N_J <= (1 - 3 rho) A      (MPFR's |J| <= A: smooth),
+   without confirmation or raised precision.  Both verdicts need
+     (3) |J_64| + N_J <= (1 - 3 rho) A  (MPFR's |J| <= A: smooth),
+     P < A, P = rho^2 T_64 + 2 E_mpfr   (P >= T_mpfr + E_mpfr; MPFR's
+                                         truncation below the rest of
+                                         its bar),
    rho = h_mpfr / h_64, E_mpfr the MPFR reference-rounding term predicted
-   from twice the largest loss magnitude and twice |D_64|.  */
+   from twice the largest loss magnitude and twice |D_64|.  A pass also
+     (1) |a - D_64| + T_64 + E_64 <= A      (MPFR's nu <= 1),
+     (2) P < A - 2 S_w or A + 2P + T_64 + E_64 < |D_64| (not
+         inconclusive);
+   a failure ("Failures f64 decides"), with delta = T_64 + E_64 + P
+   >= |D_64 - D_mpfr|,
+     (F1) |a - D_64| > 5 A + 10 P + T_64 + E_64  (MPFR's failure beyond
+          doubt, "A failure beyond doubt": its N_J <= 4 P),
+     (F2) no deep aliasing at D_mpfr: gc__aliasing_excluded with
+          |D_mpfr| >= |D_64| - delta and T_mpfr + 2 E_mpfr <= 2 P.
+   *P_OUT receives P (NAN where no prediction was made).  */
 static bool
 f64_decides (const worker *w, const gc_direction *d, double noise_j,
-             double rho)
+             double rho, double *p_out)
 {
   const shared *sh = w->sh;
-  if (d->verdict != GC_PASS)
+  *p_out = NAN;
+  if (d->verdict != GC_PASS && d->verdict != GC_FAIL)
     return false;
+  bool pass = d->verdict == GC_PASS;
   double t64 = d->terms[GC_TERM_TRUNCATION].value;
   double e64 = d->terms[GC_TERM_REFERENCE].value;
   double a = d->terms[GC_TERM_ADJOINT].value;
@@ -37,7 +47,7 @@ f64_decides (const worker *w, const gc_direction *d, double noise_j,
      test (manual: "Measured rounding sensitivity") */
   double sw = gc__term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0);
   /* (1) */
-  if (!(d->diff + t64 + e64 <= a))
+  if (pass && !(d->diff + t64 + e64 <= a))
     return false;
   /* (3) */
   if (!(fabs (d->jump) + noise_j <= (1 - 3 * rho) * a))
@@ -54,13 +64,22 @@ f64_decides (const worker *w, const gc_direction *d, double noise_j,
                       sh->r->forward_depth, 2 * ml, hm, he,
                       2 * fabs (d->reference), 0);
   double pred = rho * rho * t64 + 2 * emp.value;  /* >= T_mpfr + E_mpfr */
+  *p_out = pred;
+  if (!(pred < a))
+    return false;
+  if (!pass)
+    {
+      /* Manual: "Failures f64 decides" */
+      double delta = t64 + e64 + pred;
+      double dl = fabs (d->reference) - delta;
+      return d->diff > 5 * a + 10 * pred + t64 + e64 && dl > 0
+             && gc__aliasing_excluded (dl, d->analytic, 2 * pred, 0, a);
+    }
   /* no confirmation (T_mpfr <= E_mpfr + A), and not inconclusive: either
      its reference terms and spread stay below A - S_w whatever the
      resolution, or its resolution is below 1: MPFR's bar, at most
      pred + A, below |D_mpfr| >= |D_64| - T_64 - E_64 - pred */
-  return pred < a
-         && (pred < a - 2 * sw
-             || a + 2 * pred + t64 + e64 < fabs (d->reference));
+  return pred < a - 2 * sw || a + 2 * pred + t64 + e64 < fabs (d->reference);
 }
 
 /* Manual: "The tiered reference", a longer f64 step: at most 2^8 times
@@ -113,6 +132,7 @@ direction_tiered (worker *w, gc_direction *d)
      cannot hold, and when the two forwards disagree at the centre.  */
   gc__prediction pred;
   bool have = false;
+  w->tier_p = NAN;
   if (3 * sh->tier_rho < 1 && sh->tier_f64)
     {
       const gc_direction fresh = *d;
@@ -124,9 +144,11 @@ direction_tiered (worker *w, gc_direction *d)
       bool ok = gc__direction_float_as (w, d, &f64, &noise_j);
       if (ok)
         {
-          if (coord && f64_decides (w, d, noise_j, rho))
+          double p;
+          if (coord && f64_decides (w, d, noise_j, rho, &p))
             {
               d->decided_by = GC_REF_F64;
+              w->tier_p = p;
               return true;
             }
           pred = (gc__prediction) { d->terms[GC_TERM_TRUNCATION].value,

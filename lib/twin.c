@@ -251,6 +251,26 @@ fine_enough (const shared *sh, const gc_direction *d)
                   * GC_U32 * ref;
 }
 
+/* Manual: "Failures f64 decides", the algorithm's verdict: an f64
+   decision leaves MPFR's direction at its first step, with D_mpfr within
+   T + E + P of the reference f64 judged the twin on (D_64, or R(h) where
+   used, with their terms), P >= T_mpfr + E_mpfr; MPFR's algorithm then
+   fails when |a_64 - ref| > A_64 + T + E + 2 P.  */
+static bool
+algorithm_fails_in_mpfr (const gc_direction *d, double p)
+{
+  if (d->verdict_algorithm != GC_FAIL || !(p >= 0))
+    return false;
+  bool rich = d->richardson_used;
+  double ref = rich ? d->richardson : d->reference;
+  double terms = rich ? d->richardson_terms[0].value
+                        + d->richardson_terms[1].value
+                      : d->terms[GC_TERM_TRUNCATION].value
+                        + d->terms[GC_TERM_REFERENCE].value;
+  return fabs (d->analytic_f64 - ref)
+         > d->adjoint_f64.value + terms + 2 * p;
+}
+
 /* The twin's part of direction D, once its reference has judged it.  */
 static bool
 twin_part (worker *w, gc_direction *d)
@@ -331,9 +351,11 @@ gc__twin_direction (worker *w, gc_direction *d)
   /* Manual: "The f64 twin": in the tiered check, a coordinate f64 judged
      too coarsely for the algorithm, or whose algorithm it did not pass, is
      judged again in MPFR: f64 decides only where MPFR's verdict is
-     certain to be the same, a pass.  */
+     certain to be the same, a pass, or a failure f64 proves
+     ("Failures f64 decides").  */
   if (sh->ref != GC_REF_AUTO || d->decided_by != GC_REF_F64
-      || (fine_enough (sh, d) && d->verdict_algorithm == GC_PASS))
+      || (fine_enough (sh, d) && d->verdict_algorithm == GC_PASS)
+      || algorithm_fails_in_mpfr (d, w->tier_p))
     return true;
   gc_direction fresh;
   memset (&fresh, 0, sizeof fresh);

@@ -32,7 +32,9 @@ run (const gc_model *m, const float *x, gc_reference ref,
 
 /* AUTO (tiered) has the verdict of MP (pure MPFR) overall and in every
    direction; each of its directions was decided by f64 or MPFR, and f64
-   decided only passes (manual: "The tiered reference").  */
+   decided only passes and failures that MPFR reached at its first step,
+   unconfirmed (manual: "The tiered reference", "F64 proves MPFR's
+   failure"); with a twin, the algorithm's verdict is MPFR's as well.  */
 static void
 assert_same_verdicts (const gc_result *mp, const gc_result *au,
                       const char *what)
@@ -57,7 +59,21 @@ assert_same_verdicts (const gc_result *mp, const gc_result *au,
       else
         ck_assert_int_eq (a->decided_by, GC_REF_MPFR);
       if (a->decided_by == GC_REF_F64)
-        ck_assert_int_eq (a->verdict, GC_PASS);
+        {
+          ck_assert_msg (a->verdict == GC_PASS || a->verdict == GC_FAIL
+                         || a->verdict == GC_PRECISION,
+                         "%s: direction %zu: f64 decided %s", what, k,
+                         gc_verdict_name (a->verdict));
+          if (a->verdict_algorithm == GC_FAIL || a->nu > 1)
+            ck_assert_msg (b->level == 0, "%s: direction %zu: f64 decided "
+                           "a failure MPFR judged at level %d", what, k,
+                           b->level);
+        }
+      if (!isnan (a->analytic_f64) && !isnan (b->analytic_f64))
+        ck_assert_msg (a->verdict_algorithm == b->verdict_algorithm,
+                       "%s: direction %zu: algorithm auto %s, mpfr %s", what,
+                       k, gc_verdict_name (a->verdict_algorithm),
+                       gc_verdict_name (b->verdict_algorithm));
     }
 }
 
@@ -129,6 +145,51 @@ END_TEST
 START_TEST (test_tanh_gemm_mutants)
 {
   same_on ("tanh-gemm", "M=4,K=8,N=4", _i);
+}
+END_TEST
+
+/* The lever of "Failures f64 decides": on a mutant of each catalogue model
+   f64 decides failures, and each is a failure MPFR reached at its first
+   step and did not confirm (beyond doubt: no finer level's J recorded);
+   verdicts as MPFR's.  */
+START_TEST (test_failures_decided_by_f64)
+{
+  static const char *const cases[][3] = {
+    { "gdn", "T=37,H=1,K=4,V=4,BT=16,GATE=0", "no-read-scale" },
+    { "kda", "T=9,H=1,HV=2,K=4,V=4,BT=4,CHUNK=1", "softplus-outside" },
+    { "tanh-gemm", "M=4,K=8,N=4", "dw-twice" } };
+  const gcm_spec *spec = gcm_find (cases[_i][0]);
+  ck_assert_ptr_nonnull (spec);
+  long v[GCM_MAX_KEYS];
+  char err[128];
+  ck_assert_int_eq (gcm_parse_shape (spec, cases[_i][1], v, err, sizeof err),
+                    GC_OK);
+  int mutant = gcm_mutant_index (spec, cases[_i][2]);
+  ck_assert_int_gt (mutant, 0);
+  gcm_instance *inst = NULL;
+  ck_assert_int_eq (gcm_create (spec, v, gct_seed (), mutant, &inst), GC_OK);
+  gc_result *mp = run (&inst->model, inst->x, GC_REF_MPFR, NULL);
+  gc_result *au = run (&inst->model, inst->x, GC_REF_AUTO, NULL);
+  assert_same_verdicts (mp, au, cases[_i][2]);
+  size_t n64 = 0;
+  for (size_t k = 0; k < au->n_directions; k++)
+    if (au->dirs[k].decided_by == GC_REF_F64
+        && au->dirs[k].verdict == GC_FAIL)
+      {
+        n64++;
+        ck_assert_int_eq (mp->dirs[k].verdict, GC_FAIL);
+        ck_assert_msg (mp->dirs[k].level == 0 && isnan (mp->dirs[k].jump_next),
+                       "%s: direction %zu: MPFR confirmed it (level %d, "
+                       "next J %g)", cases[_i][2], k, mp->dirs[k].level,
+                       mp->dirs[k].jump_next);
+      }
+  ck_assert_msg (n64 > 0, "%s %s: f64 decided no failure", cases[_i][0],
+                 cases[_i][2]);
+  printf ("# %s %s: f64 decided %zu of %zu failures\n", cases[_i][0],
+          cases[_i][2], n64, au->n_failed);
+  gc_result_free (mp);
+  gc_result_free (au);
+  gcm_destroy (inst);
 }
 END_TEST
 
@@ -676,6 +737,7 @@ tier_suite (void)
   TCase *tt = tcase_create ("tiers");
   tcase_set_timeout (tt, 120);
   tcase_add_test (tt, test_f64_terms_not_negligible);
+  tcase_add_loop_test (tt, test_failures_decided_by_f64, 0, 3);
   tcase_add_test (tt, test_bug_f64_cannot_see);
   tcase_add_test (tt, test_kink_inside_f64_stencil);
   tcase_add_test (tt, test_f64_leaves_domain);

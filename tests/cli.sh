@@ -227,4 +227,20 @@ check "a direction index out of range names the accepted range (exit $rc)" \
 $G oracle tanh-gemm > "$TMPD/out" 2> "$TMPD/err"; rc=$?
 check "oracle on a model without outputs says it has none (exit $rc)" \
   sh -c "test $rc -eq 2 && grep -q 'declares no outputs' '$TMPD/err' && ! grep -q '0 bits' '$TMPD/out'"
+# Progress on a non-terminal stderr (manual: "Invoking gradcheck"):
+# nothing before GRADCHECK_PROGRESS_INTERVAL seconds, then a line at most
+# every interval; --quiet none.  The interval 0 makes it independent of
+# timing; the default (5 s) prints nothing for a check this short.
+GRADCHECK_PROGRESS_INTERVAL=0 $G run tanh-gemm --shape M=2,K=2,N=2 \
+  > /dev/null 2> "$TMPD/err"; rc=$?
+check "progress on a non-terminal stderr: one line per update, a count of N (exit $rc)" \
+  sh -c "test $rc -eq 0 && grep -q '^gradcheck: 8/8 directions in [0-9]* s\$' '$TMPD/err' && test \$(grep -c '^gradcheck: [0-9]*/8 directions' '$TMPD/err') -ge 2 && ! grep -q \"\$(printf '\\r')\" '$TMPD/err'"
+GRADCHECK_PROGRESS_INTERVAL=0 $G run tanh-gemm --shape M=2,K=2,N=2 --quiet \
+  > /dev/null 2> "$TMPD/err"; rc=$?
+check "--quiet: no progress (exit $rc)" sh -c "test $rc -eq 0 && ! test -s '$TMPD/err'"
+$G run tanh-gemm --shape M=2,K=2,N=2 > /dev/null 2> "$TMPD/err"; rc=$?
+check "a check shorter than the default interval prints no progress (exit $rc)" \
+  sh -c "test $rc -eq 0 && ! test -s '$TMPD/err'"
+bad "--quiet takes no argument" run tanh-gemm --quiet=yes
+check "run --help lists --quiet" sh -c "$G run --help | grep -q -- '--quiet '"
 done_testing

@@ -47,12 +47,24 @@ check "merge of a failing check exits 1 (exit $rc)" test "$rc" -eq 1
 check "merged failing report equals the unsharded one (diagnosis included)" cmp -s "$TMPD/wm.json" "$TMPD/mm.json"
 # the tiered reference (the default): the merged report keeps which
 # reference decided each direction, both of them here (manual: "The tiered
-# reference")
+# reference"): f64 decides all of tanh-gemm dw-twice's failures ("Failures
+# f64 decides"), gdn's a-transposed sends a few to MPFR
+for i in 0 1; do $G run gdn --mutant a-transposed --quiet --shard $i/2 --format json > "$TMPD/ga$i.json"; done
+$G merge --format json "$TMPD/ga0.json" "$TMPD/ga1.json" > "$TMPD/gam.json"
 check "the merged tiered report has directions decided by f64 and by mpfr" \
-  sh -c "grep -q '\"decided_by\":\"f64\"' '$TMPD/mm.json' && grep -q '\"decided_by\":\"mpfr\"' '$TMPD/mm.json' && grep -q '\"reference\":\"auto\"' '$TMPD/mm.json'"
-$G merge "$TMPD/m0.json" "$TMPD/m1.json" > "$TMPD/mm.txt"
+  sh -c "grep -q '\"decided_by\":\"f64\"' '$TMPD/gam.json' && grep -q '\"decided_by\":\"mpfr\"' '$TMPD/gam.json' && grep -q '\"reference\":\"auto\"' '$TMPD/gam.json'"
+$G merge "$TMPD/ga0.json" "$TMPD/ga1.json" > "$TMPD/gam.txt"
 check "the merged text report counts the directions each reference decided" \
-  grep -q '^tiered reference: f64 decided [1-9][0-9]* of [0-9]* directions, MPFR [1-9]' "$TMPD/mm.txt"
+  grep -q '^tiered reference: f64 decided [1-9][0-9]* of [0-9]* directions, MPFR [1-9]' "$TMPD/gam.txt"
+# under --ref mpfr the same failures are beyond doubt: no finer step
+# (manual: "A failure beyond doubt"); each stays at level 0
+$G run tanh-gemm --mutant dw-twice --ref mpfr --format json > "$TMPD/wmp.json"
+$G run tanh-gemm --mutant dw-twice --ref mpfr > "$TMPD/wmp.txt"; rc=$?
+check "--ref mpfr: dw-twice's 128 failures are beyond doubt, none confirmed at a finer step (exit $rc)" \
+  sh -c "test $rc -eq 1 && grep -q '^confirmation: of 128 failing directions, 0 confirmed at finer steps (0 judged at a finer level); 128 not confirmed' '$TMPD/wmp.txt' && ! grep -q '\"level\":[1-9]' '$TMPD/wmp.json'"
+$G merge "$TMPD/m0.json" "$TMPD/m1.json" > "$TMPD/mm.txt"
+check "the failing report says how its failures were settled: dw-twice's 128 by f64" \
+  grep -q '^confirmation: of 128 failing directions, 128 decided by f64' "$TMPD/mm.txt"
 $G run tanh-gemm --mutant dw-twice --ref mpfr --format tap > "$TMPD/mp.tap"
 $G run tanh-gemm --mutant dw-twice --format tap > "$TMPD/au.tap"
 check "--ref auto and --ref mpfr: the same verdict in every direction (TAP)" \
