@@ -190,15 +190,15 @@ sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
   fi
   echo "## The f64 twin (default shapes, seed 1, 1 thread; manual: \"The f64 twin\")"
   echo
-  echo "The default check with the model's twin and without it (--twin off), in one run (medians of 3); the algorithm's resolution beside the f32 check's; every mutant both ways (bench twin MODEL; bench/results/twin-MODEL.json)."
+  echo "The default check with the model's twin and without it (--twin off), in one run (medians of 3 CPU times of the checking process); the algorithm's resolution beside the f32 check's; every mutant both ways (bench twin MODEL; bench/results/twin-MODEL.json)."
   echo
-  echo "| model | verdict (with / without) | time with / without (s) | ratio | algorithm resolution median / worst | f32 resolution median / worst | coordinates on Richardson | re-judged in MPFR |"
+  echo "| model | verdict (with / without) | CPU with / without (s) | ratio | algorithm resolution median / worst | f32 resolution median / worst | coordinates on Richardson | re-judged in MPFR |"
   echo "|---|---|---|---|---|---|---|---|"
   for m in gdn kda tanh-gemm; do
     f="$out/twin-$m.json"
     [ -f "$f" ] || continue
     v () { sed 's/,"mutants".*//' "$f" | sed -n "s/.*\"$1\":\"*\([^,\"}]*\).*/\1/p"; }
-    echo "| $m | $(v verdict) / $(v verdict_without) | $(v time_with_s) / $(v time_without_s) | $(v ratio) | $(v resolution_algorithm_median) / $(v resolution_algorithm_worst) | $(v resolution_f32_median) / $(v resolution_f32_worst) | $(v richardson_used) of $(v n) | $(v decided_mpfr) |"
+    echo "| $m | $(v verdict) / $(v verdict_without) | $(v cpu_with_s) / $(v cpu_without_s) | $(v ratio) | $(v resolution_algorithm_median) / $(v resolution_algorithm_worst) | $(v resolution_f32_median) / $(v resolution_f32_worst) | $(v richardson_used) of $(v n) | $(v decided_mpfr) |"
   done
   echo
   echo "| model | mutant | precision-only | with the twin | without | algorithm failures | precision | beyond any rounding | of |"
