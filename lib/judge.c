@@ -144,9 +144,13 @@ gc__judge_twin (gc_direction *d)
   t.nu = t.diff == 0 ? 0 : t.bar > 0 ? t.diff / t.bar : INFINITY;
   t.resolution = t.reference != 0 ? t.bar / fabs (t.reference) : INFINITY;
   /* a kink the reference's own judgement saw stands: the twin's bar is
-     smaller, never larger */
+     smaller, never larger; so does a reference no two confirmation levels
+     agreed on (manual: "Confirming a direction"): untrustworthy for both
+     questions */
   if (d->verdict == GC_NONSMOOTH)
     t.verdict = GC_NONSMOOTH;
+  else if (d->level < 0)
+    t.verdict = GC_INCONCLUSIVE;
   else
     {
       t.verdict = t.nu <= 1 ? GC_PASS : GC_FAIL;
