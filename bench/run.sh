@@ -195,18 +195,18 @@ sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
   echo "| model | verdict (with / without) | CPU with / without (s) | ratio | algorithm resolution median / worst | f32 resolution median / worst | coordinates on Richardson | re-judged in MPFR |"
   echo "|---|---|---|---|---|---|---|---|"
   for m in gdn kda tanh-gemm; do
-    f="$out/twin-$m.json"
-    [ -f "$f" ] || continue
-    v () { sed 's/,"mutants".*//' "$f" | sed -n "s/.*\"$1\":\"*\([^,\"}]*\).*/\1/p"; }
+    tf="$out/twin-$m.json"
+    [ -f "$tf" ] || continue
+    v () { sed 's/,"mutants".*//' "$tf" | sed -n "s/.*\"$1\":\"*\([^,\"}]*\).*/\1/p"; }
     echo "| $m | $(v verdict) / $(v verdict_without) | $(v cpu_with_s) / $(v cpu_without_s) | $(v ratio) | $(v resolution_algorithm_median) / $(v resolution_algorithm_worst) | $(v resolution_f32_median) / $(v resolution_f32_worst) | $(v richardson_used) of $(v n) | $(v decided_mpfr) |"
   done
   echo
   echo "| model | mutant | precision-only | with the twin | without | algorithm failures | precision | beyond any rounding | of |"
   echo "|---|---|---|---|---|---|---|---|---|"
   for m in gdn kda tanh-gemm; do
-    f="$out/twin-$m.json"
-    [ -f "$f" ] || continue
-    sed 's/.*"mutants":\[//; s/\]}$//; s/},{/}\n{/g' "$f" | while read -r line; do
+    tf="$out/twin-$m.json"
+    [ -f "$tf" ] || continue
+    sed 's/.*"mutants":\[//; s/\]}$//; s/},{/}\n{/g' "$tf" | while read -r line; do
       g () { echo "$line" | sed -n "s/.*\"$1\":\"*\([^,\"}]*\).*/\1/p"; }
       echo "| $m | $(g mutant) | $(g precision_only) | $(g verdict) | $(g verdict_without) | $(g failed_algorithm) | $(g precision) | $(g mismatch) | $(g of) |"
     done
@@ -234,6 +234,16 @@ sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
   echo "| 2052-parameter gdn full check <= 3 s, 2 threads (median) | $t2 s | $(verdict "$t2 <= 3") |"
   echo "| 2 threads >= 1.8x faster than 1 (medians) | $sp | $(verdict "$sp >= 1.8") |"
   echo "| library overhead <= 10 % of the reference forwards' time | $(awk "BEGIN { printf \"%.2f %%\", 100 * $ov }") | $(verdict "$ov <= 0.1") |"
+  # manual: "The f64 twin"
+  for m in gdn kda; do
+    tf="$out/twin-$m.json"
+    [ -f "$tf" ] || continue
+    tv () { sed 's/,"mutants".*//' "$tf" | sed -n "s/.*\"$1\":\"*\([^,\"}]*\).*/\1/p"; }
+    rm_=$(tv resolution_algorithm_median); rw_=$(tv resolution_algorithm_worst); ra_=$(tv ratio)
+    echo "| $m with its twin: the algorithm's median resolution <= 1e-8 | $rm_ | $(verdict "$rm_ <= 1e-8") |"
+    echo "| $m with its twin: the algorithm's worst resolution <= 1e-5 | $rw_ | $(verdict "$rw_ <= 1e-5") |"
+    echo "| $m: the default check with its twin <= 3x without (CPU) | $ra_ | $(verdict "$ra_ <= 3") |"
+  done
   echo
   rs1=$(sub "$out/resolution-gdn.json" row_scale)
   rs2=$(sub "$out/resolution-kda.json" row_scale)
