@@ -1356,7 +1356,10 @@ report_tap (gc__buf *b, const gc_result *r)
                        || d->verdict == GC_PRECISION ? "not ok" : "ok";
       gc__buf_printf (b, "%s %zu - ", ok, k + 1);
       put_label (b, r, d, GC__ESC_TAP);
-      gc__buf_printf (b, " nu=%.3g", d->nu);
+      /* with a twin, the worst of its two questions ("Two verdicts, one
+         report"), as the verdict's */
+      gc__buf_printf (b, " nu=%.3g", !isnan (d->analytic_f64)
+                                     ? fmax (d->nu_f64, d->nu_arith) : d->nu);
       if (r->reference == GC_REF_AUTO)
         gc__buf_printf (b, " ref=%s", gc_reference_name (d->decided_by));
       if (d->verdict == GC_NONSMOOTH)
