@@ -821,20 +821,47 @@ rounding_text (gc__buf *b, const gc_result *r)
                GC__ESC_TEXT);
       gc__buf_printf (b, " needs at least %.3g roundings of magnitude m_i, "
                       "more than the declared d_b = %zu: the depth or that "
-                      "magnitude is too small (the bar includes the measured "
-                      "spread)\n", r->depth_implied, r->backward_depth);
+                      "magnitude is too small", r->depth_implied,
+                      r->backward_depth);
+      if (r->n_spread_beyond)
+        gc__buf_printf (b, "; %zu direction(s) whose spread exceeds the "
+                        "worst case 2 gamma_d of d_b are PRECISION (a "
+                        "spread beyond it is not a rounding of the declared "
+                        "arithmetic: a lower precision, or a wrong "
+                        "declaration)", r->n_spread_beyond);
+      else
+        gc__buf_puts (b, " (the bar includes the measured spread)");
+      gc__buf_puts (b, "\n");
     }
-  else if (r->depth_implied > 0
-           && (double) r->backward_depth
-              > GC_COARSE_FACTOR * r->depth_implied)
-    gc__buf_printf (b, "  note: the declared d_b = %zu is %.3g times the "
-                    "depth the measured spreads imply (%.3g): if the "
-                    "backward has that few roundings, or the magnitudes are "
-                    "too large, the check is up to %.3g times coarser than "
-                    "it needs to be\n", r->backward_depth,
-                    (double) r->backward_depth / r->depth_implied,
-                    r->depth_implied,
-                    sqrt ((double) r->backward_depth / r->depth_implied));
+  else if (r->depth_supported > 0)
+    {
+      /* Manual: "What the measurement does not support".  */
+      double f = (double) r->backward_depth / r->depth_implied;
+      if (!(r->defaulted & GC_DEFAULTED_MAGNITUDES) && r->depth_implied < 1)
+        gc__buf_printf (b, "  UNSUPPORTED: the declared magnitudes "
+                        "(grad_magnitude_f32) leave the measured spreads "
+                        "%.3g rounding(s), fewer than one: they overstate "
+                        "the computation at least %.3g times;",
+                        r->depth_implied, 1 / r->depth_implied);
+      else
+        gc__buf_printf (b, "  UNSUPPORTED: the declared d_b = %zu is %.3g "
+                        "times the depth the measured spreads imply "
+                        "(%.3g);", r->backward_depth, f, r->depth_implied);
+      gc__buf_printf (b, " the measurement supports d_b m_i up to %d times "
+                      "the implied (%.3g roundings of the declared "
+                      "magnitudes)", GC_COARSE_FACTOR, r->depth_supported);
+      if (r->n_unsupported)
+        gc__buf_printf (b, ": %zu direction(s) that pass only on the excess "
+                        "are INCONCLUSIVE\n", r->n_unsupported);
+      else
+        gc__buf_printf (b, ", and every pass holds on that bar; the check "
+                        "is up to %.3g times coarser than it needs to be\n",
+                        sqrt (f));
+    }
+  else if (r->n_spread_beyond)
+    gc__buf_printf (b, "  PRECISION: %zu direction(s) whose measured spread "
+                    "exceeds the worst case 2 gamma_d of the declared d_b = "
+                    "%zu\n", r->n_spread_beyond, r->backward_depth);
   if (r->forward_depth_implied > (double) r->forward_depth)
     gc__buf_printf (b, "  WARNING: the reference forward's spread S_L needs "
                     "at least %.3g roundings of magnitude M_L, more than the "
@@ -862,6 +889,17 @@ inputs_text (gc__buf *b, const gc_result *r)
                     "bound (m_i < |g_i| / 2: no rounding does that); each "
                     "raised to |g_i|: check grad_magnitude_f32\n",
                     r->n_magnitude_low);
+  if (r->loss_magnitude_low)
+    gc__buf_printf (b, "  the declared M_L = %.4g is below half of |L| = "
+                    "%.4g (M_L bounds |L|: no rounding does that); raised "
+                    "to |L|: check loss_magnitude_f32\n",
+                    r->loss_magnitude_declared, fabs (r->loss_f32));
+  if (r->n_blind_defaulted)
+    gc__buf_printf (b, "  %zu blind direction(s) INCONCLUSIVE: their "
+                    "magnitude was defaulted (the tensor's largest |g|), "
+                    "which makes the blindness; declare grad_magnitude_f32 "
+                    "(\"What the measurement does not support\")\n",
+                    r->n_blind_defaulted);
   rounding_text (b, r);
 }
 
