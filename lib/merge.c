@@ -586,6 +586,18 @@ parse_json (const char *text, size_t len, gc_result **out)
               || r->depth_implied_at >= r->n))
         return fail (r, j, GC_EFORMAT);
     }
+  /* Manual: "What the measurement does not support": the declared M_L
+     below |L| / 2 (absent: a report of an older version); the counts
+     are the summary's own, recomputed from the directions.  */
+  if (json_object_get (j, "loss_magnitude_low"))
+    {
+      size_t low;
+      if (!size (j, "loss_magnitude_low", &low) || low > 1
+          || !num (j, "loss_magnitude_declared",
+                   &r->loss_magnitude_declared))
+        return fail (r, j, GC_EFORMAT);
+      r->loss_magnitude_low = (int) low;
+    }
   /* random directions per block (absent: over the whole vector)  */
   if (json_object_get (j, "random_per_block")
       && !size (j, "random_per_block", &r->random_per_block))

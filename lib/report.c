@@ -1226,6 +1226,13 @@ report_json (const gc_result *r)
                                    ? json_null ()
                                    : juint (r->depth_implied_at))
     && put (o, "forward_depth_implied", jnum (r->forward_depth_implied))
+    && put (o, "depth_supported", jnum (r->depth_supported))
+    && put (o, "n_unsupported", juint (r->n_unsupported))
+    && put (o, "n_blind_defaulted", juint (r->n_blind_defaulted))
+    && put (o, "n_spread_beyond", juint (r->n_spread_beyond))
+    && put (o, "loss_magnitude_low", juint (r->loss_magnitude_low))
+    && put (o, "loss_magnitude_declared",
+            jnum (r->loss_magnitude_declared))
     /* manual: "The worst case" */
     && put (o, "worst_nu_worst_case", jnum (r->worst_nu_worst_case))
     && put (o, "n_failed_certain", juint (r->n_failed_certain));
