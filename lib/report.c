@@ -840,9 +840,12 @@ rounding_text (gc__buf *b, const gc_result *r)
       if (!(r->defaulted & GC_DEFAULTED_MAGNITUDES) && r->depth_implied < 1)
         gc__buf_printf (b, "  UNSUPPORTED: the declared magnitudes "
                         "(grad_magnitude_f32) leave the measured spreads "
-                        "%.3g rounding(s), fewer than one: they overstate "
-                        "the computation at least %.3g times;",
-                        r->depth_implied, 1 / r->depth_implied);
+                        "%.3g rounding(s) of them, fewer than one; with d_b "
+                        "= %zu they are %.3g times what the spreads imply, "
+                        "and the measurement supports magnitudes up to %.3g "
+                        "times the declared ones;", r->depth_implied,
+                        r->backward_depth, f,
+                        r->depth_supported / (double) r->backward_depth);
       else
         gc__buf_printf (b, "  UNSUPPORTED: the declared d_b = %zu is %.3g "
                         "times the depth the measured spreads imply "
