@@ -207,7 +207,7 @@ START_TEST (test_declared_inputs)
   ck_assert (implied > 1 && implied <= (double) r->backward_depth);
   ck_assert (implied * 64 >= (double) r->backward_depth);
   t = gc_report (r, GC_FMT_TEXT);
-  ck_assert_ptr_null (strstr (t, "note: the declared d_b"));
+  ck_assert_ptr_null (strstr (t, "UNSUPPORTED"));
   ck_assert_ptr_null (strstr (t, "WARNING: the backward's spread"));
   free (t);
   gc_result_free (r);
@@ -220,12 +220,15 @@ START_TEST (test_declared_inputs)
   ck_assert_ptr_nonnull (strstr (t, "WARNING: the backward's spread"));
   free (t);
   gc_result_free (r);
-  /* a depth of 1e6 and magnitudes 1000 times too large: both flagged as
-     overstated, with the factor */
+  /* a depth of 1e6 and magnitudes 1000 times too large: both named as
+     unsupported, with the factor and the supported value (manual: "What
+     the measurement does not support") */
   dm.backward_depth = 1000000;
   r = gct_check_ok (&dm, tg->x, NULL);
   t = gc_report (r, GC_FMT_TEXT);
-  ck_assert_msg (strstr (t, "note: the declared d_b = 1000000"), "%s", t);
+  ck_assert (r->depth_supported == 64 * r->depth_implied);
+  ck_assert_msg (strstr (t, "UNSUPPORTED: the declared d_b = 1000000 is"),
+                 "%.2000s", t);
   free (t);
   gc_result_free (r);
   dm = tg->model;
@@ -234,7 +237,8 @@ START_TEST (test_declared_inputs)
   r = gct_check_ok (&dm, tg->x, NULL);
   ck_assert (r->depth_implied < implied / 500);
   t = gc_report (r, GC_FMT_TEXT);
-  ck_assert_msg (strstr (t, "note: the declared d_b"), "%s", t);
+  ck_assert_msg (strstr (t, "UNSUPPORTED: the declared magnitudes"),
+                 "%.2000s", t);
   free (t);
   gc_result_free (r);
   gct_free (tg);
