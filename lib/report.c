@@ -985,8 +985,12 @@ direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
   gc__buf_printf (b, "\n  |diff|       %.3e\n", d->diff);
   gc__buf_printf (b, "  bar          %.3e   nu = |diff| / bar = %.3g\n",
                   d->bar, d->nu);
-  gc__buf_printf (b, "  resolution   %.3e   (bar / |reference|: the smallest "
-                  "relative error this check sees here)\n", d->resolution);
+  /* Manual: "Inconclusive directions": a relative error above twice the
+     resolution cannot pass (a correct backward's own error is within the
+     bar and may offset up to one bar of it).  */
+  gc__buf_printf (b, "  resolution   %.3e   (bar / |reference|: a relative "
+                  "error above twice this cannot pass here)\n",
+                  d->resolution);
   if (!fwd)
     {
       gc__buf_printf (b, "  step h       %.6g\n", d->step);
