@@ -855,12 +855,20 @@ rounding_text (gc__buf *b, const gc_result *r)
                       "magnitudes)", GC_COARSE_FACTOR, r->depth_supported);
       if (r->n_unsupported)
         gc__buf_printf (b, ": %zu direction(s) that pass only on the excess "
-                        "are INCONCLUSIVE\n", r->n_unsupported);
+                        "are INCONCLUSIVE (or the directed modes did not "
+                        "reach all of the computation: threads started "
+                        "before the check keep their own mode, and the "
+                        "spreads then undercount)\n", r->n_unsupported);
       else
         gc__buf_printf (b, ", and every pass holds on that bar; the check "
                         "is up to %.3g times coarser than it needs to be\n",
                         sqrt (f));
     }
+  else if (r->rounding_modes && r->depth_implied_at == SIZE_MAX)
+    gc__buf_puts (b, "  note: every spread of the backward is 0: its "
+                  "arithmetic is exact, or the directed modes did not reach "
+                  "it (threads started before the check keep their own "
+                  "mode); the measurement vouches for nothing\n");
   else if (r->n_spread_beyond)
     gc__buf_printf (b, "  PRECISION: %zu direction(s) whose measured spread "
                     "exceeds the worst case 2 gamma_d of the declared d_b = "
