@@ -310,9 +310,9 @@ supported_part (const gc_term *a, double derived, double d_s)
 
 /* Manual: "What the measurement does not support".  For each passing
    gradient direction judged without a twin: a measured spread beyond the
-   worst case of the declared depth (S_w > 2 gamma_d (u sum |w_i| m_i +
-   2^-150 sum |w_i|): "What the measurement tells about the declarations")
-   is a precision finding, not a wider bar; a pass that holds only on the
+   worst case of the declared depth and magnitudes (S_w > 2 gamma_d
+   (u sum |w_i| m_i + 2^-150 sum |w_i|): "What the measurement tells about
+   the declarations") is a precision finding, not a wider bar; a pass that holds only on the
    part of the bar the measurement contradicts (d_b beyond
    GC_COARSE_FACTOR times the implied depth) is inconclusive; and a blind
    pass ("Inconclusive directions") whose magnitude was defaulted is
@@ -339,7 +339,11 @@ judge_declarations (gc_result *r)
       double te = d->terms[GC_TERM_TRUNCATION].value
                   + d->terms[GC_TERM_REFERENCE].value;
       double wm = gc__term_input (a, "sum |w_i| m_i", NAN);
-      if (r->rounding_modes && !isnan (wm) && !r->nondeterministic)
+      /* only against declared magnitudes: a defaulted one (the tensor's
+         largest |g|) does not see a cancellation inside the element's
+         computation, which is what the spread is there to cover */
+      if (r->rounding_modes && !isnan (wm) && !r->nondeterministic
+          && !defaulted)
         {
           double base = GC_U32 * wm
                         + 0x1p-150 * gc__term_input (a, "sum |w_i|", 0);
