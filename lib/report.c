@@ -495,6 +495,24 @@ direction_json (const gc_result *r, const gc_direction *d, bool terms)
   json_t *a = json_array ();
   for (int t = 0; ok && a && t < GC_N_TERMS; t++)
     ok = push (a, terms ? term_json (&d->terms[t]) : jnum (d->terms[t].value));
+  /* Manual: "What the measurement does not support": the adjoint term's
+     inputs that its rules (and "Measured rounding sensitivity"'s) read,
+     so that a merge judges as the check did.  */
+  if (ok && !terms && d->terms[GC_TERM_ADJOINT].n_inputs)
+    {
+      static const char *const want[] = { "lambda", "lambda_n", "d_b",
+                                          "gamma_d / u", "sum |w_i| m_i",
+                                          "sum |w_i|", "S_w" };
+      const gc_term *at = &d->terms[GC_TERM_ADJOINT];
+      json_t *in = json_object ();
+      ok = in != NULL;
+      for (size_t k = 0; ok && k < at->n_inputs; k++)
+        for (size_t q = 0; ok && q < sizeof want / sizeof *want; q++)
+          if (strcmp (at->inputs[k].name, want[q]) == 0)
+            ok = put (in, want[q], jnum (at->inputs[k].value));
+      ok = ok && put (o, "adjoint_inputs", json_incref (in));
+      json_decref (in);
+    }
   ok = ok && put (o, terms ? "terms" : "term_values", json_incref (a))
        && put (o, "level", json_integer (d->level))
        /* manual: "The tiered reference" */

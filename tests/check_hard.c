@@ -660,7 +660,9 @@ START_TEST (test_random_directions_see)
 END_TEST
 
 /* Issue 24 (manual: "What the measurement does not support").  Run M at
-   X without a twin; print its before/after line; return the result.  */
+   X without a twin; print its before/after line; check that its JSON
+   report, read back and merged, gives the same verdicts; return the
+   result.  */
 static gc_result *
 declared_check (const char *what, const gc_model *m, const float *x,
                 uint64_t seed)
@@ -675,6 +677,23 @@ declared_check (const char *what, const gc_model *m, const float *x,
           gc_verdict_name (r->verdict), r->worst_nu, r->resolution_worst,
           r->n_unsupported, r->n_blind_defaulted, r->n_spread_beyond,
           r->loss_magnitude_low);
+  /* a report read back and merged judges as the check did */
+  char *json = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (json);
+  gc_result *back = NULL, *mg = NULL;
+  ck_assert_int_eq (gc_result_parse_json (json, strlen (json), &back), GC_OK);
+  ck_assert_int_eq (gc_result_merge (&back, 1, &mg), GC_OK);
+  ck_assert_msg (mg->verdict == r->verdict, "%s: merged %s, checked %s",
+                 what, gc_verdict_name (mg->verdict),
+                 gc_verdict_name (r->verdict));
+  for (size_t k = 0; k < r->n_directions; k++)
+    ck_assert_int_eq (mg->dirs[k].verdict, r->dirs[k].verdict);
+  ck_assert_uint_eq (mg->n_unsupported, r->n_unsupported);
+  ck_assert_uint_eq (mg->n_spread_beyond, r->n_spread_beyond);
+  ck_assert_int_eq (mg->loss_magnitude_low, r->loss_magnitude_low);
+  gc_result_free (mg);
+  gc_result_free (back);
+  free (json);
   return r;
 }
 
