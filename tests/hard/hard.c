@@ -171,8 +171,9 @@ grad_f32 (void *ctx, const float *x, float *g)
    (u |a|) reaches the gradient through the derivative of f', so element
    i's computation has magnitude |w c_i| (1 + |a|) for sin and
    3 |c_i| e^a (1 + |a|) for exp.  With it declared, the measured spread is
-   within the worst case of the declared depth 4; without it, the spread
-   is beyond it, a finding (GC_PRECISION), not a wider bar.  */
+   within the worst case of the declared depth 4; a declared magnitude
+   without the argument's part (|w c_i| alone) would leave the spread
+   beyond it, a finding (GC_PRECISION), not a wider bar.  */
 static int
 grad_magnitude_f32 (void *ctx, const float *x, float *m)
 {
