@@ -216,6 +216,14 @@ centre (shared *sh, worker *w0)
         }
       sh->mag_loss = fabs ((double) ml);
     }
+  /* M_L is validated as the magnitudes are ("Adjoint rounding"): it
+     bounds |L|, so one below half of it (0 included) is no rounding's
+     magnitude; it is raised to |L|, and the report says so.  */
+  if (m->loss_magnitude_f32)
+    {
+      r->loss_magnitude_declared = sh->mag_loss;
+      r->loss_magnitude_low = sh->mag_loss < fabs (lf32) / 2;
+    }
   r->loss_magnitude = fmax (sh->mag_loss, fabs (lf32));
   gc__fpenv_model (sh);
   rc = m->grad_f32 (m->ctx, w0->xf, sh->g);

@@ -591,6 +591,20 @@ typedef struct gc_result
   size_t worst_arith, worst_f64;
   double resolution_f64_median, resolution_f64_worst;
   unsigned twin_rounding_modes;
+  /* Manual: "What the measurement does not support".  Without a twin, a
+     pass must hold on a bar the measured spreads do not contradict:
+     depth_supported is GC_COARSE_FACTOR times the implied depth when the
+     declared d_b exceeds it (0: not contradicted, or nothing measured);
+     n_unsupported counts the directions that pass only on the excess
+     (made inconclusive); n_blind_defaulted the blind directions whose
+     blindness a defaulted magnitude made (inconclusive); n_spread_beyond
+     the directions whose measured spread exceeds the worst case 2 gamma_d
+     of the declared depth (made GC_PRECISION).  loss_magnitude_low: the
+     model's M_L was below half of |L| (raised to |L|), and its value.  */
+  double depth_supported;
+  size_t n_unsupported, n_blind_defaulted, n_spread_beyond;
+  int loss_magnitude_low;
+  double loss_magnitude_declared;
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

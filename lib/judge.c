@@ -330,9 +330,108 @@ twin_summary (gc_result *r)
     }
 }
 
+/* Manual: "What the measurement does not support".  The derived part of
+   the adjoint term scaled to the largest depth-magnitude product the
+   measured spreads support, D_S roundings of the declared magnitudes:
+   min(1, gamma_{d_s} / u / mult) times what the declared multiplier
+   MULT = min(lambda sqrt(d_b), gamma_d / u) gave.  */
+static double
+supported_part (const gc_term *a, double derived, double d_s)
+{
+  double db = gc__term_input (a, "d_b", NAN);
+  double gu = gc__term_input (a, "gamma_d / u", NAN);
+  double lambda = gc__term_input (a, "lambda", NAN);
+  if (isnan (lambda))
+    lambda = gc__term_input (a, "lambda_n", NAN);
+  double mult = isnan (lambda) ? gu : fmin (lambda * sqrt (db), gu);
+  double gs = d_s / (1 - ldexp (d_s, -24));
+  return mult > gs ? derived * (gs / mult) : derived;
+}
+
+/* Manual: "What the measurement does not support".  For each passing
+   gradient direction judged without a twin: a measured spread beyond the
+   worst case of the declared depth and magnitudes (S_w > 2 gamma_d
+   (u sum |w_i| m_i + 2^-150 sum |w_i|): "What the measurement tells about
+   the declarations") is a precision finding, not a wider bar; a pass that holds only on the
+   part of the bar the measurement contradicts (d_b beyond
+   GC_COARSE_FACTOR times the implied depth) is inconclusive; and a blind
+   pass ("Inconclusive directions") whose magnitude was defaulted is
+   inconclusive, as the twin's is (the tensor's largest |g| manufactures
+   the blindness).  Idempotent: summarise may run more than once.  */
+static void
+judge_declarations (gc_result *r)
+{
+  r->depth_supported
+    = r->depth_implied > 0 && !r->nondeterministic
+      && (double) r->backward_depth > GC_COARSE_FACTOR * r->depth_implied
+      ? GC_COARSE_FACTOR * r->depth_implied : 0;
+  double d_s = r->depth_supported;
+  bool defaulted = (r->defaulted & GC_DEFAULTED_MAGNITUDES) != 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      gc_direction *d = &r->dirs[k];
+      const gc_term *a = &d->terms[GC_TERM_ADJOINT];
+      if (d->verdict != GC_PASS || !isnan (d->analytic_f64)
+          || isnan (gc__term_input (a, "d_b", NAN)))
+        continue;
+      double spread = gc__term_input (a, "S_w", 0);
+      double derived = a->value - spread;
+      double te = d->terms[GC_TERM_TRUNCATION].value
+                  + d->terms[GC_TERM_REFERENCE].value;
+      double wm = gc__term_input (a, "sum |w_i| m_i", NAN);
+      /* only against declared magnitudes: a defaulted one (the tensor's
+         largest |g|) does not see a cancellation inside the element's
+         computation, which is what the spread is there to cover */
+      if (r->rounding_modes && !isnan (wm) && !r->nondeterministic
+          && !defaulted)
+        {
+          double base = GC_U32 * wm
+                        + 0x1p-150 * gc__term_input (a, "sum |w_i|", 0);
+          double worst = gc__term_input (a, "gamma_d / u", INFINITY) * base;
+          if (spread > 2 * worst)
+            {
+              d->verdict = GC_PRECISION;
+              r->n_spread_beyond++;
+              continue;
+            }
+        }
+      if (d_s > 0)
+        derived = supported_part (a, derived, d_s);
+      double bar = te + derived + spread;
+      double nu = d->diff == 0 ? 0 : bar > 0 ? d->diff / bar : INFINITY;
+      double res = d->reference != 0 ? bar / fabs (d->reference) : INFINITY;
+      if (nu > 1)
+        {
+          d->verdict = GC_INCONCLUSIVE;
+          r->n_unsupported++;
+          continue;
+        }
+      if (res < 1 || (d->analytic == 0 && d->reference == 0))
+        continue;
+      /* a blind pass, below the rounding only on the supported bar
+         ("Inconclusive directions", "Measured rounding sensitivity") */
+      double ref = te + spread;
+      bool below = ref < derived
+                   || (!(derived < fabs (d->reference))
+                       && derived > ref - spread);
+      if (!below)
+        {
+          d->verdict = GC_INCONCLUSIVE;
+          r->n_unsupported++;
+        }
+      else if (defaulted)
+        {
+          d->verdict = GC_INCONCLUSIVE;
+          r->n_blind_defaulted++;
+        }
+    }
+}
+
 void
 gc__summarise (gc_result *r)
 {
+  r->n_unsupported = r->n_blind_defaulted = r->n_spread_beyond = 0;
+  judge_declarations (r);
   r->n_failed = r->n_nonsmooth = r->n_inconclusive = 0;
   r->worst = SIZE_MAX;
   r->worst_nu = 0;
@@ -373,7 +472,7 @@ gc__summarise (gc_result *r)
     r->verdict = GC_NONDETERMINISTIC;
   else if (r->n_failed)
     r->verdict = GC_FAIL;
-  else if (r->n_precision)
+  else if (r->n_precision || r->n_spread_beyond)
     r->verdict = GC_PRECISION;
   else if (r->n_nonsmooth)
     r->verdict = GC_NONSMOOTH;

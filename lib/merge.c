@@ -318,6 +318,28 @@ direction (gc_result *r, const json_t *o, gc_direction *d, bool full)
   if (!kind && r->reference == GC_REF_AUTO && d->decided_by == GC_REF_MPFR
       && isnan (d->d2h))
     gc__term_mark_predicted (&d->terms[GC_TERM_TRUNCATION]);
+  /* the adjoint term's inputs the judge reads (absent in older reports
+     and in full directions, whose terms carry them; manual: "What the
+     measurement does not support") */
+  const json_t *ai = full ? NULL : json_object_get (o, "adjoint_inputs");
+  if (ai)
+    {
+      gc_term *at = &d->terms[GC_TERM_ADJOINT];
+      const char *key;
+      const json_t *iv;
+      if (!json_is_object (ai)
+          || json_object_size (ai) > GC_TERM_MAX_INPUTS)
+        return GC_EFORMAT;
+      at->n_inputs = 0;
+      json_object_foreach ((json_t *) ai, key, iv)
+        {
+          gc_input *ip = &at->inputs[at->n_inputs++];
+          if (!num_value (iv, &ip->value))
+            return GC_EFORMAT;
+          if (!(ip->name = known (r, key)))
+            return GC_ENOMEM;
+        }
+    }
   const json_t *tv = json_object_get (o, full ? "terms" : "term_values");
   if (!json_is_array (tv) || json_array_size (tv) != GC_N_TERMS)
     return GC_EFORMAT;
@@ -601,6 +623,18 @@ parse_json (const char *text, size_t len, gc_result **out)
           && (!size (j, "depth_implied_at", &r->depth_implied_at)
               || r->depth_implied_at >= r->n))
         return fail (r, j, GC_EFORMAT);
+    }
+  /* Manual: "What the measurement does not support": the declared M_L
+     below |L| / 2 (absent: a report of an older version); the counts
+     are the summary's own, recomputed from the directions.  */
+  if (json_object_get (j, "loss_magnitude_low"))
+    {
+      size_t low;
+      if (!size (j, "loss_magnitude_low", &low) || low > 1
+          || !num (j, "loss_magnitude_declared",
+                   &r->loss_magnitude_declared))
+        return fail (r, j, GC_EFORMAT);
+      r->loss_magnitude_low = (int) low;
     }
   /* random directions per block (absent: over the whole vector)  */
   if (json_object_get (j, "random_per_block")

@@ -535,6 +535,24 @@ direction_json (const gc_result *r, const gc_direction *d, bool terms)
   json_t *a = json_array ();
   for (int t = 0; ok && a && t < GC_N_TERMS; t++)
     ok = push (a, terms ? term_json (&d->terms[t]) : jnum (d->terms[t].value));
+  /* Manual: "What the measurement does not support": the adjoint term's
+     inputs that its rules (and "Measured rounding sensitivity"'s) read,
+     so that a merge judges as the check did.  */
+  if (ok && !terms && d->terms[GC_TERM_ADJOINT].n_inputs)
+    {
+      static const char *const want[] = { "lambda", "lambda_n", "d_b",
+                                          "gamma_d / u", "sum |w_i| m_i",
+                                          "sum |w_i|", "S_w" };
+      const gc_term *at = &d->terms[GC_TERM_ADJOINT];
+      json_t *in = json_object ();
+      ok = in != NULL;
+      for (size_t k = 0; ok && k < at->n_inputs; k++)
+        for (size_t q = 0; ok && q < sizeof want / sizeof *want; q++)
+          if (strcmp (at->inputs[k].name, want[q]) == 0)
+            ok = put (in, want[q], jnum (at->inputs[k].value));
+      ok = ok && put (o, "adjoint_inputs", json_incref (in));
+      json_decref (in);
+    }
   ok = ok && put (o, terms ? "terms" : "term_values", json_incref (a))
        && put (o, "level", json_integer (d->level))
        /* manual: "The tiered reference" */
@@ -861,20 +879,58 @@ rounding_text (gc__buf *b, const gc_result *r)
                GC__ESC_TEXT);
       gc__buf_printf (b, " needs at least %.3g roundings of magnitude m_i, "
                       "more than the declared d_b = %zu: the depth or that "
-                      "magnitude is too small (the bar includes the measured "
-                      "spread)\n", r->depth_implied, r->backward_depth);
+                      "magnitude is too small", r->depth_implied,
+                      r->backward_depth);
+      if (r->n_spread_beyond)
+        gc__buf_printf (b, "; %zu direction(s) whose spread exceeds the "
+                        "worst case 2 gamma_d of d_b are PRECISION (a "
+                        "spread beyond it is not a rounding of the declared "
+                        "arithmetic: a lower precision, or a wrong "
+                        "declaration)", r->n_spread_beyond);
+      else
+        gc__buf_puts (b, " (the bar includes the measured spread)");
+      gc__buf_puts (b, "\n");
     }
-  else if (r->depth_implied > 0
-           && (double) r->backward_depth
-              > GC_COARSE_FACTOR * r->depth_implied)
-    gc__buf_printf (b, "  note: the declared d_b = %zu is %.3g times the "
-                    "depth the measured spreads imply (%.3g): if the "
-                    "backward has that few roundings, or the magnitudes are "
-                    "too large, the check is up to %.3g times coarser than "
-                    "it needs to be\n", r->backward_depth,
-                    (double) r->backward_depth / r->depth_implied,
-                    r->depth_implied,
-                    sqrt ((double) r->backward_depth / r->depth_implied));
+  else if (r->depth_supported > 0)
+    {
+      /* Manual: "What the measurement does not support".  */
+      double f = (double) r->backward_depth / r->depth_implied;
+      if (!(r->defaulted & GC_DEFAULTED_MAGNITUDES) && r->depth_implied < 1)
+        gc__buf_printf (b, "  UNSUPPORTED: the declared magnitudes "
+                        "(grad_magnitude_f32) leave the measured spreads "
+                        "%.3g rounding(s) of them, fewer than one; with d_b "
+                        "= %zu they are %.3g times what the spreads imply, "
+                        "and the measurement supports magnitudes up to %.3g "
+                        "times the declared ones;", r->depth_implied,
+                        r->backward_depth, f,
+                        r->depth_supported / (double) r->backward_depth);
+      else
+        gc__buf_printf (b, "  UNSUPPORTED: the declared d_b = %zu is %.3g "
+                        "times the depth the measured spreads imply "
+                        "(%.3g);", r->backward_depth, f, r->depth_implied);
+      gc__buf_printf (b, " the measurement supports d_b m_i up to %d times "
+                      "the implied (%.3g roundings of the declared "
+                      "magnitudes)", GC_COARSE_FACTOR, r->depth_supported);
+      if (r->n_unsupported)
+        gc__buf_printf (b, ": %zu direction(s) that pass only on the excess "
+                        "are INCONCLUSIVE (or the directed modes did not "
+                        "reach all of the computation: threads started "
+                        "before the check keep their own mode, and the "
+                        "spreads then undercount)\n", r->n_unsupported);
+      else
+        gc__buf_printf (b, ", and every pass holds on that bar; the check "
+                        "is up to %.3g times coarser than it needs to be\n",
+                        sqrt (f));
+    }
+  else if (r->rounding_modes && r->depth_implied_at == SIZE_MAX)
+    gc__buf_puts (b, "  note: every spread of the backward is 0: its "
+                  "arithmetic is exact, or the directed modes did not reach "
+                  "it (threads started before the check keep their own "
+                  "mode); the measurement vouches for nothing\n");
+  else if (r->n_spread_beyond)
+    gc__buf_printf (b, "  PRECISION: %zu direction(s) whose measured spread "
+                    "exceeds the worst case 2 gamma_d of the declared d_b = "
+                    "%zu\n", r->n_spread_beyond, r->backward_depth);
   if (r->forward_depth_implied > (double) r->forward_depth)
     gc__buf_printf (b, "  WARNING: the reference forward's spread S_L needs "
                     "at least %.3g roundings of magnitude M_L, more than the "
@@ -902,6 +958,17 @@ inputs_text (gc__buf *b, const gc_result *r)
                     "bound (m_i < |g_i| / 2: no rounding does that); each "
                     "raised to |g_i|: check grad_magnitude_f32\n",
                     r->n_magnitude_low);
+  if (r->loss_magnitude_low)
+    gc__buf_printf (b, "  the declared M_L = %.4g is below half of |L| = "
+                    "%.4g (M_L bounds |L|: no rounding does that); raised "
+                    "to |L|: check loss_magnitude_f32\n",
+                    r->loss_magnitude_declared, fabs (r->loss_f32));
+  if (r->n_blind_defaulted)
+    gc__buf_printf (b, "  %zu blind direction(s) INCONCLUSIVE: their "
+                    "magnitude was defaulted (the tensor's largest |g|), "
+                    "which makes the blindness; declare grad_magnitude_f32 "
+                    "(\"What the measurement does not support\")\n",
+                    r->n_blind_defaulted);
   rounding_text (b, r);
 }
 
@@ -984,8 +1051,12 @@ direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
   gc__buf_printf (b, "\n  |diff|       %.3e\n", d->diff);
   gc__buf_printf (b, "  bar          %.3e   nu = |diff| / bar = %.3g\n",
                   d->bar, d->nu);
-  gc__buf_printf (b, "  resolution   %.3e   (bar / |reference|: the smallest "
-                  "relative error this check sees here)\n", d->resolution);
+  /* Manual: "Inconclusive directions": a relative error above twice the
+     resolution cannot pass (a correct backward's own error is within the
+     bar and may offset up to one bar of it).  */
+  gc__buf_printf (b, "  resolution   %.3e   (bar / |reference|: a relative "
+                  "error above twice this cannot pass here)\n",
+                  d->resolution);
   if (!fwd)
     {
       gc__buf_printf (b, "  step h       %.6g\n", d->step);
@@ -1230,6 +1301,13 @@ report_json (const gc_result *r)
                                    ? json_null ()
                                    : juint (r->depth_implied_at))
     && put (o, "forward_depth_implied", jnum (r->forward_depth_implied))
+    && put (o, "depth_supported", jnum (r->depth_supported))
+    && put (o, "n_unsupported", juint (r->n_unsupported))
+    && put (o, "n_blind_defaulted", juint (r->n_blind_defaulted))
+    && put (o, "n_spread_beyond", juint (r->n_spread_beyond))
+    && put (o, "loss_magnitude_low", juint (r->loss_magnitude_low))
+    && put (o, "loss_magnitude_declared",
+            jnum (r->loss_magnitude_declared))
     /* manual: "The worst case" */
     && put (o, "worst_nu_worst_case", jnum (r->worst_nu_worst_case))
     && put (o, "n_failed_certain", juint (r->n_failed_certain));
