@@ -974,10 +974,15 @@ merge (gc_result *const *shards, size_t n, gc_result **out)
           filled[id] = true;
           r->dirs[id] = sh->dirs[q];
           /* terms point at static or the shard's kept strings: keep copies
-             of the latter with the merged result.  */
-          for (int t = 0; t < GC_N_TERMS; t++)
+             of the latter with the merged result (the twin's and
+             Richardson's terms too: manual "The f64 twin").  */
+          gc_direction *md = &r->dirs[id];
+          gc_term *all[GC_N_TERMS + 3] = {
+            &md->terms[0], &md->terms[1], &md->terms[2], &md->adjoint_f64,
+            &md->richardson_terms[0], &md->richardson_terms[1] };
+          for (int t = 0; t < GC_N_TERMS + 3; t++)
             {
-              gc_term *tm = &r->dirs[id].terms[t];
+              gc_term *tm = all[t];
               const char **str_of[GC_TERM_MAX_INPUTS + 3];
               size_t ns = 0;
               str_of[ns++] = &tm->name;
