@@ -197,8 +197,10 @@ richardson (worker *w, gc_direction *d)
           if (!(16 * fabs (r2 - r1) < 1.5 * e.value))
             break;
         }
-      /* exact: x_i has 24 bits, h is a power of two at most 2^-7 of
-         max(|x_i|, rms), so x_i + 8h needs fewer than 53 */
+      /* x_i + k h is exact where |x_i| is within 2^28 of its scale s
+         (24 bits, h a power of two at most 2^-7 s, k <= 8); for a tinier
+         x_i it is off by at most half an ulp of k h, a relative change
+         of the step of 2^-53, which E's u_53 |D| part covers */
       w->xd[i] = (double) sh->x[i] + k[j] * h;
       bool ok = gc__eval_f64 (w, w->xd, &f[j]);
       w->xd[i] = sh->x[i];
