@@ -1419,9 +1419,9 @@ view_in (gc_result *r, size_t k, bool arith, saved *s)
       /* a pattern is fitted to g32 within its own rounding too: the f32
          worst case at |g32|, which a scaled-up g32 exceeds the twin's
          magnitudes by */
-      double db = (double) r->backward_depth;
       d->bar = d->bar_worst_case
-        = d->arith_bar + db / (1 - db * GC_U32) * GC_U32 * fabs (d->analytic);
+        = d->arith_bar + gc__gamma_over_u (r->backward_depth, 24) * GC_U32
+                         * fabs (d->analytic);
       d->nu = d->nu_worst_case = d->nu_arith;
     }
   else

@@ -233,10 +233,10 @@ twin_read (gc_result *r, const json_t *o, gc_direction *d, bool full)
   if (!num (o, "adjoint_f64_value", &tm->value)
       || !num (o, "spread_f64", &spread) || !num (o, "m_defaulted", &defaulted))
     return GC_EFORMAT;
-  /* the term rebuilt with the two inputs the judge reads */
+  /* the term rebuilt with the two inputs the judge reads, its value the
+     stored one */
+  double value = tm->value;
   gc__term_adjoint_f64 (tm, r->backward_depth, 0, 0, spread, defaulted != 0);
-  double value;
-  num (o, "adjoint_f64_value", &value);
   tm->value = value;
   return GC_OK;
 }
@@ -503,48 +503,39 @@ load (const char *text, size_t len, json_t **out)
   return GC_ENOMEM;
 }
 
+/* The report's header: what was checked, how, and its counts.  */
 static gc_status
-parse_json (const char *text, size_t len, gc_result **out)
+read_header (gc_result *r, const json_t *j)
 {
   static const char *const kinds[] = { "gradient", "forward" };
   static const char *const refs[] = { "mpfr", "f32", "f64", "auto" };
   static const char *const dirkinds[] = { "all", "random", "list" };
-  if (!text || !out)
-    return GC_EINVAL;
-  *out = NULL;
-  json_t *j;
-  gc_status st = load (text, len, &j);
-  if (st != GC_OK)
-    return st;
-  gc_result *r = calloc (1, sizeof *r);
-  if (!r)
-    return fail (NULL, j, GC_ENOMEM);
   int k;
   if (!json_is_object (j) || (k = lookup (str (j, "kind"), kinds, 2)) < 0)
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
   r->kind = (gc_check_kind) k;
   const char *model = str (j, "model");
   const char *detail = str (j, "detail");
   if (!model || !detail)
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
   gc__utf8_copy (r->model_name, sizeof r->model_name, model);
   gc__utf8_copy (r->detail, sizeof r->detail, detail);
   if ((k = lookup (str (j, "reference"), refs, 4)) < 0)
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
   r->reference = (gc_reference) k;
   if ((k = lookup (str (j, "truncation_source"), refs, 3)) < 0)
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
   r->truncation_source = (gc_reference) k;
   if ((k = lookup (str (j, "directions"), dirkinds, 3)) < 0)
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
   r->direction_kind = (gc_direction_kind) k;
   const char *vname = str (j, "verdict");
   if (!vname || (k = gc__verdict_from_name (vname)) < 0)
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
   r->verdict = (gc_verdict) k;
   const char *sname = str (j, "status");
   if (!sname || (k = gc__status_from_name (sname)) < 0)
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
   r->status = (gc_status) k;
   size_t prec;
   uint64_t seed;
@@ -561,9 +552,17 @@ parse_json (const char *text, size_t len, gc_result **out)
       || !size (j, "n_nonsmooth", &r->n_nonsmooth)
       || r->n_directions > r->n_total || r->shard_count == 0
       || r->shard_index >= r->shard_count)
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
   r->precision = (mpfr_prec_t) prec;
   r->seed = seed;
+  return GC_OK;
+}
+
+/* What the check found of the model and its measurement, and its
+   numbers.  */
+static gc_status
+read_findings (gc_result *r, const json_t *j)
+{
   /* What the check found of the model itself (absent in older reports:
      nothing): manual "Determinism and reentrancy", "What the bar
      assumes".  */
@@ -574,13 +573,13 @@ parse_json (const char *text, size_t len, gc_result **out)
       if (!size (j, "nondeterministic", &flags) || flags > 0xffff || !nd
           || !num (j, "nd_first", &r->nd_first)
           || !num (j, "nd_second", &r->nd_second))
-        return fail (r, j, GC_EFORMAT);
+        return GC_EFORMAT;
       r->nondeterministic = (unsigned) flags;
       snprintf (r->nd_detail, sizeof r->nd_detail, "%s", nd);
       if (json_is_null (json_object_get (j, "nd_index")))
         r->nd_index = SIZE_MAX;
       else if (!size (j, "nd_index", &r->nd_index))
-        return fail (r, j, GC_EFORMAT);
+        return GC_EFORMAT;
     }
   else
     r->nd_index = SIZE_MAX;
@@ -592,7 +591,7 @@ parse_json (const char *text, size_t len, gc_result **out)
       size_t modes;
       if (!json_is_object (tw) || !size (tw, "rounding_modes", &modes)
           || modes > 3)
-        return fail (r, j, GC_EFORMAT);
+        return GC_EFORMAT;
       r->twin = 1;
       r->twin_rounding_modes = (unsigned) modes;
     }
@@ -600,7 +599,7 @@ parse_json (const char *text, size_t len, gc_result **out)
     {
       if (!size (j, "defaulted", &flags) || flags > 0xffff
           || !size (j, "n_magnitude_low", &r->n_magnitude_low))
-        return fail (r, j, GC_EFORMAT);
+        return GC_EFORMAT;
       r->defaulted = (unsigned) flags;
     }
   /* the rounding-mode measurement (absent: a report without it, e.g. of
@@ -615,14 +614,14 @@ parse_json (const char *text, size_t len, gc_result **out)
           || !num (j, "spread_loss", &r->spread_loss)
           || !num (j, "depth_implied", &r->depth_implied)
           || !num (j, "forward_depth_implied", &r->forward_depth_implied))
-        return fail (r, j, GC_EFORMAT);
+        return GC_EFORMAT;
       r->rounding_modes = (unsigned) modes;
       r->rounding_dropped = (unsigned) dropped;
       snprintf (r->rounding_note, sizeof r->rounding_note, "%s", note);
       if (!json_is_null (json_object_get (j, "depth_implied_at"))
           && (!size (j, "depth_implied_at", &r->depth_implied_at)
               || r->depth_implied_at >= r->n))
-        return fail (r, j, GC_EFORMAT);
+        return GC_EFORMAT;
     }
   /* Manual: "What the measurement does not support": the declared M_L
      below |L| / 2 (absent: a report of an older version); the counts
@@ -633,13 +632,13 @@ parse_json (const char *text, size_t len, gc_result **out)
       if (!size (j, "loss_magnitude_low", &low) || low > 1
           || !num (j, "loss_magnitude_declared",
                    &r->loss_magnitude_declared))
-        return fail (r, j, GC_EFORMAT);
+        return GC_EFORMAT;
       r->loss_magnitude_low = (int) low;
     }
   /* random directions per block (absent: over the whole vector)  */
   if (json_object_get (j, "random_per_block")
       && !size (j, "random_per_block", &r->random_per_block))
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
   struct { const char *key; double *dst; } f[] = {
     { "false_alarm", &r->false_alarm },
     { "lambda_forward", &r->lambda_forward },
@@ -650,13 +649,19 @@ parse_json (const char *text, size_t len, gc_result **out)
     { "worst_nu", &r->worst_nu } };
   for (size_t q = 0; q < sizeof f / sizeof f[0]; q++)
     if (!num (j, f[q].key, f[q].dst))
-      return fail (r, j, GC_EFORMAT);
+      return GC_EFORMAT;
   /* null: not measured  */
   if (json_is_null (json_object_get (j, "forward_error_ulps")))
     r->forward_error_ulps = -1;
   else if (!num (j, "forward_error_ulps", &r->forward_error_ulps))
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
+  return GC_OK;
+}
 
+/* The identity of the check, and the version that wrote it.  */
+static gc_status
+read_identity (gc_result *r, const json_t *j)
+{
   /* the identity of the check (manual: "Merging shards")  */
   const json_t *id = json_object_get (j, "identity");
   const char *version = str (id, "version");
@@ -667,26 +672,33 @@ parse_json (const char *text, size_t len, gc_result **out)
       || !hex (id, "directions_digest", &r->identity.directions_digest)
       || !hex (id, "model_digest", &r->identity.model_digest)
       || !hex (id, "digest", &r->identity.digest))
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
   snprintf (r->identity.version, sizeof r->identity.version, "%s", version);
   /* the version that wrote the report is the one that ran the check (a
      check refused before it started has no identity: an empty one) */
   const char *writer = str (j, "gradcheck");
   if (!writer)
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
   if (version[0] && strcmp (writer, version) != 0)
-    return fail (r, j, GC_EMISMATCH);
+    return GC_EMISMATCH;
+  return GC_OK;
+}
 
+/* The model's constants and blocks.  */
+static gc_status
+read_tensors (gc_result *r, const json_t *j)
+{
+  gc_status st;
   /* constants and blocks  */
   const json_t *cs = json_object_get (j, "constants");
   if (!json_is_object (cs))
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
   size_t nc = json_object_size (cs);
   if (nc)
     {
       gc_constant *c = calloc (nc, sizeof *c);
       if (!c)
-        return fail (r, j, GC_ENOMEM);
+        return GC_ENOMEM;
       size_t q = 0;
       const char *key;
       json_t *cv;
@@ -696,23 +708,23 @@ parse_json (const char *text, size_t len, gc_result **out)
           if (!num_value (cv, &c[q++].value))
             {
               free (c);
-              return fail (r, j, GC_EFORMAT);
+              return GC_EFORMAT;
             }
         }
       st = gc__copy_constants (r, c, nc);
       free (c);
       if (st != GC_OK)
-        return fail (r, j, st);
+        return st;
     }
   const json_t *bs = json_object_get (j, "blocks");
   if (!json_is_array (bs))
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
   size_t nb = json_array_size (bs);
   if (nb)
     {
       gc_block *b = calloc (nb, sizeof *b);
       if (!b)
-        return fail (r, j, GC_ENOMEM);
+        return GC_ENOMEM;
       bool ok = true;
       for (size_t q = 0; q < nb && ok; q++)
         {
@@ -740,27 +752,35 @@ parse_json (const char *text, size_t len, gc_result **out)
       st = ok ? gc__copy_blocks (r, b, nb) : GC_EFORMAT;
       free (b);
       if (st != GC_OK)
-        return fail (r, j, st);
+        return st;
     }
+  return GC_OK;
+}
 
+/* The directions and the worst one with its terms' inputs; each object
+   of J is released once read.  */
+static gc_status
+read_directions (gc_result *r, json_t *j)
+{
+  gc_status st;
   /* directions: each object is released once read, so that the tree and
      the directions do not both stay whole  */
   json_t *rs = json_object_get (j, "results");
   if (!json_is_array (rs) || json_array_size (rs) != r->n_directions)
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
   r->dirs = calloc (r->n_directions ? r->n_directions : 1, sizeof *r->dirs);
   if (!r->dirs)
-    return fail (r, j, GC_ENOMEM);
+    return GC_ENOMEM;
   for (size_t q = 0; q < r->n_directions; q++)
     {
       st = direction (r, json_array_get (rs, q), &r->dirs[q], false);
       if (st != GC_OK)
-        return fail (r, j, st);
+        return st;
       json_array_set_new (rs, q, json_null ());
       if (r->dirs[q].id >= r->n_total
           || (r->dirs[q].index != SIZE_MAX && r->dirs[q].index >= r->n)
           || (q > 0 && r->dirs[q].id <= r->dirs[q - 1].id))
-        return fail (r, j, GC_EFORMAT);
+        return GC_EFORMAT;
     }
   /* the worst direction, with its terms' inputs  */
   r->worst = SIZE_MAX;
@@ -771,7 +791,7 @@ parse_json (const char *text, size_t len, gc_result **out)
       memset (&d, 0, sizeof d);
       st = direction (r, w, &d, true);
       if (st != GC_OK)
-        return fail (r, j, st);
+        return st;
       for (size_t q = 0; q < r->n_directions; q++)
         if (r->dirs[q].id == d.id)
           {
@@ -779,10 +799,32 @@ parse_json (const char *text, size_t len, gc_result **out)
             r->worst = q;
           }
       if (r->worst == SIZE_MAX)
-        return fail (r, j, GC_EFORMAT);
+        return GC_EFORMAT;
     }
   else if (!json_is_null (w))
-    return fail (r, j, GC_EFORMAT);
+    return GC_EFORMAT;
+  return GC_OK;
+}
+
+static gc_status
+parse_json (const char *text, size_t len, gc_result **out)
+{
+  if (!text || !out)
+    return GC_EINVAL;
+  *out = NULL;
+  json_t *j;
+  gc_status st = load (text, len, &j);
+  if (st != GC_OK)
+    return st;
+  gc_result *r = calloc (1, sizeof *r);
+  if (!r)
+    return fail (NULL, j, GC_ENOMEM);
+  if ((st = read_header (r, j)) != GC_OK
+      || (st = read_findings (r, j)) != GC_OK
+      || (st = read_identity (r, j)) != GC_OK
+      || (st = read_tensors (r, j)) != GC_OK
+      || (st = read_directions (r, j)) != GC_OK)
+    return fail (r, j, st);
   json_decref (j);
   gc__summarise (r);
   if (r->status == GC_OK)
@@ -886,6 +928,51 @@ merge_fail (gc_result *r, bool *filled, gc_status st)
   return st;
 }
 
+/* The terms of D point at static strings or at its shard's kept ones:
+   keep copies of the latter with R (the twin's and Richardson's terms too:
+   manual "The f64 twin").  False when memory runs out.  */
+static bool
+keep_strings (gc_result *r, gc_direction *d)
+{
+  gc_term *all[GC_N_TERMS + 3] = {
+    &d->terms[0], &d->terms[1], &d->terms[2], &d->adjoint_f64,
+    &d->richardson_terms[0], &d->richardson_terms[1] };
+  for (int t = 0; t < GC_N_TERMS + 3; t++)
+    {
+      gc_term *tm = all[t];
+      const char **str_of[GC_TERM_MAX_INPUTS + 3];
+      size_t ns = 0;
+      str_of[ns++] = &tm->name;
+      str_of[ns++] = &tm->formula;
+      str_of[ns++] = &tm->section;
+      for (size_t i = 0; i < tm->n_inputs && i < GC_TERM_MAX_INPUTS; i++)
+        str_of[ns++] = &tm->inputs[i].name;
+      for (size_t i = 0; i < ns; i++)
+        if (*str_of[i] && !(*str_of[i] = known (r, *str_of[i])))
+          return false;
+    }
+  return true;
+}
+
+/* Every direction of R judged again from its own numbers, as gc_check
+   judges it.  */
+static void
+judge_again (gc_result *r)
+{
+  for (size_t q = 0; q < r->n_directions; q++)
+    {
+      gc_direction *d = &r->dirs[q];
+      gc__judge (d, stored_jump_noise (r, d));
+      /* no two confirmation levels agreed: the reference could not be
+         trusted (manual: "Confirming a direction") */
+      if (d->level < 0)
+        d->verdict = GC_INCONCLUSIVE;
+      else
+        gc__judge_resolution (d);
+      gc__judge_twin (d);   /* manual: "Two verdicts, one report" */
+    }
+}
+
 static gc_status
 merge (gc_result *const *shards, size_t n, gc_result **out)
 {
@@ -973,28 +1060,8 @@ merge (gc_result *const *shards, size_t n, gc_result **out)
             return merge_fail (r, filled, GC_EMISMATCH);
           filled[id] = true;
           r->dirs[id] = sh->dirs[q];
-          /* terms point at static or the shard's kept strings: keep copies
-             of the latter with the merged result (the twin's and
-             Richardson's terms too: manual "The f64 twin").  */
-          gc_direction *md = &r->dirs[id];
-          gc_term *all[GC_N_TERMS + 3] = {
-            &md->terms[0], &md->terms[1], &md->terms[2], &md->adjoint_f64,
-            &md->richardson_terms[0], &md->richardson_terms[1] };
-          for (int t = 0; t < GC_N_TERMS + 3; t++)
-            {
-              gc_term *tm = all[t];
-              const char **str_of[GC_TERM_MAX_INPUTS + 3];
-              size_t ns = 0;
-              str_of[ns++] = &tm->name;
-              str_of[ns++] = &tm->formula;
-              str_of[ns++] = &tm->section;
-              for (size_t i = 0; i < tm->n_inputs && i < GC_TERM_MAX_INPUTS;
-                   i++)
-                str_of[ns++] = &tm->inputs[i].name;
-              for (size_t i = 0; i < ns; i++)
-                if (*str_of[i] && !(*str_of[i] = known (r, *str_of[i])))
-                  return merge_fail (r, filled, GC_ENOMEM);
-            }
+          if (!keep_strings (r, &r->dirs[id]))
+            return merge_fail (r, filled, GC_ENOMEM);
         }
     }
   for (size_t id = 0; id < total; id++)
@@ -1019,18 +1086,7 @@ merge (gc_result *const *shards, size_t n, gc_result **out)
         }
       /* Every verdict from the direction's own numbers, by the judge of
          gc_check: a stored verdict is not trusted.  */
-      for (size_t q = 0; q < total; q++)
-        {
-          gc_direction *d = &r->dirs[q];
-          gc__judge (d, stored_jump_noise (r, d));
-          /* no two confirmation levels agreed: the reference could not be
-             trusted (manual: "Confirming a direction") */
-          if (d->level < 0)
-            d->verdict = GC_INCONCLUSIVE;
-          else
-            gc__judge_resolution (d);
-          gc__judge_twin (d);   /* manual: "Two verdicts, one report" */
-        }
+      judge_again (r);
       r->detail[0] = 0;
     }
   /* the merged result is the unsharded check  */

@@ -154,6 +154,17 @@ weight (const worker *w, const gc_direction *d, size_t j)
   return (w->dp[j] - w->dm[j]) / (2 * d->step);
 }
 
+/* Manual: "Richardson's stencil": R(h) and R(2h), R(s) = (4 D(s) -
+   D(2s)) / 3, from F, the f64 values at x +- h, x +- 2h, x +- 4h.  */
+static void
+extrapolate (const double f[6], double h, double *r1, double *r2)
+{
+  double d1 = (f[0] - f[1]) / (2 * h), d2 = (f[2] - f[3]) / (4 * h);
+  double d4 = (f[4] - f[5]) / (8 * h);
+  *r1 = (4 * d1 - d2) / 3;
+  *r2 = (4 * d2 - d4) / 3;
+}
+
 /* Manual: "Richardson's stencil": where the f64 reference judged
    coordinate D, f64 central differences at h, 2h and 4h, h =
    2^(floor(log2 s_i) - GC_RICHARDSON_SHIFT), extrapolated, with h doubled
@@ -187,9 +198,8 @@ richardson (worker *w, gc_direction *d)
           /* Manual: "Richardson's stencil": where R(h)'s truncation is
              below a sixteenth of its rounding, the step doubles once (the
              rounding halves, the truncation grows by about 16) */
-          double d1 = (f[0] - f[1]) / (2 * h), d2 = (f[2] - f[3]) / (4 * h);
-          double d4 = (f[4] - f[5]) / (8 * h);
-          double r1 = (4 * d1 - d2) / 3, r2 = (4 * d2 - d4) / 3;
+          double r1, r2;
+          extrapolate (f, h, &r1, &r2);
           gc_term e;
           gc__term_reference (&e, GC_REF_F64, sh->p, r->lambda_forward,
                               r->forward_depth, lmax, h, 0, r1,
@@ -223,9 +233,8 @@ richardson (worker *w, gc_direction *d)
           h *= 2;
         }
     }
-  double d1 = (f[0] - f[1]) / (2 * h), d2 = (f[2] - f[3]) / (4 * h);
-  double d4 = (f[4] - f[5]) / (8 * h);
-  double r1 = (4 * d1 - d2) / 3, r2 = (4 * d2 - d4) / 3;
+  double r1, r2;
+  extrapolate (f, h, &r1, &r2);
   gc_term e;
   gc__term_reference (&e, GC_REF_F64, sh->p, r->lambda_forward,
                       r->forward_depth, lmax, h, 0, r1, sh->spread_loss);
