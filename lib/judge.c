@@ -80,6 +80,21 @@ gc__judge_smooth (gc_direction *d)
   gc__judge_resolution (d);
 }
 
+/* Manual: "Inconclusive directions": whether blind direction D is below
+   the rounding a correct backward may make by the derived part of its
+   adjoint term A (A less the measured SPREAD): that part alone above the
+   reference's terms, or at least |reference| and above the reference's
+   terms less the spread.  */
+static bool
+below_rounding (const gc_direction *d, const gc_term *a, double spread)
+{
+  double ref = d->terms[GC_TERM_TRUNCATION].value
+               + d->terms[GC_TERM_REFERENCE].value + spread;
+  double derived = a->value - spread;
+  return ref < derived
+         || (!(derived < fabs (d->reference)) && derived > ref - spread);
+}
+
 /* Manual: "Inconclusive directions".  A direction that passes with a bar
    at least as large as its reference (resolution >= 1, including a
    reference of 0) cannot see a 100% error; when the reference's own terms
@@ -98,15 +113,8 @@ void
 gc__judge_resolution (gc_direction *d)
 {
   const gc_term *a = &d->terms[GC_TERM_ADJOINT];
-  double spread = gc__term_input (a, "S_w", 0);
-  double ref = d->terms[GC_TERM_TRUNCATION].value
-               + d->terms[GC_TERM_REFERENCE].value + spread;
-  double derived = a->value - spread;
-  bool below_rounding
-    = ref < derived
-      || (!(derived < fabs (d->reference))
-          && derived > ref - spread);
-  if (d->verdict == GC_PASS && !(d->resolution < 1) && !below_rounding)
+  if (d->verdict == GC_PASS && !(d->resolution < 1)
+      && !below_rounding (d, a, gc__term_input (a, "S_w", 0)))
     d->verdict = GC_INCONCLUSIVE;
 }
 
@@ -161,17 +169,10 @@ gc__judge_twin (gc_direction *d)
          computation showed.  */
       const gc_term *a = &d->adjoint_f64;
       bool defaulted = gc__term_input (a, "m defaulted", 0) != 0;
-      double spread = gc__term_input (a, "S_w64", 0);
-      double derived = a->value - spread;
-      double ref = t.terms[GC_TERM_TRUNCATION].value
-                   + t.terms[GC_TERM_REFERENCE].value + spread;
-      bool below_rounding = !defaulted
-                            && (ref < derived
-                                || (!(derived < fabs (t.reference))
-                                    && derived > ref - spread));
+      bool below = !defaulted
+                   && below_rounding (&t, a, gc__term_input (a, "S_w64", 0));
       bool nothing = t.reference == 0 && t.analytic == 0;
-      if (t.verdict == GC_PASS && !(t.resolution < 1) && !below_rounding
-          && !nothing)
+      if (t.verdict == GC_PASS && !(t.resolution < 1) && !below && !nothing)
         t.verdict = GC_INCONCLUSIVE;
     }
   d->bar_f64 = t.bar;
