@@ -862,30 +862,58 @@ cpu_now (void)
 /* ---------------------------------------------------------------------- */
 /* Manual: "The f64 twin".  At MODEL's default shape, seed 1, 1 thread:
    the default check with its twin and without it (--twin off) side by
-   side, the median of 3 CPU times each (other processes do not count); the algorithm's resolution
+   side, interleaved, the median of 7 CPU times each after a warm-up of
+   one (other processes do not count); the algorithm's resolution
    (median, worst) beside the f32 check's; and every mutant's verdict
    both ways, with the twin's counts.  */
+/* One check of INST, with its twin or without (NO_TWIN): its CPU time;
+   the result in *KEEP (freed when KEEP is NULL).  */
 static double
-timed_check (const gcm_instance *inst, int no_twin, gc_result **keep)
+one_check (const gcm_instance *inst, int no_twin, gc_result **keep)
 {
-  double t[3];
-  for (int k = 0; k < 3; k++)
+  gc_options o;
+  gc_options_init (&o);
+  o.no_twin = no_twin;
+  gc_result *r = NULL;
+  double t0 = cpu_now ();
+  gc_check (&inst->model, inst->x, &o, &r);
+  double t = cpu_now () - t0;
+  if (keep)
+    *keep = r;
+  else
+    gc_result_free (r);
+  return t;
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+/* TWIN_REPS checks each way, interleaved (without, with, without, ...)
+   after one of each to warm up (a model's first call builds what it
+   caches): the medians of their CPU times in *OFF and *ON, and the last
+   results in *R0 and *R.  */
+enum { TWIN_REPS = 7 };
+static void
+timed_pair (const gcm_instance *inst, double *off, double *on,
+            gc_result **r0, gc_result **r)
+{
+  double t0[TWIN_REPS], t1[TWIN_REPS];
+  one_check (inst, 1, NULL);
+  one_check (inst, 0, NULL);
+  for (int k = 0; k < TWIN_REPS; k++)
     {
-      gc_options o;
-      gc_options_init (&o);
-      o.no_twin = no_twin;
-      gc_result *r = NULL;
-      double t0 = cpu_now ();
-      gc_check (&inst->model, inst->x, &o, &r);
-      t[k] = cpu_now () - t0;
-      if (k == 2 && keep)
-        *keep = r;
-      else
-        gc_result_free (r);
+      bool last = k == TWIN_REPS - 1;
+      t0[k] = one_check (inst, 1, last ? r0 : NULL);
+      t1[k] = one_check (inst, 0, last ? r : NULL);
     }
-  double lo = fmin (t[0], fmin (t[1], t[2]));
-  double hi = fmax (t[0], fmax (t[1], t[2]));
-  return t[0] + t[1] + t[2] - lo - hi;
+  qsort (t0, TWIN_REPS, sizeof *t0, cmp_double);
+  qsort (t1, TWIN_REPS, sizeof *t1, cmp_double);
+  *off = t0[TWIN_REPS / 2];
+  *on = t1[TWIN_REPS / 2];
 }
 
 static int
@@ -897,8 +925,8 @@ twin (const char *model)
   openblas_set_num_threads (1);
   gcm_instance *inst = make (model, "", 1, 0);
   gc_result *r = NULL, *r0 = NULL;
-  double t_off = timed_check (inst, 1, &r0);
-  double t_on = timed_check (inst, 0, &r);
+  double t_off, t_on;
+  timed_pair (inst, &t_off, &t_on, &r0, &r);
   size_t rich = 0, mpfr = 0;
   for (size_t k = 0; k < r->n_directions; k++)
     {

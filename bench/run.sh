@@ -190,7 +190,7 @@ sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
   fi
   echo "## The f64 twin (default shapes, seed 1, 1 thread; manual: \"The f64 twin\")"
   echo
-  echo "The default check with the model's twin and without it (--twin off), in one run (medians of 3 CPU times of the checking process); the algorithm's resolution beside the f32 check's; every mutant both ways (bench twin MODEL; bench/results/twin-MODEL.json)."
+  echo "The default check with the model's twin and without it (--twin off), in one run (interleaved, medians of 7 CPU times of the checking process after one warm-up each); the algorithm's resolution beside the f32 check's; every mutant both ways (bench twin MODEL; bench/results/twin-MODEL.json)."
   echo
   echo "| model | verdict (with / without) | CPU with / without (s) | ratio | algorithm resolution median / worst | f32 resolution median / worst | coordinates on Richardson | re-judged in MPFR |"
   echo "|---|---|---|---|---|---|---|---|"
