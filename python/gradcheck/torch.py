@@ -76,9 +76,13 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
     x = np.concatenate([inputs[i].detach().reshape(-1).numpy()
                         for i in idx]).astype(np.float32)
 
+    # the inputs held constant, upcast once per dtype
+    held = {dt: [t.detach().to(dt) if isinstance(t, torch.Tensor)
+                 and t.is_floating_point() else t for t in inputs]
+            for dt in (torch.float32, torch.float64)}
+
     def args(xv, dtype, grad):
-        out = [t.detach().to(dtype) if isinstance(t, torch.Tensor)
-               and t.is_floating_point() else t for t in inputs]
+        out = list(held[dtype])
         parts = torch.from_numpy(np.array(xv)).split(sizes)
         leaves = []
         for i, p, s in zip(idx, parts, shapes):
@@ -98,8 +102,10 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
         cot_note = "none: the output is a scalar, the loss itself"
     else:
         g = torch.Generator().manual_seed(int(cotangent_seed))
-        cots = [torch.randn(o.shape, generator=g, dtype=torch.float64)
-                .to(torch.float32) for o in outs0]
+        c32 = [torch.randn(o.shape, generator=g, dtype=torch.float64)
+               .to(torch.float32) for o in outs0]
+        cots = {dt: [c.to(dt) for c in c32]
+                for dt in (torch.float32, torch.float64)}
         cot_note = ("the output is not a scalar: L = sum <out, c> with a "
                     "fixed cotangent c, standard normal from seed %d, "
                     "rounded to float32" % int(cotangent_seed))
@@ -115,8 +121,8 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
         if cots is None:
             return outs[0].reshape(())
         tot = None
-        for o, c in zip(outs, cots):
-            term = (o * c.to(dtype)).sum()
+        for o, c in zip(outs, cots[dtype]):
+            term = (o * c).sum()
             tot = term if tot is None else tot + term
         return tot
 
