@@ -120,3 +120,13 @@ def test_refused_inputs():
         check_function(lambda x: x.sum(), torch.ones(3, dtype=torch.float64))
     with pytest.raises(TypeError):
         check_function(lambda x: x, torch.ones(3, dtype=torch.int64))
+
+
+def test_rounding_measurement_reaches_torch(inputs):
+    # the library measures the backward under the three other rounding
+    # modes by setting the calling thread's; on one torch thread the
+    # kernels run there, and LayerNorm's backward (sums of rounded
+    # products) moves under them: a non-zero spread, an implied depth
+    r = check_function(layernorm().apply, *inputs)
+    assert r.rounding_modes == 3
+    assert r.depth_implied is not None and r.depth_implied > 0
