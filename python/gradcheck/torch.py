@@ -83,10 +83,13 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
 
     def args(xv, dtype, grad):
         out = list(held[dtype])
-        parts = torch.from_numpy(np.array(xv)).split(sizes)
+        # one writable copy in the run's dtype (float32 to float64 is
+        # exact); the leaves are views of it
+        npd = np.float32 if dtype == torch.float32 else np.float64
+        parts = torch.from_numpy(xv.astype(npd)).split(sizes)
         leaves = []
         for i, p, s in zip(idx, parts, shapes):
-            leaf = p.reshape(s).to(dtype).requires_grad_(grad)
+            leaf = p.view(s).requires_grad_(grad)
             out[i] = leaf
             leaves.append(leaf)
         return out, leaves
