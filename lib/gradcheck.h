@@ -605,6 +605,13 @@ typedef struct gc_result
   size_t n_unsupported, n_blind_defaulted, n_spread_beyond;
   int loss_magnitude_low;
   double loss_magnitude_declared;
+  /* Manual: "What the measurement does not support", "Rounding the modes
+     do not reach".  Without a twin, when every spread of the backward is
+     0 (depth_implied_at == SIZE_MAX after rounding_modes > 0): the
+     failures within the worst-case bar (nu_worst_case <= 1), which an
+     alignment of roundings the modes did not reach would explain, made
+     inconclusive.  */
+  size_t n_unreached;
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

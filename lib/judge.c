@@ -358,7 +358,9 @@ supported_part (const gc_term *a, double derived, double d_s)
    GC_COARSE_FACTOR times the implied depth) is inconclusive; and a blind
    pass ("Inconclusive directions") whose magnitude was defaulted is
    inconclusive, as the twin's is (the tensor's largest |g| manufactures
-   the blindness).  Idempotent: summarise may run more than once.  */
+   the blindness); and where every spread is 0, a failure within the
+   worst-case bar is inconclusive ("Rounding the modes do not reach").
+   Idempotent: summarise may run more than once.  */
 static void
 judge_declarations (gc_result *r)
 {
@@ -368,12 +370,24 @@ judge_declarations (gc_result *r)
       ? GC_COARSE_FACTOR * r->depth_implied : 0;
   double d_s = r->depth_supported;
   bool defaulted = (r->defaulted & GC_DEFAULTED_MAGNITUDES) != 0;
+  /* every spread 0: the measurement cannot tell exact arithmetic from
+     modes that did not reach the computation */
+  bool unreached = r->rounding_modes && r->depth_implied_at == SIZE_MAX
+                   && !r->nondeterministic;
   for (size_t k = 0; k < r->n_directions; k++)
     {
       gc_direction *d = &r->dirs[k];
       const gc_term *a = &d->terms[GC_TERM_ADJOINT];
-      if (d->verdict != GC_PASS || !isnan (d->analytic_f64)
-          || isnan (gc__term_input (a, "d_b", NAN)))
+      if (!isnan (d->analytic_f64) || isnan (gc__term_input (a, "d_b", NAN)))
+        continue;
+      /* Manual: "Rounding the modes do not reach" */
+      if (unreached && d->verdict == GC_FAIL && d->nu_worst_case <= 1)
+        {
+          d->verdict = GC_INCONCLUSIVE;
+          r->n_unreached++;
+          continue;
+        }
+      if (d->verdict != GC_PASS)
         continue;
       double spread = gc__term_input (a, "S_w", 0);
       double derived = a->value - spread;
@@ -432,6 +446,7 @@ void
 gc__summarise (gc_result *r)
 {
   r->n_unsupported = r->n_blind_defaulted = r->n_spread_beyond = 0;
+  r->n_unreached = 0;
   judge_declarations (r);
   r->n_failed = r->n_nonsmooth = r->n_inconclusive = 0;
   r->worst = SIZE_MAX;

@@ -923,10 +923,19 @@ rounding_text (gc__buf *b, const gc_result *r)
                         sqrt (f));
     }
   else if (r->rounding_modes && r->depth_implied_at == SIZE_MAX)
-    gc__buf_puts (b, "  note: every spread of the backward is 0: its "
-                  "arithmetic is exact, or the directed modes did not reach "
-                  "it (threads started before the check keep their own "
-                  "mode); the measurement vouches for nothing\n");
+    {
+      gc__buf_puts (b, "  note: every spread of the backward is 0: its "
+                    "arithmetic is exact, or the directed modes did not "
+                    "reach it (threads started before the check keep their "
+                    "own mode); the measurement vouches for nothing");
+      /* Manual: "Rounding the modes do not reach" */
+      if (r->n_unreached)
+        gc__buf_printf (b, "; %zu failure(s) within the worst-case bar "
+                        "gamma_d are INCONCLUSIVE (aligned roundings the "
+                        "modes did not reach would explain them)",
+                        r->n_unreached);
+      gc__buf_puts (b, "\n");
+    }
   else if (r->n_spread_beyond)
     gc__buf_printf (b, "  PRECISION: %zu direction(s) whose measured spread "
                     "exceeds the worst case 2 gamma_d of the declared d_b = "
@@ -1305,6 +1314,7 @@ report_json (const gc_result *r)
     && put (o, "n_unsupported", juint (r->n_unsupported))
     && put (o, "n_blind_defaulted", juint (r->n_blind_defaulted))
     && put (o, "n_spread_beyond", juint (r->n_spread_beyond))
+    && put (o, "n_unreached", juint (r->n_unreached))
     && put (o, "loss_magnitude_low", juint (r->loss_magnitude_low))
     && put (o, "loss_magnitude_declared",
             jnum (r->loss_magnitude_declared))

