@@ -554,7 +554,10 @@ gc__direction_float (worker *w, gc_direction *d)
   gc__float_ref fr = { sh->ref, sh->best, sh->f0,
                        (int) sh->r->step_exponent };
   double noise_j;
-  return gc__direction_float_as (w, d, &fr, &noise_j);
+  if (!gc__direction_float_as (w, d, &fr, &noise_j))
+    return false;
+  gc__judge_single_level (sh->ref, d);
+  return true;
 }
 
 bool

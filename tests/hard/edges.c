@@ -121,6 +121,10 @@ loss_f32 (void *ctx, const float *x, float *loss)
       case EDGE_CANCEL:
         s += CANCEL_B + e->c[i] * x[i];
         break;
+      case EDGE_KNEE:
+        s += e->c[i] * fmaxf (0.0f, (float) ((double) x[i] - e->k[i]))
+             + x[i] * x[i] * 0.5f;
+        break;
       default:
         break;
       }
@@ -177,6 +181,9 @@ loss_f64 (void *ctx, const double *x, double *loss)
         break;
       case EDGE_CANCEL:
         s += (double) CANCEL_B + e->c[i] * x[i];
+        break;
+      case EDGE_KNEE:
+        s += e->c[i] * fmax (0, x[i] - e->k[i]) + x[i] * x[i] / 2;
         break;
       default:
         break;
@@ -265,6 +272,15 @@ loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
         case EDGE_CANCEL:
           mpfr_mul_d (t, x + i, e->c[i], MPFR_RNDN);
           break;
+        case EDGE_KNEE:
+          mpfr_sub_d (t, x + i, e->k[i], MPFR_RNDN);
+          if (mpfr_sgn (t) < 0)
+            mpfr_set_zero (t, 1);
+          mpfr_mul_d (t, t, e->c[i], MPFR_RNDN);
+          mpfr_sqr (u, x + i, MPFR_RNDN);
+          mpfr_div_2ui (u, u, 1, MPFR_RNDN);
+          mpfr_add (t, t, u, MPFR_RNDN);
+          break;
         default:
           break;
         }
@@ -334,6 +350,9 @@ grad_f32 (void *ctx, const float *x, float *g)
         case EDGE_CANCEL:
           gi = e->c[i];
           break;
+        case EDGE_KNEE:
+          gi = e->c[i] * (e->twin ? 0.8f : 1.0f) + x[i];
+          break;
         default:
           break;
         }
@@ -374,7 +393,8 @@ edge_new (edge_kind kind, size_t n, uint64_t seed, bool twin)
   e->a = malloc (n * sizeof *e->a);
   e->b = malloc (n * sizeof *e->b);
   e->q = malloc (n * sizeof *e->q);
-  if (!e->x || !e->c || !e->a || !e->b || !e->q)
+  e->k = malloc (n * sizeof *e->k);
+  if (!e->x || !e->c || !e->a || !e->b || !e->q || !e->k)
     {
       edge_free (e);
       return NULL;
@@ -420,6 +440,10 @@ edge_new (edge_kind kind, size_t n, uint64_t seed, bool twin)
         case EDGE_CANCEL:
           e->x[i] = (float) (2 * u - 1);
           break;
+        case EDGE_KNEE:
+          e->x[i] = (float) (1 + u);
+          e->k[i] = e->x[i] - 0.6 * POLY_H;
+          break;
         default:
           break;
         }
@@ -455,8 +479,8 @@ edge_new (edge_kind kind, size_t n, uint64_t seed, bool twin)
   m->ctx = e;
   /* Depths ("The accumulation factor"): per kind, the longest chain to
      the loss and to a gradient element.  */
-  static const size_t fd[EDGE_N_KINDS] = { 6, 2, 4, 5, 6, 8, 3, 3, 3 };
-  static const size_t bd[EDGE_N_KINDS] = { 3, POOL_D, 0, 4, 7, 6, 5, 4, 1 };
+  static const size_t fd[EDGE_N_KINDS] = { 6, 2, 4, 5, 6, 8, 3, 3, 3, 6 };
+  static const size_t bd[EDGE_N_KINDS] = { 3, POOL_D, 0, 4, 7, 6, 5, 4, 1, 3 };
   m->forward_depth = fd[kind] + n;
   m->backward_depth = kind == EDGE_SOFTMAX_CE ? n + 4 : bd[kind];
   if (kind == EDGE_CANCEL)
@@ -504,6 +528,7 @@ edge_free (edge_model *e)
   free (e->a);
   free (e->b);
   free (e->q);
+  free (e->k);
   free (e);
 }
 
@@ -512,6 +537,6 @@ edge_name (edge_kind kind)
 {
   static const char *const names[EDGE_N_KINDS] = {
     "relu-rounded", "pool", "softmax-ce", "wide", "sinc", "poly",
-    "exp-exp", "sqrt", "cancel" };
+    "exp-exp", "sqrt", "cancel", "knee-f32" };
   return kind < EDGE_N_KINDS ? names[kind] : "?";
 }

@@ -50,6 +50,10 @@ typedef enum edge_kind
   /* L = sum_i (B + c_i x_i) - n B, B = 2^14: a small loss, a difference of
      large terms; M_L not declared.  Twin: gradient x 1.01.  */
   EDGE_CANCEL,
+  /* L = sum c_i relu(x_i - k_i) + x_i^2 / 2, the knee k_i at 0.6 of f32
+     mode's step h = 2^-8 below x_i in [1, 2).  Twin: the relu's gradient
+     0.8 c_i, the biased difference quotient's value.  */
+  EDGE_KNEE,
   EDGE_N_KINDS
 } edge_kind;
 
@@ -61,7 +65,7 @@ typedef struct edge_model
   size_t n;
   float *x;
   float *c, *a, *b, *q;
-  double *s;
+  double *k;               /* EDGE_KNEE: the knees */
   double ml_factor;         /* > 0: M_L declared as this times sum |terms| */
   void *pool;               /* EDGE_POOL: the pool thread */
   gc_block block;

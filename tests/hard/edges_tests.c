@@ -43,6 +43,24 @@ edge_check (edge_model *e, gc_reference ref, double steps)
                  gc_reference_name (ref), gc_strerror (st),
                  r ? r->detail : "", t ? t : "");
   free (t);
+  /* a report read back and merged judges as the check did */
+  char *json = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (json);
+  gc_result *back = NULL, *mg = NULL;
+  ck_assert_int_eq (gc_result_parse_json (json, strlen (json), &back), GC_OK);
+  ck_assert_int_eq (gc_result_merge (&back, 1, &mg), GC_OK);
+  for (size_t k = 0; k < r->n_directions; k++)
+    ck_assert_msg (mg->dirs[k].verdict == r->dirs[k].verdict,
+                   "%s%s under %s, direction %zu: merged %s, checked %s",
+                   edge_name (e->kind), e->twin ? " twin" : "",
+                   gc_reference_name (ref), k,
+                   gc_verdict_name (mg->dirs[k].verdict),
+                   gc_verdict_name (r->dirs[k].verdict));
+  ck_assert_int_eq (mg->verdict, r->verdict);
+  ck_assert_uint_eq (mg->n_unreached, r->n_unreached);
+  gc_result_free (mg);
+  gc_result_free (back);
+  free (json);
   return r;
 }
 
@@ -101,11 +119,92 @@ START_TEST (test_tier_is_mpfr)
 }
 END_TEST
 
+/* Manual: "Rounding the modes do not reach".  The stagnating sum on a
+   pool thread, no twin: every spread 0, a failure within gamma_d is
+   inconclusive and the report says why; the twin (one element doubled,
+   far beyond gamma_d) fails.  */
+START_TEST (test_pool_unreached)
+{
+  for (int q = 0; q < 2; q++)
+    for (int twin = 0; twin < 2; twin++)
+      {
+        edge_model *e = edge_new (EDGE_POOL, 8, gct_seed (), twin);
+        ck_assert_ptr_nonnull (e);
+        gc_result *r = edge_check (e, both_refs[q], 0);
+        ck_assert (r->rounding_modes > 0 && r->depth_implied_at == SIZE_MAX);
+        char *t = gc_report (r, GC_FMT_TEXT);
+        if (twin)
+          ck_assert_msg (r->verdict == GC_FAIL, "%s", t);
+        else
+          {
+            /* the stagnation is real: C rounds to 1 */
+            ck_assert (r->dirs[0].analytic == 1.0);
+            ck_assert_msg (r->verdict == GC_INCONCLUSIVE
+                           && r->n_unreached == r->n_directions, "%s", t);
+            ck_assert_ptr_nonnull (strstr (t, "failure(s) within the "
+                                           "worst-case bar gamma_d are "
+                                           "INCONCLUSIVE"));
+            ck_assert_ptr_null (strstr (t, "UNSUPPORTED"));
+          }
+        free (t);
+        gc_result_free (r);
+        edge_free (e);
+      }
+}
+END_TEST
+
+/* Manual: "What f32 mode cannot judge".  Under --ref f32 no correct
+   model of the f32-mode kinds fails or is non-smooth, no twin passes; the
+   withdrawn verdicts are unconfirmed (level -1) and say so.  */
+START_TEST (test_f32_mode)
+{
+  static const edge_kind kinds[] = { EDGE_RELU_ROUNDED, EDGE_SOFTMAX_CE,
+                                     EDGE_WIDE, EDGE_SINC, EDGE_POLY,
+                                     EDGE_EXPEXP, EDGE_KNEE };
+  size_t unconfirmed = 0;
+  for (size_t q = 0; q < sizeof kinds / sizeof *kinds; q++)
+    for (uint64_t s = 0; s < gct_seeds (4); s++)
+      for (int twin = 0; twin < 2; twin++)
+        {
+          uint64_t seed = gct_seed () + s;
+          edge_model *e = edge_new (kinds[q], 8, seed, twin);
+          ck_assert_ptr_nonnull (e);
+          gc_result *r = edge_check (e, GC_REF_F32, 0);
+          assert_honest (e, r, seed);
+          for (size_t k = 0; k < r->n_directions; k++)
+            if (r->dirs[k].level < 0)
+              {
+                ck_assert_int_eq (r->dirs[k].verdict, GC_INCONCLUSIVE);
+                unconfirmed++;
+              }
+          if (kinds[q] == EDGE_SOFTMAX_CE && s == 0)
+            {
+              char *t = gc_report (r, GC_FMT_TEXT);
+              ck_assert_msg (strstr (t, "unconfirmed  f32 mode has no finer "
+                                     "step"), "%s", t);
+              free (t);
+            }
+          gc_result_free (r);
+          /* the same model under --ref mpfr is judged at finer steps */
+          if (kinds[q] != EDGE_RELU_ROUNDED)
+            {
+              r = edge_check (e, GC_REF_MPFR, 0);
+              assert_honest (e, r, seed);
+              gc_result_free (r);
+            }
+          edge_free (e);
+        }
+  ck_assert_uint_gt (unconfirmed, 0);
+}
+END_TEST
+
 void
 edges_add_tests (Suite *s)
 {
   TCase *tc = tcase_create ("edges");
   tcase_set_timeout (tc, 900);
   tcase_add_test (tc, test_tier_is_mpfr);
+  tcase_add_test (tc, test_pool_unreached);
+  tcase_add_test (tc, test_f32_mode);
   suite_add_tcase (s, tc);
 }
