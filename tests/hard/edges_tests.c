@@ -198,6 +198,33 @@ START_TEST (test_f32_mode)
 }
 END_TEST
 
+/* Manual: "Domain edges".  sqrt with one element 1.5, 0.6 and 0.2 first
+   steps from 0: the check's step leaves the domain, a finer one does not;
+   no error status, no failure of the correct model, no pass of the twin,
+   in every reference.  */
+START_TEST (test_domain_edge)
+{
+  static const double steps[] = { 1.5, 0.6, 0.2 };
+  static const gc_reference refs[] = { GC_REF_AUTO, GC_REF_MPFR,
+                                       GC_REF_F32 };
+  for (size_t q = 0; q < 3; q++)
+    for (size_t k = 0; k < 3; k++)
+      for (int twin = 0; twin < 2; twin++)
+        {
+          uint64_t seed = gct_seed () + q;
+          edge_model *e = edge_new (EDGE_SQRT, 8, seed, twin);
+          ck_assert_ptr_nonnull (e);
+          gc_result *r = edge_check (e, refs[k], steps[q]);
+          /* the small element's stencil is inside the domain */
+          const gc_direction *d = &r->dirs[e->n - 1];
+          ck_assert (2 * d->step < e->x[e->n - 1]);
+          assert_honest (e, r, seed);
+          gc_result_free (r);
+          edge_free (e);
+        }
+}
+END_TEST
+
 void
 edges_add_tests (Suite *s)
 {
@@ -206,5 +233,6 @@ edges_add_tests (Suite *s)
   tcase_add_test (tc, test_tier_is_mpfr);
   tcase_add_test (tc, test_pool_unreached);
   tcase_add_test (tc, test_f32_mode);
+  tcase_add_test (tc, test_domain_edge);
   suite_add_tcase (s, tc);
 }
