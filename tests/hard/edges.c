@@ -366,6 +366,23 @@ grad_f32 (void *ctx, const float *x, float *g)
   return 0;
 }
 
+/* EDGE_CANCEL's f64 twin: the same backward in double.  */
+static int
+grad_f64 (void *ctx, const double *x, double *g)
+{
+  edge_model *e = ctx;
+  (void) x;
+  for (size_t i = 0; i < e->n; i++)
+    g[i] = e->c[i] * (e->twin ? 1.01 : 1);
+  return 0;
+}
+
+void
+edge_add_twin (edge_model *e)
+{
+  e->model.grad_f64 = e->kind == EDGE_CANCEL ? grad_f64 : NULL;
+}
+
 /* M_L declared: ML_FACTOR times the sum of the absolute values of the
    final reduction's terms ("Reference rounding").  */
 static int

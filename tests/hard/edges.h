@@ -80,6 +80,8 @@ void edge_set_steps (edge_model *e, double steps, long exponent);
 /* EDGE_CANCEL: M_L declared as FACTOR times the honest magnitude (the sum
    of its final reduction's |terms|); 0: not declared.  */
 void edge_declare_ml (edge_model *e, double factor);
+/* EDGE_CANCEL: give the model its f64 twin (grad_f64).  */
+void edge_add_twin (edge_model *e);
 void edge_free (edge_model *e);
 const char *edge_name (edge_kind kind);
 
