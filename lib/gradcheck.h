@@ -612,6 +612,18 @@ typedef struct gc_result
      alignment of roundings the modes did not reach would explain, made
      inconclusive.  */
   size_t n_unreached;
+  /* Manual: "What the measurement does not support", "The loss
+     magnitude".  A declared M_L the reference forward's spread
+     contradicts (d_f above GC_COARSE_FACTOR times the implied forward
+     depth): the M_L the measurement supports (0: not contradicted), and
+     the passes decided by a float reference that hold only on the excess
+     (made inconclusive).  */
+  double loss_magnitude_supported;
+  size_t n_loss_unsupported;
+  /* Manual: "The loss magnitude": 1 when a defaulted M_L (|L|) was
+     raised to S_L / (2 d_f u), what the reference forward's measured
+     spread shows (loss_magnitude then holds that value).  */
+  int loss_magnitude_raised;
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

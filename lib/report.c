@@ -960,7 +960,10 @@ inputs_text (gc__buf *b, const gc_result *r)
                   ? " (NOT DECLARED: n used)" : "",
                   d & GC_DEFAULTED_MAGNITUDES
                   ? "defaulted (largest |g| per tensor)" : "the model's",
-                  d & GC_DEFAULTED_LOSS_MAGNITUDE ? "defaulted (|L|)"
+                  d & GC_DEFAULTED_LOSS_MAGNITUDE
+                  ? r->loss_magnitude_raised
+                    ? "defaulted (|L|), raised to S_L / (2 d_f u) by the "
+                      "reference forward's spread" : "defaulted (|L|)"
                   : "the model's");
   if (r->n_magnitude_low)
     gc__buf_printf (b, "  %zu magnitude(s) below half the gradient value they "
@@ -972,6 +975,16 @@ inputs_text (gc__buf *b, const gc_result *r)
                     "%.4g (M_L bounds |L|: no rounding does that); raised "
                     "to |L|: check loss_magnitude_f32\n",
                     r->loss_magnitude_declared, fabs (r->loss_f32));
+  /* Manual: "The loss magnitude" */
+  if (r->loss_magnitude_supported > 0)
+    gc__buf_printf (b, "  UNSUPPORTED: the declared M_L = %.4g: the "
+                    "reference forward's spread S_L implies %.3g rounding(s) "
+                    "of it, against d_f = %zu; the measurement supports M_L "
+                    "up to %.4g (%d times the implied); %zu pass(es) that "
+                    "hold only on the excess are INCONCLUSIVE\n",
+                    r->loss_magnitude, r->forward_depth_implied,
+                    r->forward_depth, r->loss_magnitude_supported,
+                    GC_COARSE_FACTOR, r->n_loss_unsupported);
   if (r->n_blind_defaulted)
     gc__buf_printf (b, "  %zu blind direction(s) INCONCLUSIVE: their "
                     "magnitude was defaulted (the tensor's largest |g|), "
@@ -1319,6 +1332,10 @@ report_json (const gc_result *r)
     && put (o, "n_blind_defaulted", juint (r->n_blind_defaulted))
     && put (o, "n_spread_beyond", juint (r->n_spread_beyond))
     && put (o, "n_unreached", juint (r->n_unreached))
+    && put (o, "loss_magnitude_supported",
+            jnum (r->loss_magnitude_supported))
+    && put (o, "n_loss_unsupported", juint (r->n_loss_unsupported))
+    && put (o, "loss_magnitude_raised", juint (r->loss_magnitude_raised))
     && put (o, "loss_magnitude_low", juint (r->loss_magnitude_low))
     && put (o, "loss_magnitude_declared",
             jnum (r->loss_magnitude_declared))

@@ -391,8 +391,18 @@ loss_magnitude_f32 (void *ctx, const float *x, float *ml)
   edge_model *e = ctx;
   float s = 0;
   for (size_t i = 0; i < e->n; i++)
-    s += CANCEL_B + fabsf (e->c[i] * x[i]);
-  *ml = (float) e->ml_factor * (s + (float) e->n * CANCEL_B);
+    if (e->kind == EDGE_CANCEL)
+      s += CANCEL_B + fabsf (e->c[i] * x[i]);
+    else
+      {
+        /* EDGE_POLY: the terms' absolute values */
+        float t = x[i] - e->a[i], t2 = t * t;
+        s += fabsf (e->c[i] * x[i])
+             + fabsf (t * t2) * ((float) -POLY_A + (float) POLY_B * t2);
+      }
+  if (e->kind == EDGE_CANCEL)
+    s += (float) e->n * CANCEL_B;
+  *ml = (float) e->ml_factor * s;
   return 0;
 }
 

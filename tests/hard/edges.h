@@ -77,8 +77,9 @@ edge_model *edge_new (edge_kind kind, size_t n, uint64_t seed, bool twin);
 /* EDGE_SQRT: place the small element at STEPS default steps from 0, for a
    check whose step exponent (gc_result.step_exponent) is EXPONENT.  */
 void edge_set_steps (edge_model *e, double steps, long exponent);
-/* EDGE_CANCEL: M_L declared as FACTOR times the honest magnitude (the sum
-   of its final reduction's |terms|); 0: not declared.  */
+/* EDGE_CANCEL, EDGE_POLY: M_L declared as FACTOR times the honest
+   magnitude (the sum of the |terms| of the final reduction); 0: not
+   declared.  */
 void edge_declare_ml (edge_model *e, double factor);
 /* EDGE_CANCEL: give the model its f64 twin (grad_f64).  */
 void edge_add_twin (edge_model *e);

@@ -225,6 +225,55 @@ START_TEST (test_domain_edge)
 }
 END_TEST
 
+/* Manual: "The loss magnitude".  M_L declared 1000 times the honest
+   magnitude: the f32 reference forward's spread contradicts it, the
+   report says so and what it supports, and no twin passes on it; a
+   defaulted M_L on a small difference of large terms is raised to what
+   the spread shows, and the correct model is not failed.  */
+START_TEST (test_loss_magnitude)
+{
+  static const gc_reference refs[] = { GC_REF_F32, GC_REF_AUTO,
+                                       GC_REF_MPFR };
+  for (uint64_t s = 0; s < gct_seeds (3); s++)
+    for (size_t q = 0; q < 3; q++)
+      for (int twin = 0; twin < 2; twin++)
+        {
+          uint64_t seed = gct_seed () + s;
+          edge_model *e = edge_new (EDGE_POLY, 8, seed, twin);
+          ck_assert_ptr_nonnull (e);
+          edge_declare_ml (e, 1000);
+          gc_result *r = edge_check (e, refs[q], 0);
+          assert_honest (e, r, seed);
+          if (refs[q] == GC_REF_F32)
+            {
+              /* fewer than one rounding of the declared M_L */
+              ck_assert (r->forward_depth_implied < 1);
+              ck_assert (r->loss_magnitude_supported > 0
+                         && r->loss_magnitude_supported
+                            < r->loss_magnitude / 10);
+              char *t = gc_report (r, GC_FMT_TEXT);
+              ck_assert_msg (strstr (t, "UNSUPPORTED: the declared M_L"),
+                             "%s", t);
+              free (t);
+            }
+          gc_result_free (r);
+          edge_free (e);
+          e = edge_new (EDGE_CANCEL, 8, seed, twin);
+          ck_assert_ptr_nonnull (e);
+          r = edge_check (e, refs[q], 0);
+          assert_honest (e, r, seed);
+          if (refs[q] == GC_REF_F32)
+            {
+              /* S_L / (2 d_f u) is far above |L|: the terms are 2^14 */
+              ck_assert (r->loss_magnitude_raised);
+              ck_assert (r->loss_magnitude > 100 * fabs (r->loss_f32));
+            }
+          gc_result_free (r);
+          edge_free (e);
+        }
+}
+END_TEST
+
 void
 edges_add_tests (Suite *s)
 {
@@ -234,5 +283,6 @@ edges_add_tests (Suite *s)
   tcase_add_test (tc, test_pool_unreached);
   tcase_add_test (tc, test_f32_mode);
   tcase_add_test (tc, test_domain_edge);
+  tcase_add_test (tc, test_loss_magnitude);
   suite_add_tcase (s, tc);
 }
