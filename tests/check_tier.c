@@ -435,7 +435,8 @@ END_TEST
 /* An f64 forward that leaves its domain on f64's larger stencil (NaN
    there) sends those directions to MPFR, which decides them as alone;
    one that fails there (a callback's status) stops the check as --ref
-   f64 would.  */
+   f64 would.  --ref f64 itself tries a finer first step (manual: "Domain
+   edges") and does not call the model failed for its own step.  */
 START_TEST (test_f64_leaves_domain)
 {
   two_scale t;
@@ -445,7 +446,9 @@ START_TEST (test_f64_leaves_domain)
   gc_options o;
   gc_options_init (&o);
   o.reference = GC_REF_F64;
-  ck_assert_int_eq (gc_check (&t.model, t.x, &o, &f), GC_ENONFINITE);
+  ck_assert_int_eq (gc_check (&t.model, t.x, &o, &f), GC_OK);
+  ck_assert_msg (f->verdict == GC_PASS || f->verdict == GC_INCONCLUSIVE,
+                 "%s", gc_verdict_name (f->verdict));
   gc_result_free (f);
   gc_result *mp = run (&t.model, t.x, GC_REF_MPFR, NULL);
   gc_result *au = run (&t.model, t.x, GC_REF_AUTO, NULL);

@@ -67,6 +67,29 @@ pool_sum (pool *p)
   return v;
 }
 
+#define POOL_W 4              /* the max-pool's window */
+
+/* The max-pool's selected element of window W (the first of equals).  */
+static size_t
+argmax32 (const float *x, size_t w)
+{
+  size_t b = w * POOL_W;
+  for (size_t k = 1; k < POOL_W; k++)
+    if (x[w * POOL_W + k] > x[b])
+      b = w * POOL_W + k;
+  return b;
+}
+
+static size_t
+argmax64 (const double *x, size_t w)
+{
+  size_t b = w * POOL_W;
+  for (size_t k = 1; k < POOL_W; k++)
+    if (x[w * POOL_W + k] > x[b])
+      b = w * POOL_W + k;
+  return b;
+}
+
 static int
 loss_f32 (void *ctx, const float *x, float *loss)
 {
@@ -81,6 +104,13 @@ loss_f32 (void *ctx, const float *x, float *loss)
       for (size_t i = 0; i < n; i++)
         s += expf (x[i] - m);
       *loss = m + logf (s) - x[0];
+      return 0;
+    }
+  if (e->kind == EDGE_MAXPOOL)
+    {
+      for (size_t w = 0; w < n / POOL_W; w++)
+        s += e->c[w] * x[argmax32 (x, w)];
+      *loss = s;
       return 0;
     }
   for (size_t i = 0; i < n; i++)
@@ -152,6 +182,13 @@ loss_f64 (void *ctx, const double *x, double *loss)
       *loss = m + log (s) - x[0];
       return 0;
     }
+  if (e->kind == EDGE_MAXPOOL)
+    {
+      for (size_t w = 0; w < n / POOL_W; w++)
+        s += e->c[w] * x[argmax64 (x, w)];
+      *loss = s;
+      return 0;
+    }
   for (size_t i = 0; i < n; i++)
     switch (e->kind)
       {
@@ -205,6 +242,20 @@ loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
   mpfr_t t, u, m;
   mpfr_inits2 (p, t, u, m, (mpfr_ptr) 0);
   mpfr_set_zero (loss, 1);
+  if (e->kind == EDGE_MAXPOOL)
+    {
+      for (size_t w = 0; w < n / POOL_W; w++)
+        {
+          size_t b = w * POOL_W;
+          for (size_t k = 1; k < POOL_W; k++)
+            if (mpfr_greater_p (x + w * POOL_W + k, x + b))
+              b = w * POOL_W + k;
+          mpfr_mul_d (t, x + b, e->c[w], MPFR_RNDN);
+          mpfr_add (loss, loss, t, MPFR_RNDN);
+        }
+      mpfr_clears (t, u, m, (mpfr_ptr) 0);
+      return 0;
+    }
   if (e->kind == EDGE_SOFTMAX_CE)
     {
       mpfr_set (m, x, MPFR_RNDN);
@@ -310,6 +361,13 @@ grad_f32 (void *ctx, const float *x, float *g)
         g[0] -= 1;
       return 0;
     }
+  if (e->kind == EDGE_MAXPOOL)
+    {
+      memset (g, 0, n * sizeof *g);
+      for (size_t w = 0; w < n / POOL_W; w++)
+        g[e->twin ? w * POOL_W : argmax32 (x, w)] += e->c[w];
+      return 0;
+    }
   float pc = e->kind == EDGE_POOL ? pool_sum (e->pool) : 0;
   for (size_t i = 0; i < n; i++)
     {
@@ -371,7 +429,13 @@ static int
 grad_f64 (void *ctx, const double *x, double *g)
 {
   edge_model *e = ctx;
-  (void) x;
+  if (e->kind == EDGE_MAXPOOL)
+    {
+      memset (g, 0, e->n * sizeof *g);
+      for (size_t w = 0; w < e->n / POOL_W; w++)
+        g[e->twin ? w * POOL_W : argmax64 (x, w)] += e->c[w];
+      return 0;
+    }
   for (size_t i = 0; i < e->n; i++)
     g[i] = e->c[i] * (e->twin ? 1.01 : 1);
   return 0;
@@ -380,7 +444,8 @@ grad_f64 (void *ctx, const double *x, double *g)
 void
 edge_add_twin (edge_model *e)
 {
-  e->model.grad_f64 = e->kind == EDGE_CANCEL ? grad_f64 : NULL;
+  e->model.grad_f64 = e->kind == EDGE_CANCEL || e->kind == EDGE_MAXPOOL
+                      ? grad_f64 : NULL;
 }
 
 /* M_L declared: ML_FACTOR times the sum of the absolute values of the
@@ -471,6 +536,9 @@ edge_new (edge_kind kind, size_t n, uint64_t seed, bool twin)
           e->x[i] = (float) (1 + u);
           e->k[i] = e->x[i] - 0.6 * POLY_H;
           break;
+        case EDGE_MAXPOOL:
+          e->x[i] = (float) (2 * u - 1);
+          break;
         default:
           break;
         }
@@ -506,8 +574,9 @@ edge_new (edge_kind kind, size_t n, uint64_t seed, bool twin)
   m->ctx = e;
   /* Depths ("The accumulation factor"): per kind, the longest chain to
      the loss and to a gradient element.  */
-  static const size_t fd[EDGE_N_KINDS] = { 6, 2, 4, 5, 6, 8, 3, 3, 3, 6 };
-  static const size_t bd[EDGE_N_KINDS] = { 3, POOL_D, 0, 4, 7, 6, 5, 4, 1, 3 };
+  static const size_t fd[EDGE_N_KINDS] = { 6, 2, 4, 5, 6, 8, 3, 3, 3, 6, 1 };
+  static const size_t bd[EDGE_N_KINDS] = { 3, POOL_D, 0, 4, 7, 6, 5, 4, 1, 3,
+                                           1 };
   m->forward_depth = fd[kind] + n;
   m->backward_depth = kind == EDGE_SOFTMAX_CE ? n + 4 : bd[kind];
   if (kind == EDGE_CANCEL)
@@ -564,6 +633,6 @@ edge_name (edge_kind kind)
 {
   static const char *const names[EDGE_N_KINDS] = {
     "relu-rounded", "pool", "softmax-ce", "wide", "sinc", "poly",
-    "exp-exp", "sqrt", "cancel", "knee-f32" };
+    "exp-exp", "sqrt", "cancel", "knee-f32", "max-pool" };
   return kind < EDGE_N_KINDS ? names[kind] : "?";
 }

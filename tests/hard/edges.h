@@ -54,6 +54,10 @@ typedef enum edge_kind
      mode's step h = 2^-8 below x_i in [1, 2).  Twin: the relu's gradient
      0.8 c_i, the biased difference quotient's value.  */
   EDGE_KNEE,
+  /* L = sum_w c_w max(x in window w), windows of 4, with its f64 twin
+     (edge_add_twin).  Twin: each window's gradient goes to its first
+     element (in both f32 and f64: a bug of the algorithm).  */
+  EDGE_MAXPOOL,
   EDGE_N_KINDS
 } edge_kind;
 
@@ -81,7 +85,7 @@ void edge_set_steps (edge_model *e, double steps, long exponent);
    magnitude (the sum of the |terms| of the final reduction); 0: not
    declared.  */
 void edge_declare_ml (edge_model *e, double factor);
-/* EDGE_CANCEL: give the model its f64 twin (grad_f64).  */
+/* EDGE_CANCEL, EDGE_MAXPOOL: give the model its f64 twin (grad_f64).  */
 void edge_add_twin (edge_model *e);
 void edge_free (edge_model *e);
 const char *edge_name (edge_kind kind);

@@ -274,6 +274,38 @@ START_TEST (test_loss_magnitude)
 }
 END_TEST
 
+/* A max-pool with its twin, correct and with the selection bug: no
+   report format prints a NaN ratio (the unselected inputs' reference is
+   0), in every reference.  */
+START_TEST (test_maxpool_no_nan)
+{
+  static const gc_reference refs[] = { GC_REF_AUTO, GC_REF_MPFR,
+                                       GC_REF_F32 };
+  static const gc_format fmts[] = { GC_FMT_TEXT, GC_FMT_MARKDOWN,
+                                    GC_FMT_TAP };
+  for (size_t q = 0; q < 3; q++)
+    for (int twin = 0; twin < 2; twin++)
+      {
+        uint64_t seed = gct_seed () + q;
+        edge_model *e = edge_new (EDGE_MAXPOOL, 32, seed, twin);
+        ck_assert_ptr_nonnull (e);
+        edge_add_twin (e);
+        gc_result *r = edge_check (e, refs[q], 0);
+        assert_honest (e, r, seed);
+        for (size_t f = 0; f < 3; f++)
+          {
+            char *t = gc_report (r, fmts[f]);
+            ck_assert_ptr_nonnull (t);
+            ck_assert_msg (!strstr (t, "nan") && !strstr (t, "NaN"), "%s",
+                           t);
+            free (t);
+          }
+        gc_result_free (r);
+        edge_free (e);
+      }
+}
+END_TEST
+
 void
 edges_add_tests (Suite *s)
 {
@@ -284,5 +316,6 @@ edges_add_tests (Suite *s)
   tcase_add_test (tc, test_f32_mode);
   tcase_add_test (tc, test_domain_edge);
   tcase_add_test (tc, test_loss_magnitude);
+  tcase_add_test (tc, test_maxpool_no_nan);
   suite_add_tcase (s, tc);
 }
