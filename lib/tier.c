@@ -31,7 +31,11 @@
      (F1) |a - D_64| > 5 A + 10 P + K_64  (MPFR's failure beyond
           doubt, "A failure beyond doubt": its N_J <= 4 P),
      (F2) no deep aliasing at D_mpfr: gc__aliasing_excluded with
-          |D_mpfr| >= |D_64| - delta and T_mpfr + 2 E_mpfr <= 2 P.
+          |D_mpfr| >= |D_64| - delta and T_mpfr + 2 E_mpfr <= 2 P,
+     (F3) no deep aliasing at D_64 itself (its T_64 and E_64): an
+          oscillation finer than the f64 step shrinks D_64 without a
+          T_64, and delta holds only where none does ("Failures f64
+          decides").
    *P_OUT receives P (NAN where no prediction was made).  */
 static bool
 f64_decides (const worker *w, const gc_direction *d, double noise_j,
@@ -77,7 +81,9 @@ f64_decides (const worker *w, const gc_direction *d, double noise_j,
       double delta = k64 + pred;
       double dl = fabs (d->reference) - delta;
       return d->diff > 5 * a + 10 * pred + k64 && dl > 0
-             && gc__aliasing_excluded (dl, d->analytic, 2 * pred, 0, a);
+             && gc__aliasing_excluded (dl, d->analytic, 2 * pred, 0, a)
+             && gc__aliasing_excluded (d->reference, d->analytic, t64, e64,
+                                       a);
     }
   /* no confirmation (T_mpfr <= E_mpfr + A), and not inconclusive: either
      its reference terms and spread stay below A - S_w whatever the

@@ -587,6 +587,25 @@ edge_new (edge_kind kind, size_t n, uint64_t seed, bool twin)
   return e;
 }
 
+bool
+edge_bug_has_effect (edge_model *e)
+{
+  float *g = malloc (e->n * sizeof *g), *gt = malloc (e->n * sizeof *gt);
+  bool twin = e->twin, effect = true;
+  if (g && gt)
+    {
+      e->twin = false;
+      grad_f32 (e, e->x, g);
+      e->twin = true;
+      grad_f32 (e, e->x, gt);
+      effect = memcmp (g, gt, e->n * sizeof *g) != 0;
+    }
+  e->twin = twin;
+  free (g);
+  free (gt);
+  return effect;
+}
+
 void
 edge_set_steps (edge_model *e, double steps, long exponent)
 {

@@ -81,6 +81,11 @@ edge_model *edge_new (edge_kind kind, size_t n, uint64_t seed, bool twin);
 /* EDGE_SQRT: place the small element at STEPS default steps from 0, for a
    check whose step exponent (gc_result.step_exponent) is EXPONENT.  */
 void edge_set_steps (edge_model *e, double steps, long exponent);
+/* Whether the twin's bug changes the f32 gradient at the point, under
+   the caller's rounding (relu-rounded's does only where an f32 rounding
+   error of a pre-activation is positive): a bug without an effect there
+   can pass, as the falsify matrix's mutants without one do.  */
+bool edge_bug_has_effect (edge_model *e);
 /* EDGE_CANCEL, EDGE_POLY: M_L declared as FACTOR times the honest
    magnitude (the sum of the |terms| of the final reduction); 0: not
    declared.  */
