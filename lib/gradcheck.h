@@ -605,6 +605,25 @@ typedef struct gc_result
   size_t n_unsupported, n_blind_defaulted, n_spread_beyond;
   int loss_magnitude_low;
   double loss_magnitude_declared;
+  /* Manual: "What the measurement does not support", "Rounding the modes
+     do not reach".  Without a twin, when every spread of the backward is
+     0 (depth_implied_at == SIZE_MAX after rounding_modes > 0): the
+     failures within the worst-case bar (nu_worst_case <= 1), which an
+     alignment of roundings the modes did not reach would explain, made
+     inconclusive.  */
+  size_t n_unreached;
+  /* Manual: "What the measurement does not support", "The loss
+     magnitude".  A declared M_L the reference forward's spread
+     contradicts (d_f above GC_COARSE_FACTOR times the implied forward
+     depth): the M_L the measurement supports (0: not contradicted), and
+     the passes decided by a float reference that hold only on the excess
+     (made inconclusive).  */
+  double loss_magnitude_supported;
+  size_t n_loss_unsupported;
+  /* Manual: "The loss magnitude": 1 when a defaulted M_L (|L|) was
+     raised to S_L / (2 d_f u), what the reference forward's measured
+     spread shows (loss_magnitude then holds that value).  */
+  int loss_magnitude_raised;
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

@@ -278,6 +278,10 @@ void gc__judge (gc_direction *d, double noise_j);
    stands at any finer one (no confirmation), from its values and terms
    and the noise NOISE_J of its J.  */
 bool gc__failure_beyond_doubt (const gc_direction *d, double noise_j);
+/* (single.c) Manual: "What f32 mode cannot judge": in a check of
+   reference REF (f32), D's verdicts that a finer step would have to
+   confirm made inconclusive and unconfirmed (level -1).  */
+void gc__judge_single_level (gc_reference ref, gc_direction *d);
 /* Manual: "A failure beyond doubt": whether no oscillation finer than the
    step explains reference REF against analytic value F, with truncation
    T, reference rounding E and adjoint term A.  */

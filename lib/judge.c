@@ -358,7 +358,9 @@ supported_part (const gc_term *a, double derived, double d_s)
    GC_COARSE_FACTOR times the implied depth) is inconclusive; and a blind
    pass ("Inconclusive directions") whose magnitude was defaulted is
    inconclusive, as the twin's is (the tensor's largest |g| manufactures
-   the blindness).  Idempotent: summarise may run more than once.  */
+   the blindness); and where every spread is 0, a failure within the
+   worst-case bar is inconclusive ("Rounding the modes do not reach").
+   Idempotent: summarise may run more than once.  */
 static void
 judge_declarations (gc_result *r)
 {
@@ -368,12 +370,24 @@ judge_declarations (gc_result *r)
       ? GC_COARSE_FACTOR * r->depth_implied : 0;
   double d_s = r->depth_supported;
   bool defaulted = (r->defaulted & GC_DEFAULTED_MAGNITUDES) != 0;
+  /* every spread 0: the measurement cannot tell exact arithmetic from
+     modes that did not reach the computation */
+  bool unreached = r->rounding_modes && r->depth_implied_at == SIZE_MAX
+                   && !r->nondeterministic;
   for (size_t k = 0; k < r->n_directions; k++)
     {
       gc_direction *d = &r->dirs[k];
       const gc_term *a = &d->terms[GC_TERM_ADJOINT];
-      if (d->verdict != GC_PASS || !isnan (d->analytic_f64)
-          || isnan (gc__term_input (a, "d_b", NAN)))
+      if (!isnan (d->analytic_f64) || isnan (gc__term_input (a, "d_b", NAN)))
+        continue;
+      /* Manual: "Rounding the modes do not reach" */
+      if (unreached && d->verdict == GC_FAIL && d->nu_worst_case <= 1)
+        {
+          d->verdict = GC_INCONCLUSIVE;
+          r->n_unreached++;
+          continue;
+        }
+      if (d->verdict != GC_PASS)
         continue;
       double spread = gc__term_input (a, "S_w", 0);
       double derived = a->value - spread;
@@ -428,11 +442,56 @@ judge_declarations (gc_result *r)
     }
 }
 
+/* Manual: "The loss magnitude".  A declared M_L that the reference
+   forward's spread contradicts -- d_f above GC_COARSE_FACTOR times the
+   implied forward depth S_L / (2 u M_L) -- supports at most M_S =
+   GC_COARSE_FACTOR d_implied M_L / d_f; each pass decided by a float
+   reference must hold with its reference-rounding term's M_L part taken
+   at M_S (its eps scaled by ulp(2 max(M_S, |L|)) / ulp(M_L): the loss at
+   x +- h within a binade of |L|), else it is inconclusive.  Idempotent.  */
+static void
+judge_loss_magnitude (gc_result *r)
+{
+  r->loss_magnitude_supported = 0;
+  double fdi = r->forward_depth_implied, df = (double) r->forward_depth;
+  if ((r->defaulted & GC_DEFAULTED_LOSS_MAGNITUDE) || !(fdi > 0)
+      || r->nondeterministic || !(df > GC_COARSE_FACTOR * fdi))
+    return;
+  double ms = r->loss_magnitude * GC_COARSE_FACTOR * fdi / df;
+  r->loss_magnitude_supported = ms;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      gc_direction *d = &r->dirs[k];
+      if (d->verdict != GC_PASS || d->decided_by == GC_REF_MPFR)
+        continue;
+      const gc_term *e = &d->terms[GC_TERM_REFERENCE];
+      double ml = gc__term_input (e, "M_L", NAN);
+      double bits = gc__term_input (e, "p", NAN);
+      double h = gc__term_input (e, "h", NAN);
+      if (!(ml > 0) || isnan (bits) || !(h > 0))
+        continue;
+      double rest = GC_U64 * fabs (d->reference)
+                    + gc__term_input (e, "S_L", 0) / h;
+      double lm = 2 * fmax (ms, fabs (r->loss_reference));
+      double scale = fmin (1, gc__ulp (lm, (int) bits) / gc__ulp (ml, (int) bits));
+      double es = (e->value - rest) * scale + rest;
+      double bar = d->terms[GC_TERM_TRUNCATION].value + es
+                   + d->terms[GC_TERM_ADJOINT].value;
+      if (d->diff > bar)
+        {
+          d->verdict = GC_INCONCLUSIVE;
+          r->n_loss_unsupported++;
+        }
+    }
+}
+
 void
 gc__summarise (gc_result *r)
 {
   r->n_unsupported = r->n_blind_defaulted = r->n_spread_beyond = 0;
+  r->n_unreached = r->n_loss_unsupported = 0;
   judge_declarations (r);
+  judge_loss_magnitude (r);
   r->n_failed = r->n_nonsmooth = r->n_inconclusive = 0;
   r->worst = SIZE_MAX;
   r->worst_nu = 0;

@@ -293,6 +293,21 @@ gc__rounding_ratios (shared *sh)
     }
   double ml = r->loss_magnitude;
   int bits = sh->ref == GC_REF_F64 || sh->ref == GC_REF_AUTO ? 53 : 24;
+  /* Manual: "The loss magnitude": the spread of d_f roundings of a
+     magnitude M is at most 2 d_f u M to first order, so a measured S_L
+     shows M_L >= S_L / (2 d_f u); a defaulted M_L (|L|) below that (a
+     small difference of large terms) is raised to it.  */
+  if ((r->defaulted & GC_DEFAULTED_LOSS_MAGNITUDE) && sh->spread_loss > 0
+      && r->forward_depth > 0)
+    {
+      double need = sh->spread_loss
+                    / (2 * (double) r->forward_depth * ldexp (1, -bits));
+      if (need > ml)
+        {
+          sh->mag_loss = ml = r->loss_magnitude = need;
+          r->loss_magnitude_raised = 1;
+        }
+    }
   r->forward_depth_implied = sh->spread_loss > 0 && ml > 0
                              ? sh->spread_loss / (2 * ldexp (ml, -bits)) : 0;
   return GC_OK;

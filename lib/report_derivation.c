@@ -121,6 +121,10 @@ direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
         gc__buf_printf (b, "  confirmed    at level %d: step h / 2^%d (the "
                         "first step's truncation estimate did not hold)\n",
                         d->level, 8 * d->level);
+      else if (d->level < 0 && r->reference == GC_REF_F32)
+        gc__buf_printf (b, "  unconfirmed  f32 mode has no finer step to "
+                        "confirm a kink or a failure in doubt at (manual: "
+                        "\"What f32 mode cannot judge\")\n");
       else if (d->level < 0)
         gc__buf_printf (b, "  unconfirmed  no two finer steps agreed: the "
                         "reference is not trustworthy here\n");

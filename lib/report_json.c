@@ -351,6 +351,11 @@ summary_json (json_t *o, const gc_result *r)
     && put (o, "n_unsupported", juint (r->n_unsupported))
     && put (o, "n_blind_defaulted", juint (r->n_blind_defaulted))
     && put (o, "n_spread_beyond", juint (r->n_spread_beyond))
+    && put (o, "n_unreached", juint (r->n_unreached))
+    && put (o, "loss_magnitude_supported",
+            jnum (r->loss_magnitude_supported))
+    && put (o, "n_loss_unsupported", juint (r->n_loss_unsupported))
+    && put (o, "loss_magnitude_raised", juint (r->loss_magnitude_raised))
     && put (o, "loss_magnitude_low", juint (r->loss_magnitude_low))
     && put (o, "loss_magnitude_declared",
             jnum (r->loss_magnitude_declared))

@@ -240,10 +240,19 @@ rounding_text (gc__buf *b, const gc_result *r)
   else if (r->depth_supported > 0)
     unsupported_text (b, r);
   else if (r->rounding_modes && r->depth_implied_at == SIZE_MAX)
-    gc__buf_puts (b, "  note: every spread of the backward is 0: its "
-                  "arithmetic is exact, or the directed modes did not reach "
-                  "it (threads started before the check keep their own "
-                  "mode); the measurement vouches for nothing\n");
+    {
+      gc__buf_puts (b, "  note: every spread of the backward is 0: its "
+                    "arithmetic is exact, or the directed modes did not "
+                    "reach it (threads started before the check keep their "
+                    "own mode); the measurement vouches for nothing");
+      /* Manual: "Rounding the modes do not reach" */
+      if (r->n_unreached)
+        gc__buf_printf (b, "; %zu failure(s) within the worst-case bar "
+                        "gamma_d are INCONCLUSIVE (aligned roundings the "
+                        "modes did not reach would explain them)",
+                        r->n_unreached);
+      gc__buf_puts (b, "\n");
+    }
   else if (r->n_spread_beyond)
     gc__buf_printf (b, "  PRECISION: %zu direction(s) whose measured spread "
                     "exceeds the worst case 2 gamma_d of the declared d_b = "
@@ -268,7 +277,10 @@ inputs_text (gc__buf *b, const gc_result *r)
                   ? " (NOT DECLARED: n used)" : "",
                   d & GC_DEFAULTED_MAGNITUDES
                   ? "defaulted (largest |g| per tensor)" : "the model's",
-                  d & GC_DEFAULTED_LOSS_MAGNITUDE ? "defaulted (|L|)"
+                  d & GC_DEFAULTED_LOSS_MAGNITUDE
+                  ? r->loss_magnitude_raised
+                    ? "defaulted (|L|), raised to S_L / (2 d_f u) by the "
+                      "reference forward's spread" : "defaulted (|L|)"
                   : "the model's");
   if (r->n_magnitude_low)
     gc__buf_printf (b, "  %zu magnitude(s) below half the gradient value they "
@@ -280,6 +292,16 @@ inputs_text (gc__buf *b, const gc_result *r)
                     "%.4g (M_L bounds |L|: no rounding does that); raised "
                     "to |L|: check loss_magnitude_f32\n",
                     r->loss_magnitude_declared, fabs (r->loss_f32));
+  /* Manual: "The loss magnitude" */
+  if (r->loss_magnitude_supported > 0)
+    gc__buf_printf (b, "  UNSUPPORTED: the declared M_L = %.4g: the "
+                    "reference forward's spread S_L implies %.3g rounding(s) "
+                    "of it, against d_f = %zu; the measurement supports M_L "
+                    "up to %.4g (%d times the implied); %zu pass(es) that "
+                    "hold only on the excess are INCONCLUSIVE\n",
+                    r->loss_magnitude, r->forward_depth_implied,
+                    r->forward_depth, r->loss_magnitude_supported,
+                    GC_COARSE_FACTOR, r->n_loss_unsupported);
   if (r->n_blind_defaulted)
     gc__buf_printf (b, "  %zu blind direction(s) INCONCLUSIVE: their "
                     "magnitude was defaulted (the tensor's largest |g|), "

@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 /* A non-finite loss at a stencil point when the centre's was finite: the
    step has likely left the model's domain; say where.  */
@@ -32,6 +33,37 @@ stencil_note (worker *w, int k, double h, size_t index)
     snprintf (w->detail, sizeof w->detail, "%s at %s (h = %g, parameter "
               "%zu), finite at x: is the step too large?", was, at[k], h,
               index);
+}
+
+/* Manual: "Domain edges".  Levels of a finer first step tried where a
+   stencil point leaves the model's domain (MPFR: as many as confirmation
+   descends; f32 and f64: two, their rounding growing 2^8-fold a level).  */
+#define GC_EDGE_LEVELS_MPFR 8
+#define GC_EDGE_LEVELS_FLOAT 2
+
+/* Manual: "Domain edges".  Whether the failure W holds may be the
+   check's own step leaving the model's domain -- a non-finite loss at a
+   stencil point (the centre's was finite), with the check's default step
+   -- and a finer first step, level LEVEL + 1 of at most MAX, is left to
+   try: the failure is then cleared.  Else, after a descent, the detail
+   says how far it went.  */
+static bool
+domain_retry (worker *w, int level, int max)
+{
+  const shared *sh = w->sh;
+  if (w->st != GC_ENONFINITE || sh->user_step || sh->o->exact_step)
+    return false;
+  if (level >= max)
+    {
+      size_t len = strlen (w->detail);
+      snprintf (w->detail + len, sizeof w->detail - len, "; non-finite at "
+                "every first step down to h / 2^%d", 8 * level);
+      return false;
+    }
+  w->st = GC_OK;
+  w->cb = 0;
+  w->detail[0] = 0;
+  return true;
 }
 
 /* y = xi + t*2^te*vi exactly: the precision of y grows until the sum is
@@ -454,8 +486,13 @@ gc__direction_mpfr (worker *w, gc_direction *d, const gc__prediction *pr)
   long he;
   gc__step_scaled (sh, d->index, d->id, &hm, &he);
   d->level = 0;
-  if (!stencil_mpfr (w, d, v, hm, he, sh->o->exact_step ? NULL : pr))
-    return false;
+  /* Manual: "Domain edges": a first step that leaves the model's domain
+     is the check's, not the model's failure: a finer one is tried */
+  for (int edge = 0;
+       !stencil_mpfr (w, d, v, hm, he, sh->o->exact_step || edge ? NULL : pr);
+       edge++, he -= 8)
+    if (!domain_retry (w, edge, GC_EDGE_LEVELS_MPFR))
+      return false;
   /* Manual: "Raising the precision".  A direction the check cannot judge
      because the reference's own rounding dominates its bar is evaluated
      again at 2p, 4p, 8p, 16p (the default step shrinking with p) until the
@@ -554,7 +591,13 @@ gc__direction_float (worker *w, gc_direction *d)
   gc__float_ref fr = { sh->ref, sh->best, sh->f0,
                        (int) sh->r->step_exponent };
   double noise_j;
-  return gc__direction_float_as (w, d, &fr, &noise_j);
+  /* Manual: "Domain edges" */
+  for (int edge = 0; !gc__direction_float_as (w, d, &fr, &noise_j);
+       edge++, fr.step_exponent -= 8)
+    if (!domain_retry (w, edge, GC_EDGE_LEVELS_FLOAT))
+      return false;
+  gc__judge_single_level (sh->ref, d);
+  return true;
 }
 
 /* The stencil's points: x + mult[k] h v, k = 0 to 3.  */

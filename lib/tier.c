@@ -20,16 +20,22 @@
                                          truncation below the rest of
                                          its bar),
    rho = h_mpfr / h_64, E_mpfr the MPFR reference-rounding term predicted
-   from twice the largest loss magnitude and twice |D_64|.  A pass also
-     (1) |a - D_64| + T_64 + E_64 <= A      (MPFR's nu <= 1),
-     (2) P < A - 2 S_w or A + 2P + T_64 + E_64 < |D_64| (not
-         inconclusive);
-   a failure ("Failures f64 decides"), with delta = T_64 + E_64 + P
+   from twice the largest loss magnitude and twice |D_64|.  With
+   K_64 = T_64 + E_64 + |J_64| + N_J >= |D_64 - f'| ("A kink only f64
+   sees": a kink inside the f64 stencil and outside MPFR's shifts D_64 by
+   at most T_64 + |J_64|), a pass also needs
+     (1) |a - D_64| + K_64 <= A      (MPFR's nu <= 1),
+     (2) P < A - 2 S_w or A + 2P + K_64 < |D_64| (not inconclusive);
+   a failure ("Failures f64 decides"), with delta = K_64 + P
    >= |D_64 - D_mpfr|,
-     (F1) |a - D_64| > 5 A + 10 P + T_64 + E_64  (MPFR's failure beyond
+     (F1) |a - D_64| > 5 A + 10 P + K_64  (MPFR's failure beyond
           doubt, "A failure beyond doubt": its N_J <= 4 P),
      (F2) no deep aliasing at D_mpfr: gc__aliasing_excluded with
-          |D_mpfr| >= |D_64| - delta and T_mpfr + 2 E_mpfr <= 2 P.
+          |D_mpfr| >= |D_64| - delta and T_mpfr + 2 E_mpfr <= 2 P,
+     (F3) no deep aliasing at D_64 itself (its T_64 and E_64): an
+          oscillation finer than the f64 step shrinks D_64 without a
+          T_64, and delta holds only where none does ("Failures f64
+          decides").
    *P_OUT receives P (NAN where no prediction was made).  */
 static bool
 f64_decides (const worker *w, const gc_direction *d, double noise_j,
@@ -46,8 +52,10 @@ f64_decides (const worker *w, const gc_direction *d, double noise_j,
   /* the measured spread S_w counts against A twice in MPFR's inconclusive
      test (manual: "Measured rounding sensitivity") */
   double sw = gc__term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0);
+  /* K_64 ("A kink only f64 sees") */
+  double k64 = t64 + e64 + fabs (d->jump) + noise_j;
   /* (1) */
-  if (pass && !(d->diff + t64 + e64 <= a))
+  if (pass && !(d->diff + k64 <= a))
     return false;
   /* (3) */
   if (!(fabs (d->jump) + noise_j <= (1 - 3 * rho) * a))
@@ -70,16 +78,18 @@ f64_decides (const worker *w, const gc_direction *d, double noise_j,
   if (!pass)
     {
       /* Manual: "Failures f64 decides" */
-      double delta = t64 + e64 + pred;
+      double delta = k64 + pred;
       double dl = fabs (d->reference) - delta;
-      return d->diff > 5 * a + 10 * pred + t64 + e64 && dl > 0
-             && gc__aliasing_excluded (dl, d->analytic, 2 * pred, 0, a);
+      return d->diff > 5 * a + 10 * pred + k64 && dl > 0
+             && gc__aliasing_excluded (dl, d->analytic, 2 * pred, 0, a)
+             && gc__aliasing_excluded (d->reference, d->analytic, t64, e64,
+                                       a);
     }
   /* no confirmation (T_mpfr <= E_mpfr + A), and not inconclusive: either
      its reference terms and spread stay below A - S_w whatever the
      resolution, or its resolution is below 1: MPFR's bar, at most
-     pred + A, below |D_mpfr| >= |D_64| - T_64 - E_64 - pred */
-  return pred < a - 2 * sw || a + 2 * pred + t64 + e64 < fabs (d->reference);
+     pred + A, below |D_mpfr| >= |D_64| - K_64 - pred */
+  return pred < a - 2 * sw || a + 2 * pred + k64 < fabs (d->reference);
 }
 
 /* Manual: "The tiered reference", a longer f64 step: at most 2^8 times

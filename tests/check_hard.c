@@ -9,6 +9,7 @@
 #include "gctest.h"
 #include "hard/hard.h"
 #include "hard/declared.h"
+#include "hard/edges.h"
 #include "models.h"
 
 #include <fenv.h>
@@ -898,6 +899,8 @@ hard_suite (void)
   tcase_add_test (td, test_spread_beyond_worst_case);
   tcase_add_test (td, test_loss_magnitude_zero);
   suite_add_tcase (s, td);
+  /* Issue 24 round 3: the check's own edges (tests/hard/edges_tests.c).  */
+  edges_add_tests (s);
   return s;
 }
 

@@ -744,7 +744,7 @@ END_TEST
    is undefined, and such a check passed a 1% bug with every direction
    blind.  gc_check refuses it (GC_EINVAL, saying why) for the backward
    (u = 2^-24) and for the forward in f32 mode; a depth just below checks,
-   and the 1% bug fails there.  */
+   and the 1% bug does not pass there.  */
 static int
 sq_grad_1pc (void *ctx, const float *x, float *g)
 {
@@ -781,7 +781,16 @@ START_TEST (test_depth_gamma_undefined)
   m.backward_depth = ((size_t) 1 << 24) - 1;
   st = gc_check (&m, sq_x, NULL, &r);
   ck_assert_int_eq (st, GC_OK);
-  ck_assert_int_eq (r->verdict, GC_FAIL);
+  /* sq's backward is exact (every spread 0) and gamma_d of this depth is
+     about 1: the 1% error fails the probabilistic bar but lies within the
+     worst case, which roundings the modes did not reach could align to
+     (manual: "Rounding the modes do not reach"): inconclusive, counted,
+     never a pass */
+  char *t = gc_report (r, GC_FMT_TEXT);
+  ck_assert_msg (r->verdict == GC_FAIL
+                 || (r->verdict == GC_INCONCLUSIVE && r->n_unreached == 1),
+                 "%s", t);
+  free (t);
   gc_result_free (r);
 }
 END_TEST

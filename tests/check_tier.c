@@ -435,7 +435,8 @@ END_TEST
 /* An f64 forward that leaves its domain on f64's larger stencil (NaN
    there) sends those directions to MPFR, which decides them as alone;
    one that fails there (a callback's status) stops the check as --ref
-   f64 would.  */
+   f64 would.  --ref f64 itself tries a finer first step (manual: "Domain
+   edges") and does not call the model failed for its own step.  */
 START_TEST (test_f64_leaves_domain)
 {
   two_scale t;
@@ -445,7 +446,9 @@ START_TEST (test_f64_leaves_domain)
   gc_options o;
   gc_options_init (&o);
   o.reference = GC_REF_F64;
-  ck_assert_int_eq (gc_check (&t.model, t.x, &o, &f), GC_ENONFINITE);
+  ck_assert_int_eq (gc_check (&t.model, t.x, &o, &f), GC_OK);
+  ck_assert_msg (f->verdict == GC_PASS || f->verdict == GC_INCONCLUSIVE,
+                 "%s", gc_verdict_name (f->verdict));
   gc_result_free (f);
   gc_result *mp = run (&t.model, t.x, GC_REF_MPFR, NULL);
   gc_result *au = run (&t.model, t.x, GC_REF_AUTO, NULL);
@@ -465,18 +468,20 @@ START_TEST (test_f64_leaves_domain)
 }
 END_TEST
 
-/* A large loss (L offset by 2^8, gradients of order 1): f64's rounding
+/* A large loss (L offset by 2^7, gradients of order 1): f64's rounding
    term at its default step is above A / 8, so the noise of J (about
    8 E_64) keeps condition (3) from holding there (manual: "The tiered
    reference", a longer f64 step).  The tiered check evaluates f64 at a
    step 2^k longer, decided in advance, and f64 decides every direction of
    the first block with MPFR's verdicts; the twin's bug in the second
-   block is still MPFR's failure.  */
+   block is still MPFR's failure.  (At 2^8 the longer step's truncation
+   and the noise of J_64, which condition (1) counts since "A kink only
+   f64 sees", leave (1) short by a few percent, and MPFR decides.)  */
 START_TEST (test_longer_f64_step)
 {
   two_scale t;
   two_init (&t, _i == 1, false);
-  t.offset = 0x1p8;
+  t.offset = 0x1p7;
   gc_result *f = run (&t.model, t.x, GC_REF_F64, NULL);
   gc_result *mp = run (&t.model, t.x, GC_REF_MPFR, NULL);
   gc_result *au = run (&t.model, t.x, GC_REF_AUTO, NULL);
