@@ -158,6 +158,9 @@ gc__known_name (const char *s)
   for (size_t k = 0; k < 5; k++)
     if (strcmp (richardson_texts[k], s) == 0)
       return richardson_texts[k];
+  for (size_t k = 0; k < GC_PRECISION_N_INPUTS; k++)
+    if (strcmp (gc__precision_input_names[k], s) == 0)
+      return gc__precision_input_names[k];
   return NULL;
 }
 

@@ -963,6 +963,18 @@ inputs_text (gc__buf *b, const gc_result *r)
                     "%.4g (M_L bounds |L|: no rounding does that); raised "
                     "to |L|: check loss_magnitude_f32\n",
                     r->loss_magnitude_declared, fabs (r->loss_f32));
+  /* manual: "Rounding classes" */
+  if (r->n_precisions)
+    {
+      gc__buf_puts (b, "precisions: f32 arithmetic (u 2^-24, d_f/d_b); ");
+      gc__precision_describe (b, r);
+      gc__buf_puts (b, "\n");
+    }
+  if (r->n_unvalidated)
+    gc__buf_printf (b, "  %zu direction(s) INCONCLUSIVE: their pass needs a "
+                    "rounding class the rounding modes do not reach, and "
+                    "no twin measured it (\"Rounding classes\")\n",
+                    r->n_unvalidated);
   if (r->n_blind_defaulted)
     gc__buf_printf (b, "  %zu blind direction(s) INCONCLUSIVE: their "
                     "magnitude was defaulted (the tensor's largest |g|), "
@@ -1110,9 +1122,11 @@ twin_text (gc__buf *b, const gc_result *r)
     }
   gc__buf_printf (b, "; resolution median %.3g, worst %.3g\n",
                   r->resolution_f64_median, r->resolution_f64_worst);
-  gc__buf_printf (b, "  arithmetic: g32 against g64 in units of f32's derived "
+  gc__buf_printf (b, "  arithmetic: g32 against g64 in units of %s derived "
                   "bound: %zu beyond it within 2^16 of it (PRECISION), %zu "
-                  "beyond any rounding (FAIL)", r->n_precision, r->n_mismatch);
+                  "beyond any rounding (FAIL)",
+                  r->n_precisions ? "the declared precisions'" : "f32's",
+                  r->n_precision, r->n_mismatch);
   if (r->worst_arith != SIZE_MAX)
     {
       gc__buf_printf (b, "; worst nu = %.3g at ", r->worst_nu_arith);
@@ -1311,6 +1325,28 @@ report_json (const gc_result *r)
     /* manual: "The worst case" */
     && put (o, "worst_nu_worst_case", jnum (r->worst_nu_worst_case))
     && put (o, "n_failed_certain", juint (r->n_failed_certain));
+  /* manual: "Rounding classes": only for a model that declares them */
+  if (ok && r->n_precisions)
+    {
+      json_t *a = json_array ();
+      for (size_t k = 0; ok && a && k < r->n_precisions; k++)
+        {
+          const gc_precision *p = &r->precisions[k];
+          json_t *c = json_object ();
+          ok = c && put (c, "name", jstr (p->name))
+               && put (c, "kind", jstr (gc__precision_kind_name (p->kind)))
+               && put (c, "unit_roundoff", jnum (p->unit_roundoff))
+               && put (c, "underflow", jnum (p->underflow))
+               && put (c, "forward_depth", juint (p->forward_depth))
+               && put (c, "backward_depth", juint (p->backward_depth))
+               && put (c, "mode_reached", json_boolean (p->mode_reached))
+               && json_array_append (a, c) == 0;
+          json_decref (c);
+        }
+      ok = ok && a && put (o, "precisions", json_incref (a))
+           && put (o, "n_unvalidated", juint (r->n_unvalidated));
+      json_decref (a);
+    }
   /* manual: "Two verdicts, one report" */
   if (ok && r->twin)
     {
