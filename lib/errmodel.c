@@ -104,6 +104,11 @@ static const char *const input_names[] = {
   "2 E_mpfr(2 M_L, 2 |D(h)|)", "S_w64", "m defaulted", "R(h)", "R(2h)",
   "E_64(h)" };
 
+/* The inputs the rounding classes add to the adjoint term (manual:
+   "Rounding classes"; precision.c).  */
+const char *const gc__precision_input_names[GC_PRECISION_N_INPUTS] = {
+  "A_classes", "A_unreached" };
+
 /* Richardson's stencil (manual: "Richardson's stencil"): the names,
    formulas and section of its two terms.  */
 static const char *const richardson_texts[] = {

@@ -14,11 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The names of the inputs the classes add to the adjoint term (read back
-   from a JSON report through gc__known_name).  */
-const char *const gc__precision_input_names[GC_PRECISION_N_INPUTS] = {
-  "A_classes", "A_unreached" };
-
 const gc_precision *
 gc__model_precisions (const gc_model *m, size_t *n)
 {

@@ -871,7 +871,13 @@ rounding_text (gc__buf *b, const gc_result *r)
                       "its reruns differ for that reason)\n");
       return;
     }
-  if (r->depth_implied > (double) r->backward_depth)
+  /* Manual: "Rounding classes": with classes the spread is the classes'
+     too, and f32's implied depth says nothing of them  */
+  if (r->depth_implied > (double) r->backward_depth && r->n_precisions)
+    gc__buf_puts (b, "  (the implied depth counts f32 roundings; the "
+                  "declared rounding classes' spread is judged against "
+                  "their own worst case: \"Rounding classes\")\n");
+  else if (r->depth_implied > (double) r->backward_depth)
     {
       char nm[96];
       gc__buf_puts (b, "  WARNING: the backward's spread at ");
