@@ -22,7 +22,7 @@ MSEEDS=${BENCH_MIXED_MUTANT_SEEDS:-5}
 if [ -n "${OPENBLAS_CORETYPE+x}" ]; then
   kernels=pinned
 else
-  kernels=$(awk '$1 == "gdn" && !seen[$2]++ { print $3 }' "$out/kernel-groups.txt")
+  kernels=$(awk '$1 == "gdn" && !seen[$2]++ { printf "%s%s", (n++ ? " " : ""), $3 }' "$out/kernel-groups.txt")
 fi
 start=$(date +%s)
 for model in gdn-bf16 gdn-fp16; do
