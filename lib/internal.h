@@ -280,6 +280,11 @@ const gc_precision *gc__model_precisions (const gc_model *m, size_t *n);
 gc_status gc__precision_validate (const gc_model *m, char *detail,
                                   size_t size);
 bool gc__precision_copy (gc_result *r, const gc_model *m);
+/* The same for a list P of N classes (a result's, a report's).  */
+gc_status gc__precision_validate_list (const gc_precision *p, size_t n,
+                                       char *detail, size_t size);
+bool gc__precision_copy_list (gc_result *r, const gc_precision *p,
+                              size_t n);
 size_t gc__precision_backward_count (const gc_result *r);
 size_t gc__precision_forward_count (const gc_result *r);
 /* The classes' part of the adjoint term added to T (inputs "A_classes",

@@ -684,10 +684,50 @@ read_identity (gc_result *r, const json_t *j)
   return GC_OK;
 }
 
+/* Manual: "Rounding classes": the model's classes, where it declared
+   any (a report of a model without them has no "precisions"), held to
+   the rules gc_check holds a model's to.  */
+static gc_status
+read_precisions (gc_result *r, const json_t *j)
+{
+  static const char *const kinds[] = { "storage", "arithmetic",
+                                       "approximation" };
+  const json_t *a = json_object_get (j, "precisions");
+  if (!a)
+    return GC_OK;
+  size_t n = json_array_size (a);
+  gc_precision p[GC_MAX_PRECISIONS];
+  if (!json_is_array (a) || n == 0 || n > GC_MAX_PRECISIONS
+      || !size (j, "n_unvalidated", &r->n_unvalidated))
+    return GC_EFORMAT;
+  for (size_t k = 0; k < n; k++)
+    {
+      const json_t *o = json_array_get (a, k);
+      const json_t *mr = json_object_get (o, "mode_reached");
+      int kind = lookup (str (o, "kind"), kinds, 3);
+      p[k].name = str (o, "name");
+      if (kind < 0 || !json_is_boolean (mr)
+          || !num (o, "unit_roundoff", &p[k].unit_roundoff)
+          || !num (o, "underflow", &p[k].underflow)
+          || !size (o, "forward_depth", &p[k].forward_depth)
+          || !size (o, "backward_depth", &p[k].backward_depth))
+        return GC_EFORMAT;
+      p[k].kind = (gc_precision_kind) kind;
+      p[k].mode_reached = json_is_true (mr);
+    }
+  char why[160];
+  if (gc__precision_validate_list (p, n, why, sizeof why) != GC_OK)
+    return GC_EFORMAT;
+  return gc__precision_copy_list (r, p, n) ? GC_OK : GC_ENOMEM;
+}
+
 /* The model's constants and blocks.  */
 static gc_status
 read_tensors (gc_result *r, const json_t *j)
 {
+  gc_status pst = read_precisions (r, j);
+  if (pst != GC_OK)
+    return pst;
   gc_status st;
   /* constants and blocks  */
   const json_t *cs = json_object_get (j, "constants");
@@ -1017,6 +1057,9 @@ merge (gc_result *const *shards, size_t n, gc_result **out)
   r->n_constants = 0;
   r->n_blocks = 0;
   r->strings = NULL;
+  /* manual: "Rounding classes" */
+  if (!gc__precision_copy_list (r, first->precisions, first->n_precisions))
+    return merge_fail (r, NULL, GC_ENOMEM);
   r->shard_index = 0;
   r->shard_count = 1;
   r->worst = SIZE_MAX;

@@ -35,6 +35,13 @@ gc__precision_validate (const gc_model *m, char *detail, size_t size)
                 m->n_precisions);
       return GC_EINVAL;
     }
+  return gc__precision_validate_list (p, n, detail, size);
+}
+
+gc_status
+gc__precision_validate_list (const gc_precision *p, size_t n, char *detail,
+                             size_t size)
+{
   if (n > GC_MAX_PRECISIONS)
     {
       snprintf (detail, size, "%zu rounding classes: at most %d", n,
@@ -70,7 +77,15 @@ gc__precision_copy (gc_result *r, const gc_model *m)
 {
   size_t n;
   const gc_precision *p = gc__model_precisions (m, &n);
+  return gc__precision_copy_list (r, p, n);
+}
+
+bool
+gc__precision_copy_list (gc_result *r, const gc_precision *p, size_t n)
+{
   r->n_precisions = 0;
+  r->precisions = NULL;
+  r->precision_names = NULL;
   if (!n)
     return true;
   r->precisions = calloc (n, sizeof *r->precisions);

@@ -542,7 +542,9 @@ direction_json (const gc_result *r, const gc_direction *d, bool terms)
     {
       static const char *const want[] = { "lambda", "lambda_n", "d_b",
                                           "gamma_d / u", "sum |w_i| m_i",
-                                          "sum |w_i|", "S_w" };
+                                          "sum |w_i|", "S_w",
+                                          /* "Rounding classes" */
+                                          "A_classes", "A_unreached" };
       const gc_term *at = &d->terms[GC_TERM_ADJOINT];
       json_t *in = json_object ();
       ok = in != NULL;

@@ -290,6 +290,77 @@ START_TEST (test_oracle_and_reports)
 }
 END_TEST
 
+/* Shards of a model with classes merge to the unsharded check (in
+   memory and through JSON, with and without the twin: the classes' terms
+   travel with each direction), the merged result names the classes, and
+   a report whose "precisions" break the rules is refused.  */
+START_TEST (test_merge)
+{
+  gcm_instance *inst = make ("gdn-bf16", "T=20,H=1", gct_seed (), 0);
+  for (int nt = 0; nt < 2; nt++)
+    {
+      gc_options o;
+      gc_options_init (&o);
+      o.no_twin = nt;
+      gc_result *whole = gct_check_ok (&inst->model, inst->x, &o);
+      gc_result *sh[2], *back[2];
+      o.shard_count = 2;
+      for (size_t k = 0; k < 2; k++)
+        {
+          o.shard_index = k;
+          sh[k] = gct_check_ok (&inst->model, inst->x, &o);
+          char *j = gc_report (sh[k], GC_FMT_JSON);
+          ck_assert_int_eq (gc_result_parse_json (j, strlen (j), &back[k]),
+                            GC_OK);
+          ck_assert_uint_eq (back[k]->n_precisions, 1);
+          free (j);
+        }
+      for (int via = 0; via < 2; via++)
+        {
+          gc_result *m = NULL;
+          ck_assert_int_eq (gc_result_merge (via ? back : sh, 2, &m), GC_OK);
+          ck_assert_int_eq (m->verdict, whole->verdict);
+          ck_assert_uint_eq (m->n_unvalidated, whole->n_unvalidated);
+          ck_assert_uint_eq (m->n_inconclusive, whole->n_inconclusive);
+          ck_assert_uint_eq (m->n_precisions, 1);
+          ck_assert_str_eq (m->precisions[0].name,
+                            inst->precisions[0].name);
+          gc_result_free (m);
+        }
+      /* hostile "precisions": a unit roundoff beyond 1/2, a kind
+         unknown, a flag that is no boolean */
+      char *j = gc_report (sh[0], GC_FMT_JSON);
+      static const char *const bad[][2] = {
+        { "\"unit_roundoff\":", "\"unit_roundoff\":7" },
+        { "\"kind\":\"storage\"", "\"kind\":\"magic\"" },
+        { "\"mode_reached\":false", "\"mode_reached\":0" } };
+      for (size_t b = 0; b < 3; b++)
+        {
+          const char *at = strstr (j, bad[b][0]);
+          ck_assert_ptr_nonnull (at);
+          size_t pre = (size_t) (at - j), len = strlen (j);
+          char *h = malloc (len + 64);
+          memcpy (h, j, pre);
+          strcpy (h + pre, bad[b][1]);
+          strcat (h, at + strlen (bad[b][0]));
+          gc_result *x = NULL;
+          ck_assert_int_eq (gc_result_parse_json (h, strlen (h), &x),
+                            GC_EFORMAT);
+          gc_result_free (x);
+          free (h);
+        }
+      free (j);
+      for (size_t k = 0; k < 2; k++)
+        {
+          gc_result_free (sh[k]);
+          gc_result_free (back[k]);
+        }
+      gc_result_free (whole);
+    }
+  gcm_destroy (inst);
+}
+END_TEST
+
 /* Storage helpers: to nearest, fp16's subnormals kept and its overflow
    infinite; each exact on its own values.  */
 START_TEST (test_store)
@@ -323,6 +394,7 @@ suite (void)
   tcase_add_test (tc, test_hostile);
   tcase_add_test (tc, test_oracle_and_reports);
   tcase_add_test (tc, test_store);
+  tcase_add_test (tc, test_merge);
   suite_add_tcase (s, tc);
   return s;
 }
