@@ -518,8 +518,8 @@ typedef struct gc_identity
 {
   /* FNV-1a (64-bit) over the library version, the kind, model name, n,
      reference, precision, truncation source, step option, false-alarm
-     rate, direction kind, n_total, seed, shard count, depths and the
-     three digests below.  */
+     rate, direction kind, n_total, seed, shard count, depths, the twin,
+     the rounding classes (when any) and the three digests below.  */
   uint64_t digest;
   uint64_t x_digest;           /* FNV-1a of x's n floats, little-endian */
   uint64_t directions_digest;  /* FNV-1a of the listed indices (GC_DIR_LIST) */

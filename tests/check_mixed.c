@@ -350,6 +350,12 @@ START_TEST (test_merge)
           free (h);
         }
       free (j);
+      /* a shard whose class differs is of another check: its identity
+         digest covers the classes */
+      back[1]->precisions[0].backward_depth++;
+      gc_result *m = NULL;
+      ck_assert_int_eq (gc_result_merge (back, 2, &m), GC_EMISMATCH);
+      gc_result_free (m);
       for (size_t k = 0; k < 2; k++)
         {
           gc_result_free (sh[k]);
