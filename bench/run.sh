@@ -13,6 +13,8 @@
 #                            pins one (an explicit decision of the person
 #                            running the bench; tests and CI never do)
 #
+# The mixed-precision matrix (bench/mixed.sh) runs too; its header lists
+# its variables.
 # bench/run.sh python (make bench BENCH_ONLY=python) runs only the Python
 # side-by-side table of custom torch ops (bench/python-side.sh).
 # bench/run.sh speed (make bench BENCH_ONLY=speed) runs only the side-by-side
@@ -112,6 +114,9 @@ sh "$(dirname "$0")/python-side.sh"
 for m in gdn kda tanh-gemm; do
   "$BENCH" twin $m > "$out/twin-$m.json"
 done
+# manual: "Rounding classes": the mixed-precision matrix beside the
+# constants (bench/mixed.md, included in the report below)
+MIXED=${MIXED:-bench/mixed} BENCH_OUT="$out" sh "$(dirname "$0")/mixed.sh" > /dev/null
 printf '%s\n%s\n%s\n%s\n%s\n' "$falsify_s" "$run_kernels" "$skipped" "$SEEDS" "$MSEEDS" > "$out/run-info.txt"
 fi
 falsify_s=$(sed -n 1p "$out/run-info.txt")
@@ -266,6 +271,7 @@ sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
   echo "- The rigorous first-order bound, the backward run on absolute values (Higham's |x|^T|y|, gc_model.grad_magnitude_f32), is looser, not tighter, for these models: the delta rule's transition alpha (I - beta k k^T) contracts, but its absolute value grows by up to alpha (1 + beta) per step.  At gdn's default K = $(field "$(cat "$g")" K), T = $(field "$(cat "$g")" T) and mild gates, max(|M_T|...|M_1|) / max|M_T...M_1| has median $(field "$(cat "$g")" ratio_median) over $(field "$(cat "$g")" seeds) seeds (from $(field "$(cat "$g")" ratio_min) to $(field "$(cat "$g")" ratio_max)).  kda uses it only for the last stage of its two reductions (A_log, dt_bias): a sum of |terms|, each term at the tensor scale of its factor."
   echo
   echo "What would move it: a per-element estimate of the f32 backward's own rounding that is neither of these, such as the same backward run in f64 (the difference is the f32 rounding itself, to within 2^-53), at the price of a second implementation of the backward that a bug must not share."
+  if [ -f "$out/mixed.md" ]; then echo; cat "$out/mixed.md"; fi
 } > "$out/report.md"
 {
   printf '{"kernels":"%s","skipped":"%s","seeds":%s,"mutant_seeds":%s,' "$run_kernels" "$skipped" "$SEEDS" "$MSEEDS"

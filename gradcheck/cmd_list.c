@@ -25,6 +25,8 @@ list_models (void)
       for (size_t k = 0; k < s->n_keys; k++)
         printf ("\n    %-8s %s (%ld to %ld)", s->keys[k].name, s->keys[k].help,
                 s->keys[k].min, s->keys[k].max);
+      if (s->precisions)
+        printf ("\n  precisions: %s", s->precisions);
       printf ("\n  mutants:");
       if (s->n_mutants == 0)
         printf (" none");

@@ -463,6 +463,9 @@ centre (shared *sh, worker *w0)
     return w0->st;
   r->loss_reference = sh->f0;
   r->forward_budget_ulps = r->lambda_forward * sqrt ((double) r->forward_depth);
+  /* Manual: "Rounding classes": the model's budget, not f32's  */
+  if (r->n_precisions)
+    r->forward_budget_ulps += gc__precision_forward_ulps (r);
   if (sh->best != GC_REF_F32)
     {
       double ulp = gc__ulp (r->loss_magnitude, 24);
@@ -574,8 +577,12 @@ plan (gc_result *r, const gc_model *m, const gc_options *o, size_t *total_out,
                  | (m->loss_magnitude_f32 ? 0 : GC_DEFAULTED_LOSS_MAGNITUDE);
   /* Two probabilistic bounds per direction (reference and adjoint).  */
   r->lambda_forward = gc__lambda (o->false_alarm, 2 * total, r->forward_depth);
-  r->lambda_backward = gc__lambda (o->false_alarm, 2 * total,
-                                   r->backward_depth);
+  /* Manual: "Rounding classes": each declared backward class is one more
+     bound per direction.  */
+  r->lambda_backward
+    = gc__lambda (o->false_alarm,
+                  (2 + gc__precision_backward_count (r)) * total,
+                  r->backward_depth);
   /* A rate too small to share among the check's bounds (each takes
      alpha / 2M of it, a random direction's parts a quarter of that:
      manual "The confidence factor", "Directional checks") would make
@@ -791,12 +798,15 @@ check (const gc_model *m, const float *x, const gc_options *opts,
   if (!m || !x)
     return GC_EINVAL;
   /* A model of ABI version 1 ends before grad_f64: read as one without a
-     twin.  */
+     twin; one of version 2 ends before the rounding classes: read as one
+     that declares none (manual: "Rounding classes").  */
   gc_model v2;
-  if (m->abi == GC_MODEL_ABI_OLDEST)
+  if (m->abi >= GC_MODEL_ABI_OLDEST && m->abi < GC_MODEL_ABI)
     {
       memset (&v2, 0, sizeof v2);
-      memcpy (&v2, m, offsetof (gc_model, grad_f64));
+      memcpy (&v2, m, m->abi == GC_MODEL_ABI_OLDEST
+                      ? offsetof (gc_model, grad_f64)
+                      : offsetof (gc_model, n_precisions));
       v2.abi = GC_MODEL_ABI;
       m = &v2;
     }
@@ -814,6 +824,19 @@ check (const gc_model *m, const float *x, const gc_options *opts,
       if (!r->detail[0])
         gc__detail_status (r, m, o);
       return r->status;
+    }
+  /* Manual: "Rounding classes" */
+  if ((r->status = gc__precision_validate (m, r->detail, sizeof r->detail))
+      != GC_OK)
+    return r->status;
+  if (!gc__precision_copy (r, m))
+    return r->status = GC_ENOMEM;
+  if (o->reference == GC_REF_F32 && gc__precision_forward_count (r))
+    {
+      snprintf (r->detail, sizeof r->detail, "an f32 reference of a model "
+                "with forward rounding classes: its forward is not f32's "
+                "(manual: \"Rounding classes\")");
+      return r->status = GC_EINVAL;
     }
   if ((r->status = gc__copy_blocks (r, m->blocks, m->n_blocks)) != GC_OK
       || (r->status = gc__copy_constants (r, m->constants, m->n_constants))

@@ -104,6 +104,11 @@ static const char *const input_names[] = {
   "2 E_mpfr(2 M_L, 2 |D(h)|)", "S_w64", "m defaulted", "R(h)", "R(2h)",
   "E_64(h)" };
 
+/* The inputs the rounding classes add to the adjoint term (manual:
+   "Rounding classes"; precision.c).  */
+const char *const gc__precision_input_names[GC_PRECISION_N_INPUTS] = {
+  "A_classes", "A_unreached" };
+
 /* Richardson's stencil (manual: "Richardson's stencil"): the names,
    formulas and section of its two terms.  */
 static const char *const richardson_texts[] = {
@@ -158,6 +163,9 @@ gc__known_name (const char *s)
   for (size_t k = 0; k < 5; k++)
     if (strcmp (richardson_texts[k], s) == 0)
       return richardson_texts[k];
+  for (size_t k = 0; k < GC_PRECISION_N_INPUTS; k++)
+    if (strcmp (gc__precision_input_names[k], s) == 0)
+      return gc__precision_input_names[k];
   return NULL;
 }
 

@@ -188,6 +188,8 @@ judge_outputs (gc_result *r, const float *of, const float *mag,
       double mk = fmax (fabs ((double) mag[k]), fabs (d->reference));
       gc__terms_output (d->terms, r->lambda_forward, r->forward_depth, p, mk,
                         d->reference);
+      gc__precision_output (r, &d->terms[GC_TERM_OUTPUT], r->lambda_forward,
+                            mk);
       d->jump_next = d->bar_worst_case = NAN;   /* gradient checks only */
       gc__judge (d, 0);
     }
@@ -255,6 +257,18 @@ forward_check (const gc_model *m, const float *x, const gc_options *opts,
   size_t n = m->n, no = m->n_outputs;
   mpfr_prec_t p = o->precision ? o->precision : gc__default_precision ();
   plan (r, m, o, p);
+  /* Manual: "Rounding classes": the forward's classes, one more bound
+     per element each  */
+  char why[sizeof r->detail];
+  if ((st = gc__precision_validate (m, why, sizeof why)) != GC_OK)
+    return stop (r, st, 0, why);
+  if (!gc__precision_copy (r, m))
+    return stop (r, GC_ENOMEM, 0, gc_strerror (GC_ENOMEM));
+  if (gc__precision_forward_count (r))
+    r->lambda_forward = r->lambda_backward
+      = gc__lambda (o->false_alarm,
+                    (2 + gc__precision_forward_count (r)) * m->n_outputs,
+                    r->forward_depth);
   if ((st = gc__copy_blocks (r, m->output_blocks, m->n_output_blocks))
       != GC_OK
       || (st = gc__copy_constants (r, m->constants, m->n_constants)) != GC_OK)

@@ -28,8 +28,10 @@ extern "C" {
    GC_EABI.  Bump it whenever gc_model changes layout.  Version 2 appended
    grad_f64 (the f64 twin); a description of version 1, the same fields
    without it, is still taken (GC_MODEL_ABI_OLDEST), as a model without a
-   twin.  */
-#define GC_MODEL_ABI 2
+   twin.  Version 3 appended the rounding classes (n_precisions,
+   precisions); a description of version 2 is read as one that declares
+   none.  */
+#define GC_MODEL_ABI 3
 #define GC_MODEL_ABI_OLDEST 1
 
 /* ---------------------------------------------------------------------- */
@@ -111,6 +113,46 @@ typedef struct gc_constant
   double value;
 } gc_constant;
 
+/* A rounding class of a model beyond f32's arithmetic (manual: "Rounding
+   classes"): storage in bf16 or fp16, products in TF32, an approximation
+   of a known relative error.  KIND is descriptive (reports).  */
+typedef enum gc_precision_kind
+{
+  GC_PREC_STORAGE = 0,     /* a tensor rounded to a narrower format */
+  GC_PREC_ARITHMETIC,      /* operations carried out in a narrower format */
+  GC_PREC_APPROXIMATION    /* a function to a declared relative error */
+} gc_precision_kind;
+
+/* Unit roundoffs and underflow errors of the usual formats.  */
+#define GC_U_BF16 0x1p-8
+#define GC_U_FP16 0x1p-11
+#define GC_U_TF32 0x1p-11
+#define GC_ETA_BF16 0x1p-134
+#define GC_ETA_FP16 0x1p-25
+#define GC_ETA_TF32 0x1p-137
+/* At most this many classes per model.  */
+#define GC_MAX_PRECISIONS 8
+
+typedef struct gc_precision
+{
+  const char *name;            /* "bf16 storage": required, < 48 bytes */
+  gc_precision_kind kind;
+  /* u_k: the largest relative error of one operation of the class, in
+     (0, 1/2]; eta_k: its largest absolute error near zero (half the
+     format's smallest subnormal), finite and >= 0.  */
+  double unit_roundoff;
+  double underflow;
+  /* d_k: the class's operations on the longest dependency chain to the
+     loss (forward) and to a gradient element (backward); 0: not in that
+     pass.  d_k * u_k < 1/2, else GC_EINVAL.  */
+  size_t forward_depth;
+  size_t backward_depth;
+  /* Nonzero: fesetround reaches the class (the measured spread covers
+     it); 0: integer bit rounding, a fixed-rounding conversion, an
+     approximation (only the derived term or the f64 twin covers it).  */
+  int mode_reached;
+} gc_precision;
+
 /* The model description.  The caller owns everything it points to; the
    library only reads it, for the duration of one gc_check call.  */
 typedef struct gc_model
@@ -163,6 +205,14 @@ typedef struct gc_model
      differences under a bar derived for f64, and the arithmetic, g32
      against g64 under the derived f32 bound.  */
   gc_grad_f64_fn grad_f64;
+  /* Optional (ABI 3): the model's rounding classes beyond f32's
+     arithmetic (manual: "Rounding classes"), at most GC_MAX_PRECISIONS.
+     With them the adjoint term, the twin's arithmetic bound and the
+     forward's budget are sums over f32's class and these; a pass that
+     needs a class the rounding modes do not reach is inconclusive
+     without a twin.  0 / NULL: none, the f32 check bit for bit.  */
+  size_t n_precisions;
+  const gc_precision *precisions;
 } gc_model;
 
 /* ---------------------------------------------------------------------- */
@@ -468,8 +518,8 @@ typedef struct gc_identity
 {
   /* FNV-1a (64-bit) over the library version, the kind, model name, n,
      reference, precision, truncation source, step option, false-alarm
-     rate, direction kind, n_total, seed, shard count, depths and the
-     three digests below.  */
+     rate, direction kind, n_total, seed, shard count, depths, the twin,
+     the rounding classes (when any) and the three digests below.  */
   uint64_t digest;
   uint64_t x_digest;           /* FNV-1a of x's n floats, little-endian */
   uint64_t directions_digest;  /* FNV-1a of the listed indices (GC_DIR_LIST) */
@@ -624,6 +674,14 @@ typedef struct gc_result
      raised to S_L / (2 d_f u), what the reference forward's measured
      spread shows (loss_magnitude then holds that value).  */
   int loss_magnitude_raised;
+  /* Manual: "Rounding classes".  The model's classes, copied (their names
+     in precision_names), and how many passing directions judged without
+     a twin needed a class the rounding modes do not reach (made
+     inconclusive).  */
+  size_t n_precisions;
+  gc_precision *precisions;
+  char *precision_names;
+  size_t n_unvalidated;
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

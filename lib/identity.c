@@ -95,6 +95,19 @@ gc__identity_digest (const gc_result *r)
      added without one, so that a check without a twin keeps its digest */
   if (r->twin)
     h = fnv_string (h, "twin");
+  /* the declared rounding classes (manual: "Rounding classes"); nothing
+     without them, so that a model without classes keeps its digest */
+  for (size_t k = 0; k < r->n_precisions; k++)
+    {
+      const gc_precision *p = &r->precisions[k];
+      h = fnv_string (h, p->name);
+      h = fnv_u64 (h, (uint64_t) p->kind);
+      h = fnv_double (h, p->unit_roundoff);
+      h = fnv_double (h, p->underflow);
+      h = fnv_u64 (h, p->forward_depth);
+      h = fnv_u64 (h, p->backward_depth);
+      h = fnv_u64 (h, p->mode_reached != 0);
+    }
   h = fnv_u64 (h, id->model_digest);
   return h;
 }

@@ -271,6 +271,45 @@ void gc__judge_twin (gc_direction *d);
    bf16's precision (GC_ARITH_PRECISION); beyond it, none (manual: "The f64
    twin").  */
 #define GC_PRECISION_CUT 0x1p16
+
+/* (precision.c) Manual: "Rounding classes".  The model's classes (NULL and
+   *N = 0 for a model of ABI < 3 or without any); their validation
+   (GC_EINVAL with DETAIL); their copy into R (false: no memory); how many
+   apply to the backward and to the forward.  */
+#define GC_PRECISION_N_INPUTS 2
+extern const char *const gc__precision_input_names[GC_PRECISION_N_INPUTS];
+const gc_precision *gc__model_precisions (const gc_model *m, size_t *n);
+gc_status gc__precision_validate (const gc_model *m, char *detail,
+                                  size_t size);
+bool gc__precision_copy (gc_result *r, const gc_model *m);
+/* The same for a list P of N classes (a result's, a report's).  */
+gc_status gc__precision_validate_list (const gc_precision *p, size_t n,
+                                       char *detail, size_t size);
+bool gc__precision_copy_list (gc_result *r, const gc_precision *p,
+                              size_t n);
+size_t gc__precision_backward_count (const gc_result *r);
+size_t gc__precision_forward_count (const gc_result *r);
+/* The classes' part of the adjoint term added to T (inputs "A_classes",
+   "A_unreached": the part of classes the rounding modes do not reach),
+   their worst case added to *WORST (may be NULL); returns the part.  WM:
+   sum |w_i| m_i, W1: sum |w_i|.  */
+double gc__precision_adjoint (const gc_result *r, gc_term *t, double wm,
+                              double w1, double *worst);
+/* The twin's arithmetic: the classes' worst case added to f32's bound *B,
+   and the spread's share *C replaced by W / B'.  */
+void gc__precision_arith (const gc_result *r, double wm, double w1,
+                          double *b, double *c);
+/* The spread the reached classes may add to f32's limit.  */
+double gc__precision_spread_limit (const gc_result *r, double wm,
+                                   double w1);
+/* The forward classes' share of the loss budget, in ulps of ulp_24(M_L).  */
+double gc__precision_forward_ulps (const gc_result *r);
+/* The forward classes' part of the forward oracle's output term T.  */
+void gc__precision_output (const gc_result *r, gc_term *t, double lambda,
+                           double mk);
+/* One line naming the classes, appended to B.  */
+void gc__precision_describe (gc__buf *b, const gc_result *r);
+const char *gc__precision_kind_name (gc_precision_kind k);
 /* (judge.c) Sum D's terms into its bar and judge it: diff, nu, resolution, verdict;
    non-smooth when its kink estimate exceeds the bar plus NOISE_J.  */
 void gc__judge (gc_direction *d, double noise_j);

@@ -403,15 +403,37 @@ judge_declarations (gc_result *r)
           double base = GC_U32 * wm
                         + 0x1p-150 * gc__term_input (a, "sum |w_i|", 0);
           double worst = gc__term_input (a, "gamma_d / u", INFINITY) * base;
-          if (spread > 2 * worst)
+          /* Manual: "Rounding classes": and the reached classes' share */
+          double more = r->n_precisions
+                        ? gc__precision_spread_limit
+                            (r, wm, gc__term_input (a, "sum |w_i|", 0))
+                        : 0;
+          if (spread > 2 * worst + more)
             {
               d->verdict = GC_PRECISION;
               r->n_spread_beyond++;
               continue;
             }
         }
+      /* Manual: "Rounding classes": the spreads measure f32's class (and
+         the reached ones); the classes' part is scaled by nothing of
+         f32's, and a pass may not rest on the part of classes the
+         rounding modes do not reach  */
+      double classes = gc__term_input (a, "A_classes", 0);
+      double unreached = gc__term_input (a, "A_unreached", 0);
       if (d_s > 0)
-        derived = supported_part (a, derived, d_s);
+        derived = supported_part (a, derived - classes, d_s) + classes;
+      if (unreached > 0)
+        {
+          double bv = te + derived - unreached + spread;
+          if (d->diff != 0 && !(d->diff <= bv))
+            {
+              d->verdict = GC_INCONCLUSIVE;
+              r->n_unvalidated++;
+              continue;
+            }
+          derived -= unreached;
+        }
       double bar = te + derived + spread;
       double nu = d->diff == 0 ? 0 : bar > 0 ? d->diff / bar : INFINITY;
       double res = d->reference != 0 ? bar / fabs (d->reference) : INFINITY;
@@ -490,6 +512,7 @@ gc__summarise (gc_result *r)
 {
   r->n_unsupported = r->n_blind_defaulted = r->n_spread_beyond = 0;
   r->n_unreached = r->n_loss_unsupported = 0;
+  r->n_unvalidated = 0;
   judge_declarations (r);
   judge_loss_magnitude (r);
   r->n_failed = r->n_nonsmooth = r->n_inconclusive = 0;

@@ -258,6 +258,9 @@ merge (gc_result *const *shards, size_t n, gc_result **out)
   r->shard_count = 1;
   r->worst = SIZE_MAX;
   memset (&r->diagnosis, 0, sizeof r->diagnosis);
+  /* manual: "Rounding classes" */
+  if (!gc__precision_copy_list (r, first->precisions, first->n_precisions))
+    return merge_fail (r, NULL, GC_ENOMEM);
   gc_status st;
   if ((st = gc__copy_blocks (r, first->blocks, first->n_blocks)) != GC_OK
       || (st = gc__copy_constants (r, first->constants, first->n_constants))

@@ -338,9 +338,49 @@ read_identity (gc_result *r, const json_t *j)
 }
 
 /* The model's constants and blocks.  */
+/* Manual: "Rounding classes": the model's classes, where it declared
+   any (a report of a model without them has no "precisions"), held to
+   the rules gc_check holds a model's to.  */
+static gc_status
+read_precisions (gc_result *r, const json_t *j)
+{
+  static const char *const kinds[] = { "storage", "arithmetic",
+                                       "approximation" };
+  const json_t *a = json_object_get (j, "precisions");
+  if (!a)
+    return GC_OK;
+  size_t n = json_array_size (a);
+  gc_precision p[GC_MAX_PRECISIONS];
+  if (!json_is_array (a) || n == 0 || n > GC_MAX_PRECISIONS
+      || !gc__get_size (j, "n_unvalidated", &r->n_unvalidated))
+    return GC_EFORMAT;
+  for (size_t k = 0; k < n; k++)
+    {
+      const json_t *o = json_array_get (a, k);
+      const json_t *mr = json_object_get (o, "mode_reached");
+      int kind = gc__get_lookup (gc__get_str (o, "kind"), kinds, 3);
+      p[k].name = gc__get_str (o, "name");
+      if (kind < 0 || !json_is_boolean (mr)
+          || !gc__get_num (o, "unit_roundoff", &p[k].unit_roundoff)
+          || !gc__get_num (o, "underflow", &p[k].underflow)
+          || !gc__get_size (o, "forward_depth", &p[k].forward_depth)
+          || !gc__get_size (o, "backward_depth", &p[k].backward_depth))
+        return GC_EFORMAT;
+      p[k].kind = (gc_precision_kind) kind;
+      p[k].mode_reached = json_is_true (mr);
+    }
+  char why[160];
+  if (gc__precision_validate_list (p, n, why, sizeof why) != GC_OK)
+    return GC_EFORMAT;
+  return gc__precision_copy_list (r, p, n) ? GC_OK : GC_ENOMEM;
+}
+
 static gc_status
 read_tensors (gc_result *r, const json_t *j)
 {
+  gc_status pst = read_precisions (r, j);
+  if (pst != GC_OK)
+    return pst;
   gc_status st;
   /* constants and blocks  */
   const json_t *cs = json_object_get (j, "constants");

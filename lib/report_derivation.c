@@ -62,6 +62,16 @@ derivation_text (gc__buf *b, const gc_direction *d, const char *indent)
                     : "; Richardson's R(h) disagreed with it beyond their "
                       "terms, and was not used");
   term_text (b, &d->adjoint_f64, indent);
+  if (gc__term_input (&d->terms[GC_TERM_ADJOINT], "A_classes", -1) >= 0)
+    /* manual: "Rounding classes": a model with classes */
+    gc__buf_printf (b, "%sarithmetic bound = sum over f32's class and the "
+                    "declared ones of gamma_dk(u_k) / u_k * (u_k * sum_i "
+                    "|w_i| m_i + eta_k * sum_i |w_i|) + twin adjoint "
+                    "rounding = %.3e   (against max(|g32 - g64|, S_w / C), "
+                    "C = W / B', W the classes' largest spread: their worst "
+                    "case)   [manual: Rounding classes]\n", indent,
+                    d->arith_bar);
+  else
   gc__buf_printf (b, "%sarithmetic bound = gamma_d / u * (u * sum_i |w_i| "
                   "m_i + 2^-150 * sum_i |w_i|) + twin adjoint rounding = "
                   "%.3e   (against max(|g32 - g64|, S_w / C), C = 4 (1 - d u) "

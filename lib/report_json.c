@@ -157,7 +157,9 @@ direction_json (const gc_result *r, const gc_direction *d, bool terms)
     {
       static const char *const want[] = { "lambda", "lambda_n", "d_b",
                                           "gamma_d / u", "sum |w_i| m_i",
-                                          "sum |w_i|", "S_w" };
+                                          "sum |w_i|", "S_w",
+                                          /* "Rounding classes" */
+                                          "A_classes", "A_unreached" };
       const gc_term *at = &d->terms[GC_TERM_ADJOINT];
       json_t *in = json_object ();
       ok = in != NULL;
@@ -364,6 +366,35 @@ summary_json (json_t *o, const gc_result *r)
     && put (o, "n_failed_certain", juint (r->n_failed_certain));
 }
 
+/* Manual: "Rounding classes": R's classes into O, only for a model that
+   declares them (a model without keeps its JSON byte for byte).  */
+static bool
+precisions_json (json_t *o, const gc_result *r)
+{
+  if (!r->n_precisions)
+    return true;
+  json_t *a = json_array ();
+  bool ok = a != NULL;
+  for (size_t k = 0; ok && k < r->n_precisions; k++)
+    {
+      const gc_precision *p = &r->precisions[k];
+      json_t *c = json_object ();
+      ok = c && put (c, "name", jstr (p->name))
+           && put (c, "kind", jstr (gc__precision_kind_name (p->kind)))
+           && put (c, "unit_roundoff", jnum (p->unit_roundoff))
+           && put (c, "underflow", jnum (p->underflow))
+           && put (c, "forward_depth", juint (p->forward_depth))
+           && put (c, "backward_depth", juint (p->backward_depth))
+           && put (c, "mode_reached", json_boolean (p->mode_reached))
+           && json_array_append (a, c) == 0;
+      json_decref (c);
+    }
+  ok = ok && put (o, "precisions", json_incref (a))
+       && put (o, "n_unvalidated", juint (r->n_unvalidated));
+  json_decref (a);
+  return ok;
+}
+
 /* R's twin object (when it has a twin) into O.  */
 static bool
 twin_json (json_t *o, const gc_result *r)
@@ -416,7 +447,7 @@ report_json (const gc_result *r)
 {
   json_t *o = json_object ();
   bool ok = summary_json (o, r);
-  ok = ok && twin_json (o, r);
+  ok = ok && precisions_json (o, r) && twin_json (o, r);
   const gc_identity *id = &r->identity;
   char version[sizeof id->version + 1];
   memcpy (version, id->version, sizeof id->version);

@@ -217,7 +217,13 @@ rounding_text (gc__buf *b, const gc_result *r)
                       "its reruns differ for that reason)\n");
       return;
     }
-  if (r->depth_implied > (double) r->backward_depth)
+  /* Manual: "Rounding classes": with classes the spread is the classes'
+     too, and f32's implied depth says nothing of them  */
+  if (r->depth_implied > (double) r->backward_depth && r->n_precisions)
+    gc__buf_puts (b, "  (the implied depth counts f32 roundings; the "
+                  "declared rounding classes' spread is judged against "
+                  "their own worst case: \"Rounding classes\")\n");
+  else if (r->depth_implied > (double) r->backward_depth)
     {
       char nm[96];
       gc__buf_puts (b, "  WARNING: the backward's spread at ");
@@ -302,6 +308,18 @@ inputs_text (gc__buf *b, const gc_result *r)
                     r->loss_magnitude, r->forward_depth_implied,
                     r->forward_depth, r->loss_magnitude_supported,
                     GC_COARSE_FACTOR, r->n_loss_unsupported);
+  /* manual: "Rounding classes" */
+  if (r->n_precisions)
+    {
+      gc__buf_puts (b, "precisions: f32 arithmetic (u 2^-24, d_f/d_b); ");
+      gc__precision_describe (b, r);
+      gc__buf_puts (b, "\n");
+    }
+  if (r->n_unvalidated)
+    gc__buf_printf (b, "  %zu direction(s) INCONCLUSIVE: their pass needs a "
+                    "rounding class the rounding modes do not reach, and "
+                    "no twin measured it (\"Rounding classes\")\n",
+                    r->n_unvalidated);
   if (r->n_blind_defaulted)
     gc__buf_printf (b, "  %zu blind direction(s) INCONCLUSIVE: their "
                     "magnitude was defaulted (the tensor's largest |g|), "
@@ -387,9 +405,11 @@ twin_text (gc__buf *b, const gc_result *r)
     }
   gc__buf_printf (b, "; resolution median %.3g, worst %.3g\n",
                   r->resolution_f64_median, r->resolution_f64_worst);
-  gc__buf_printf (b, "  arithmetic: g32 against g64 in units of f32's derived "
+  gc__buf_printf (b, "  arithmetic: g32 against g64 in units of %s derived "
                   "bound: %zu beyond it within 2^16 of it (PRECISION), %zu "
-                  "beyond any rounding (FAIL)", r->n_precision, r->n_mismatch);
+                  "beyond any rounding (FAIL)",
+                  r->n_precisions ? "the declared precisions'" : "f32's",
+                  r->n_precision, r->n_mismatch);
   if (r->worst_arith != SIZE_MAX)
     {
       gc__buf_printf (b, "; worst nu = %.3g at ", r->worst_nu_arith);

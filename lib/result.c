@@ -173,6 +173,8 @@ gc_result_free (gc_result *r)
   free (r->blocks);
   free (r->block_names);
   free (r->constants);
+  free (r->precisions);
+  free (r->precision_names);
   for (kept *k = r->strings; k;)
     {
       kept *next = k->next;

@@ -366,8 +366,11 @@ finish_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he,
   double a_worst
     = gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
                         sh->r->backward_depth, wm, w1, spread);
-  if (v)
+  /* Manual: "Rounding classes": a model with classes keeps the worst-case
+     form along a random direction too (the draw's refinement is f32's)  */
+  if (v && !sh->r->n_precisions)
     a_worst = random_term (w, d, a_worst, &rs, spread);
+  gc__precision_adjoint (sh->r, &d->terms[GC_TERM_ADJOINT], wm, w1, &a_worst);
   /* Manual: "The worst case" */
   d->bar_worst_case = d->terms[GC_TERM_TRUNCATION].value + e_worst + a_worst;
   d->jump_next = NAN;
@@ -820,8 +823,11 @@ gc__direction_float_as (worker *w, gc_direction *d, const gc__float_ref *as,
   double a_worst
     = gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
                         sh->r->backward_depth, wm, w1, spread);
-  if (v)
+  /* Manual: "Rounding classes": a model with classes keeps the worst-case
+     form along a random direction too (the draw's refinement is f32's)  */
+  if (v && !sh->r->n_precisions)
     a_worst = random_term (w, d, a_worst, &rs, spread);
+  gc__precision_adjoint (sh->r, &d->terms[GC_TERM_ADJOINT], wm, w1, &a_worst);
   /* Manual: "The worst case" */
   d->bar_worst_case = d->terms[GC_TERM_TRUNCATION].value + e_worst + a_worst;
   d->jump_next = NAN;

@@ -122,6 +122,7 @@ longer_step (const worker *w, const gc_direction *d)
                       hm, he, sh->g[i], sh->spread_loss);
   gc__term_adjoint (&ta, r->lambda_backward, r->backward_depth, sh->mag[i],
                     1, gc__spread_at (sh->g, sh->gm, i));
+  gc__precision_adjoint (r, &ta, sh->mag[i], 1, NULL);
   double e = te.value, a = ta.value;
   if (!(e > a / 16) || !(a > 0))
     return 0;

@@ -346,9 +346,12 @@ twin_part (worker *w, gc_direction *d)
   size_t db = r->backward_depth;
   double gu24 = gc__gamma_over_u (db, 24), gu23 = gc__gamma_over_u (db, 23);
   double sw = gc__term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0);
-  d->arith_bar = gu24 * (GC_U32 * wm + 0x1p-150 * w1) + d->adjoint_f64.value;
-  d->arith_diff = fmax (fabs (d->analytic - d->analytic_f64),
-                        sw / (4 * gu23 / gu24));
+  double b = gu24 * (GC_U32 * wm + 0x1p-150 * w1), c = 4 * gu23 / gu24;
+  /* Manual: "Rounding classes": the declared classes' worst case, and the
+     spread's share of the classes the modes reach  */
+  gc__precision_arith (r, wm, w1, &b, &c);
+  d->arith_bar = b + d->adjoint_f64.value;
+  d->arith_diff = fmax (fabs (d->analytic - d->analytic_f64), sw / c);
   gc__judge_twin (d);
   return true;
 }

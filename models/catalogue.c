@@ -12,6 +12,8 @@
 #include <string.h>
 
 extern const gcm_spec gcm_gdn_spec;
+extern const gcm_spec gcm_gdn_bf16_spec;
+extern const gcm_spec gcm_gdn_fp16_spec;
 extern const gcm_spec gcm_kda_spec;
 extern const gcm_spec gcm_tanh_gemm_spec;
 
@@ -20,6 +22,8 @@ static const gcm_spec *const specs[] = {
   &gcm_gdn_spec,
   &gcm_kda_spec,
   &gcm_tanh_gemm_spec,
+  &gcm_gdn_bf16_spec,
+  &gcm_gdn_fp16_spec,
 };
 
 size_t
@@ -204,4 +208,36 @@ gcm_bf16_round (float x)
   u &= 0xffff0000u;
   memcpy (&x, &u, sizeof x);
   return x;
+}
+
+float
+gcm_fp16_round (float x)
+{
+#if defined __FLT16_MAX__
+  return (float) (_Float16) x;
+#else
+  /* 11 significant bits by an addition in the current mode: x + C - C,
+     C = 1.5 2^(e+13), ulp(C) fp16's ulp at x's exponent e (at least its
+     subnormal spacing 2^-24); beyond 65504 + half an ulp, infinite  */
+  if (x == 0 || !isfinite (x))
+    return x;
+  int e = ilogbf (x);
+  if (e < -14)
+    e = -14;
+  volatile float c = ldexpf (1.5f, e + 13);
+  volatile float t = x + c;
+  float y = t - c;
+  return fabsf (y) > 65504.0f ? copysignf (INFINITY, y) : y;
+#endif
+}
+
+float
+gcm_store (int fmt, float x)
+{
+  switch (fmt)
+    {
+    case GCM_STORE_BF16: return gcm_bf16_round (x);
+    case GCM_STORE_FP16: return gcm_fp16_round (x);
+    default: return x;
+    }
 }

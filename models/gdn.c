@@ -30,7 +30,8 @@
 enum { KEY_B, KEY_T, KEY_H, KEY_K, KEY_V, KEY_BT, KEY_NORM, KEY_SIGMOID,
        KEY_GATE, KEY_LOSS };
 
-static const gcm_key keys[] = {
+/* gdn's shape keys, gdn-bf16's and gdn-fp16's too (models/gdn_bf16.c).  */
+const gcm_key gcm_gdn_keys[GCM_GDN_N_KEYS] = {
   { "B", 1, 1, 64, "batch" },
   { "T", 37, 1, 4096, "sequence length" },
   { "H", 2, 1, 64, "heads" },
@@ -43,9 +44,14 @@ static const gcm_key keys[] = {
   { "LOSS", 1, 1, 1000, "scale of the cotangents dO, dS_T (the loss's size)" },
 };
 
+#define keys gcm_gdn_keys
+
 enum { MUT_NONE, MUT_SCRATCH_ZEROS, MUT_SHIFT_CHUNK, MUT_SHIFT_ROW,
        MUT_PAD_LEAK, MUT_NO_READ_SCALE, MUT_NO_DG_CUMSUM, MUT_DBETA_SIGN,
-       MUT_A_TRANSPOSED, MUT_DV_SCALE_1E6, MUT_DS_BF16 };
+       MUT_A_TRANSPOSED, MUT_DV_SCALE_1E6, MUT_DS_BF16,
+       /* gdn-bf16's and gdn-fp16's own (models/gdn_bf16.c), past the
+          end of gdn's list: sums kept in the storage format */
+       MUT_ACC_LOWP };
 
 static const gcm_mutant mutants[] = {
   { "scratch-zeros", "the backward reads zeros where the saved chunk states are" },
@@ -68,6 +74,7 @@ typedef struct gdn
   size_t B, T, H, K, V, BT, NT, Tp;
   bool norm, sigmoid;
   int mutant;
+  int store;               /* GCM_STORE_*: the f32 path's storage format */
   float scale;             /* K^-0.5 in f32 */
   float *dout;             /* [B,T,H,V] */
   float *dst;              /* [B,H,K,V] */
@@ -497,6 +504,13 @@ destroy (gcm_instance *inst)
 static gc_status
 create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
 {
+  return gcm_gdn_create_stored (val, seed, mutant, GCM_STORE_F32, out);
+}
+
+gc_status
+gcm_gdn_create_stored (const long *val, uint64_t seed, int mutant, int store,
+                       gcm_instance **out)
+{
   gdn *m = calloc (1, sizeof *m);
   if (!m)
     return GC_ENOMEM;
@@ -513,6 +527,7 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   m->norm = val[KEY_NORM] != 0;
   m->sigmoid = val[KEY_SIGMOID] != 0;
   m->mutant = mutant;
+  m->store = store;
   m->NT = (m->T + m->BT - 1) / m->BT;
   m->Tp = m->NT * m->BT;
   m->scale = (float) (1.0 / sqrt ((double) m->K));
@@ -581,6 +596,16 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   gcm_rng_seed (&r, seed, 28);
   for (size_t i = 0; i < B * H * K * V; i++)
     m->dst[i] = (float) (ls * gcm_normal (&r));
+
+  /* Manual: "Rounding classes": a model that stores in a narrower format
+     stores its inputs so, and the reference runs on exactly those
+     values  */
+  for (size_t i = 0; store && i < n; i++)
+    x[i] = gcm_store (store, x[i]);
+  for (size_t i = 0; store && i < rows * V; i++)
+    m->dout[i] = gcm_store (store, m->dout[i]);
+  for (size_t i = 0; store && i < B * H * K * V; i++)
+    m->dst[i] = gcm_store (store, m->dst[i]);
 
   m->blocks[0] = (gc_block) { "q", m->off_q, rows * K, 4, { B, T, H, K } };
   m->blocks[1] = (gc_block) { "k", m->off_k, rows * K, 4, { B, T, H, K } };

@@ -35,6 +35,31 @@ R_ (read_scale) (const gdn *m)
 #endif
 }
 
+/* Manual: "Rounding classes": a tensor of N values stored in the model's
+   storage format (gdn-bf16, gdn-fp16: models/gdn_bf16.c), and one value
+   so; in f32 gdn (store 0) and in the f64 twin, nothing: storage is a
+   precision choice of the f32 path, not the algorithm.  */
+static void
+R_ (store) (const gdn *m, real *p, size_t n)
+{
+#if GCM_REAL == 32
+  if (m->store)
+    for (size_t i = 0; i < n; i++)
+      p[i] = gcm_store (m->store, p[i]);
+#else
+  (void) m;
+  (void) p;
+  (void) n;
+#endif
+}
+
+static real
+R_ (store1) (const gdn *m, real v)
+{
+  R_ (store) (m, &v, 1);
+  return v;
+}
+
 /* ---------------------------------------------------------------------- */
 /* The padded scratch of one (b, h) sequence.  */
 
@@ -112,6 +137,9 @@ seq_gather (const gdn *m, const real *x, size_t b, size_t hh, seq *s)
     }
   memcpy (s->h + K * V, x + m->off_s + (b * H + hh) * K * V,
           K * V * sizeof (real));
+  /* the normalised q, k as the norm's kernel stores them */
+  R_ (store) (m, s->q, T * K);
+  R_ (store) (m, s->k, T * K);
 }
 
 /* Work space of one chunk, shared by forward and backward.  */
@@ -212,6 +240,8 @@ seq_forward (const gdn *m, seq *s, work *w, real *O)
           for (size_t c = r + 1; c < BT; c++)
             A[r * BT + c] = 0;
         }
+      R_ (store) (m, A, BT * BT);
+      R_ (store) (m, Aqk, BT * BT);
       for (size_t r = 0; r < BT; r++)
         {
           for (size_t i = 0; i < K; i++)
@@ -222,8 +252,11 @@ seq_forward (const gdn *m, seq *s, work *w, real *O)
       /* W = A diag(beta) (E . K), U = A diag(beta) V, Vnew = U - W h_n  */
       r_mm (CblasNoTrans, CblasNoTrans, BT, K, BT, 1, A, BT, w->Kb, K, 0, Wn, K);
       r_mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, A, BT, w->Vb, V, 0, Un, V);
+      R_ (store) (m, Wn, BT * K);
       memcpy (vn, Un, BT * V * sizeof (real));
       r_mm (CblasNoTrans, CblasNoTrans, BT, V, K, -1, Wn, K, hn, V, 1, vn, V);
+      R_ (store) (m, Un, BT * V);
+      R_ (store) (m, vn, BT * V);
       /* o = scale diag(E) Q h_n + Aqk Vnew  */
       for (size_t r = 0; r < BT; r++)
         for (size_t i = 0; i < K; i++)
@@ -231,6 +264,7 @@ seq_forward (const gdn *m, seq *s, work *w, real *O)
       real *o = O + base * V;
       r_mm (CblasNoTrans, CblasNoTrans, BT, V, K, 1, w->Qe, K, hn, V, 0, o, V);
       r_mm (CblasNoTrans, CblasNoTrans, BT, V, BT, 1, Aqk, BT, vn, V, 1, o, V);
+      R_ (store) (m, o, BT * V);
       /* h_{n+1} = El h_n + (K . exp(G_last - G))^T Vnew  */
       real El = w->E[BT - 1];
       for (size_t r = 0; r < BT; r++)
@@ -242,6 +276,7 @@ seq_forward (const gdn *m, seq *s, work *w, real *O)
       for (size_t e = 0; e < K * V; e++)
         hnext[e] = El * hn[e];
       r_mm (CblasTrans, CblasNoTrans, K, V, BT, 1, w->Kd, K, vn, V, 1, hnext, V);
+      R_ (store) (m, hnext, K * V);
     }
 }
 
@@ -312,7 +347,10 @@ seq_backward (const gdn *m, const seq *s, work *w, const real *dO,
       /* 3. state out: dG_last += El <dS, h_n>;  dKd = Vnew dS^T  */
       real sh = 0;
       for (size_t e = 0; e < K * V; e++)
-        sh += w->dS[e] * hn[e];
+        {
+          sh += w->dS[e] * hn[e];
+          if (mut == MUT_ACC_LOWP) sh = R_ (store1) (m, sh);   /* MUTANT */
+        }
       dG[BT - 1] += El * sh;
       r_mm (CblasNoTrans, CblasTrans, BT, K, V, 1, vn, V, w->dS, V, 0, w->dKd, K);
       for (size_t c = 0; c < BT; c++)
@@ -429,6 +467,7 @@ seq_backward (const gdn *m, const seq *s, work *w, const real *dO,
       for (size_t r = BT; r-- > 0;)
         {
           acc += dG[r];
+          if (mut == MUT_ACC_LOWP) acc = R_ (store1) (m, acc); /* MUTANT */
           dg[base + r] = acc;
           if (mut == MUT_NO_DG_CUMSUM) dg[base + r] = dG[r];   /* MUTANT */
         }
@@ -608,6 +647,8 @@ R_ (grad) (void *ctx, const real *x, real *grad)
         memcpy (grad + m->off_s + (b * H + hh) * K * V, bf.w.dS,
                 K * V * sizeof (real));
       }
+  /* the gradient as the kernel stores it */
+  R_ (store) (m, grad, m->inst.model.n);
   free (gb);
   buffers_free (&bf);
   return 0;

@@ -44,6 +44,8 @@ typedef struct gcm_spec
      inputs drawn from SEED, with MUTANT (0: none; k: mutants[k-1]).  */
   gc_status (*create) (const long *values, uint64_t seed, int mutant,
                        gcm_instance **out);
+  /* The precisions it computes in, for `gradcheck list' (NULL: f32).  */
+  const char *precisions;
 } gcm_spec;
 
 struct gcm_instance
@@ -59,6 +61,9 @@ struct gcm_instance
   /* "MODEL/MUTANT" for a mutant (gcm_create), so that its reports name
      the backward they checked and never merge with the correct one's.  */
   char mutant_name[64];
+  /* The model's rounding classes, when it declares any (model.precisions
+     points here; manual: "Rounding classes").  */
+  gc_precision precisions[2];
 };
 
 size_t gcm_count (void);
@@ -84,6 +89,20 @@ void gcm_destroy (gcm_instance *inst);
    operations, as CPU code and many libraries round: the rounding mode
    does not reach it.  NaN and infinities are returned as they are.  */
 float gcm_bf16_round (float x);
+/* X rounded to fp16 (11 significant bits) by a conversion that follows
+   the rounding mode (_Float16 where the compiler has it, else an addition
+   in the current mode), and X stored in format FMT (GCM_STORE_*).  Values
+   beyond fp16's range become infinite; its subnormals are kept.  */
+enum { GCM_STORE_F32 = 0, GCM_STORE_BF16, GCM_STORE_FP16 };
+float gcm_fp16_round (float x);
+float gcm_store (int fmt, float x);
+/* gdn (models/gdn.c) with its f32 path storing in format STORE
+   (GCM_STORE_*): the models gdn-bf16 and gdn-fp16 (models/gdn_bf16.c).
+   MUTANT may be one past gdn's list: sums kept in the storage format.  */
+#define GCM_GDN_N_KEYS 10
+extern const gcm_key gcm_gdn_keys[GCM_GDN_N_KEYS];
+gc_status gcm_gdn_create_stored (const long *values, uint64_t seed,
+                                 int mutant, int store, gcm_instance **out);
 
 typedef struct gcm_rng { uint64_t s; } gcm_rng;
 void gcm_rng_seed (gcm_rng *r, uint64_t seed, uint64_t stream);

@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* check_mixed.c -- rounding classes (manual: "Rounding classes").
+
+   - gdn-bf16 and gdn-fp16, correct, pass on several seeds and shapes;
+   - every mutant of their catalogue is caught (fail or precision) or
+     inconclusive; a precision-only mutant that passes differs from the
+     correct kernel by no more than two correct kernels may differ (each
+     within the arithmetic's bound of the same twin);
+   - without its classes the same bf16 kernel is no pass (f32's bar: the
+     false alarm the classes remove), and a declaration too small for
+     what the kernel does is a finding;
+   - without a twin a pass may not rest on a class the rounding modes do
+     not reach (bf16 by bit operations): inconclusive;
+   - a description of ABI 2 is read as one that declares no class, and
+     gives the same report as the ABI-3 description without classes;
+   - hostile declarations are refused with GC_EINVAL and a reason; an f32
+     reference of a model with forward classes too;
+   - the forward oracle of both passes, and the reports name the classes.
+   These programs run under whatever OpenBLAS kernel they get.  */
+
+#include "gctest.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static gcm_instance *
+make (const char *model, const char *shape, uint64_t seed, int mutant)
+{
+  const gcm_spec *spec = gcm_find (model);
+  ck_assert_ptr_nonnull (spec);
+  long v[GCM_MAX_KEYS];
+  char err[128];
+  ck_assert_int_eq (gcm_parse_shape (spec, shape, v, err, sizeof err),
+                    GC_OK);
+  gcm_instance *inst = NULL;
+  ck_assert_int_eq (gcm_create (spec, v, seed, mutant, &inst), GC_OK);
+  return inst;
+}
+
+static gc_result *
+run (const gc_model *m, const float *x, int no_twin)
+{
+  gc_options o;
+  gc_options_init (&o);
+  o.no_twin = no_twin;
+  return gct_check_ok (m, x, &o);
+}
+
+static const char *const models[] = { "gdn-bf16", "gdn-fp16" };
+static const char *const shapes[] = { "", "T=16,BT=16", "T=40,BT=8,GATE=1",
+                                      "B=2,T=21,H=1,K=4,V=6,BT=4" };
+
+/* Loop index: model (2) x shape (4).  */
+START_TEST (test_correct_passes)
+{
+  const char *model = models[_i % 2], *shape = shapes[_i / 2];
+  for (uint64_t s = 0; s < gct_seeds (3); s++)
+    {
+      uint64_t seed = gct_seed () + s;
+      gcm_instance *inst = make (model, shape, seed, 0);
+      ck_assert_uint_eq (inst->model.n_precisions, 1);
+      gc_result *r = run (&inst->model, inst->x, 0);
+      ck_assert_msg (r->verdict == GC_PASS, "%s [%s] seed %llu: %s, worst "
+                     "nu %g (arith %g)", model, shape,
+                     (unsigned long long) seed, gc_verdict_name (r->verdict),
+                     r->worst_nu, r->worst_nu_arith);
+      ck_assert_int_eq (r->twin, 1);
+      ck_assert_uint_eq (r->n_precisions, 1);
+      gc_result_free (r);
+      gcm_destroy (inst);
+    }
+}
+END_TEST
+
+/* Loop index: model (2) x mutant (all of the catalogue).  */
+START_TEST (test_mutants)
+{
+  const char *model = models[_i % 2];
+  const gcm_spec *spec = gcm_find (model);
+  int mu = 1 + _i / 2;
+  if ((size_t) mu > spec->n_mutants)
+    return;
+  uint64_t seed = gct_seed ();
+  gcm_instance *inst = make (model, "", seed, mu);
+  gc_result *r = run (&inst->model, inst->x, 0);
+  if (r->verdict != GC_PASS)
+    {
+      ck_assert_msg (r->verdict == GC_FAIL || r->verdict == GC_PRECISION
+                     || r->verdict == GC_INCONCLUSIVE, "%s/%s: %s", model,
+                     spec->mutants[mu - 1].name,
+                     gc_verdict_name (r->verdict));
+      /* a logic error is the algorithm's, seen by the twin's check */
+      if (!spec->mutants[mu - 1].precision)
+        ck_assert_msg (r->n_failed_algorithm > 0, "%s/%s: %zu failures, "
+                       "none of the algorithm", model,
+                       spec->mutants[mu - 1].name, r->n_failed);
+    }
+  else
+    {
+      /* Only a precision-only mutant may pass, and only one whose effect
+         is within what the declared classes allow: the correct kernel's
+         g32 and the mutant's are each within arith_bar of the same g64
+         (the twin is the same: the mutant is of the f32 path alone), so
+         |g_mut - g_ok| <= 2 arith_bar in every direction.  */
+      ck_assert_msg (spec->mutants[mu - 1].precision, "%s/%s passes",
+                     model, spec->mutants[mu - 1].name);
+      gcm_instance *ok = make (model, "", seed, 0);
+      gc_result *c = run (&ok->model, ok->x, 0);
+      ck_assert_uint_eq (c->n_directions, r->n_directions);
+      for (size_t k = 0; k < r->n_directions; k++)
+        {
+          const gc_direction *a = &r->dirs[k], *b = &c->dirs[k];
+          ck_assert_uint_eq (a->index, b->index);
+          ck_assert_double_eq (a->analytic_f64, b->analytic_f64);
+          ck_assert_msg (fabs (a->analytic - b->analytic)
+                         <= 2 * fmax (a->arith_bar, b->arith_bar),
+                         "%s/%s passes at %zu: %g from the correct %g",
+                         model, spec->mutants[mu - 1].name, a->index,
+                         a->analytic, b->analytic);
+        }
+      gc_result_free (c);
+      gcm_destroy (ok);
+    }
+  gc_result_free (r);
+  gcm_destroy (inst);
+}
+END_TEST
+
+/* The same bf16 kernel judged as an f32 one (no class declared): the
+   false alarm the classes remove -- no pass.  And a class declared far
+   too small for it (depth 1 where the kernel stores 2 NT + 4 times on a
+   chain, at fp16's unit roundoff for bf16 storage): a finding of the
+   arithmetic, no pass.  */
+START_TEST (test_undeclared_is_no_pass)
+{
+  gcm_instance *inst = make ("gdn-bf16", "", gct_seed (), 0);
+  gc_model m = inst->model;
+  m.n_precisions = 0;
+  m.precisions = NULL;
+  gc_result *r = run (&m, inst->x, 0);
+  ck_assert_msg (r->verdict == GC_PRECISION || r->verdict == GC_FAIL,
+                 "undeclared bf16: %s", gc_verdict_name (r->verdict));
+  ck_assert_double_gt (r->worst_nu_arith, 1);
+  gc_result_free (r);
+  gc_precision small = inst->precisions[0];
+  small.unit_roundoff = GC_U_FP16;
+  small.backward_depth = small.forward_depth = 1;
+  m.n_precisions = 1;
+  m.precisions = &small;
+  r = run (&m, inst->x, 0);
+  ck_assert_msg (r->verdict == GC_PRECISION || r->verdict == GC_FAIL,
+                 "under-declared bf16: %s", gc_verdict_name (r->verdict));
+  gc_result_free (r);
+  gcm_destroy (inst);
+}
+END_TEST
+
+/* Without a twin: bf16 by bit operations is a class the rounding modes do
+   not reach; a pass may not rest on it.  */
+START_TEST (test_unreached_without_twin)
+{
+  gcm_instance *inst = make ("gdn-bf16", "", gct_seed (), 0);
+  gc_result *r = run (&inst->model, inst->x, 1);
+  ck_assert_int_eq (r->twin, 0);
+  ck_assert_int_eq (r->verdict, GC_INCONCLUSIVE);
+  ck_assert_uint_gt (r->n_unvalidated, 0);
+  /* every direction counted so is inconclusive, none passes on it */
+  size_t inconclusive = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    inconclusive += r->dirs[k].verdict == GC_INCONCLUSIVE;
+  ck_assert_uint_ge (inconclusive, r->n_unvalidated);
+  char *text = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (strstr (text, "rounding modes do not reach"));
+  free (text);
+  gc_result_free (r);
+  gcm_destroy (inst);
+}
+END_TEST
+
+/* An ABI-2 description ends before the classes: read as declaring none,
+   its report is the ABI-3 one without classes, byte for byte, and names
+   no precision.  The ABI-2 copy is a whole gc_model whose class fields
+   hold garbage: the check must not read them.  */
+START_TEST (test_abi2_reads_no_class)
+{
+  gcm_instance *inst = make ("gdn", "T=20,H=1", gct_seed (), 0);
+  gc_model m3 = inst->model, m2 = inst->model;
+  ck_assert_uint_eq (m3.n_precisions, 0);
+  m2.abi = 2;
+  m2.n_precisions = 5;
+  m2.precisions = (const gc_precision *) (uintptr_t) 1;
+  gc_result *r3 = run (&m3, inst->x, 0), *r2 = run (&m2, inst->x, 0);
+  char *j3 = gc_report (r3, GC_FMT_JSON), *j2 = gc_report (r2, GC_FMT_JSON);
+  ck_assert_str_eq (j2, j3);
+  ck_assert_ptr_null (strstr (j3, "\"precisions\""));
+  char *t3 = gc_report (r3, GC_FMT_TEXT);
+  ck_assert_ptr_null (strstr (t3, "precisions:"));
+  free (t3);
+  free (j2);
+  free (j3);
+  gc_result_free (r2);
+  gc_result_free (r3);
+  gcm_destroy (inst);
+}
+END_TEST
+
+/* Hostile declarations: each refused with GC_EINVAL and a reason.  */
+START_TEST (test_hostile)
+{
+  gcm_instance *inst = make ("gdn-bf16", "T=8,H=1,BT=4", gct_seed (), 0);
+  gc_precision ok = inst->precisions[0], cs[GC_MAX_PRECISIONS + 1];
+  struct { const char *what; gc_precision p; size_t n; } cases[] = {
+    { "no name", ok, 1 }, { "empty name", ok, 1 }, { "long name", ok, 1 },
+    { "u 0", ok, 1 }, { "u > 1/2", ok, 1 }, { "u NaN", ok, 1 },
+    { "eta < 0", ok, 1 }, { "eta Inf", ok, 1 }, { "d u >= 1/2", ok, 1 },
+    { "forward d u >= 1/2", ok, 1 }, { "kind", ok, 1 },
+    { "too many", ok, GC_MAX_PRECISIONS + 1 }, { "NULL array", ok, 1 } };
+  cases[0].p.name = NULL;
+  cases[1].p.name = "";
+  cases[2].p.name = "a name of forty-eight bytes or more, for a class..";
+  cases[3].p.unit_roundoff = 0;
+  cases[4].p.unit_roundoff = 0.75;
+  cases[5].p.unit_roundoff = NAN;
+  cases[6].p.underflow = -1;
+  cases[7].p.underflow = INFINITY;
+  cases[8].p.backward_depth = 128;          /* 128 * 2^-8 = 1/2 */
+  cases[9].p.forward_depth = 1u << 10;      /* 2^10 2^-8 = 4 */
+  cases[10].p.kind = (gc_precision_kind) 7;
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    {
+      for (size_t k = 0; k < GC_MAX_PRECISIONS + 1; k++)
+        cs[k] = cases[c].p;
+      gc_model m = inst->model;
+      m.n_precisions = cases[c].n;
+      m.precisions = c == 12 ? NULL : cs;
+      gc_result *r = NULL;
+      gc_status st = gc_check (&m, inst->x, NULL, &r);
+      ck_assert_msg (st == GC_EINVAL && r && r->detail[0],
+                     "%s: %s", cases[c].what, gc_strerror (st));
+      gc_result_free (r);
+      r = NULL;
+      m.outputs_f32 = inst->model.outputs_f32;
+      st = gc_forward_check (&m, inst->x, NULL, &r);
+      ck_assert_msg (st == GC_EINVAL, "oracle, %s: %s", cases[c].what,
+                     gc_strerror (st));
+      gc_result_free (r);
+    }
+  /* an f32 reference of a model with forward classes */
+  gc_options o;
+  gc_options_init (&o);
+  o.reference = GC_REF_F32;
+  gc_result *r = NULL;
+  ck_assert_int_eq (gc_check (&inst->model, inst->x, &o, &r), GC_EINVAL);
+  ck_assert_ptr_nonnull (strstr (r->detail, "rounding classes"));
+  gc_result_free (r);
+  gcm_destroy (inst);
+}
+END_TEST
+
+/* The oracle of both passes with the forward classes; the reports name the
+   classes (text, JSON).  */
+START_TEST (test_oracle_and_reports)
+{
+  for (int k = 0; k < 2; k++)
+    {
+      gcm_instance *inst = make (models[k], "", gct_seed (), 0);
+      gc_result *r = NULL;
+      ck_assert_int_eq (gc_forward_check (&inst->model, inst->x, NULL, &r),
+                        GC_OK);
+      ck_assert_msg (r->verdict == GC_PASS, "%s oracle: %s, worst nu %g",
+                     models[k], gc_verdict_name (r->verdict), r->worst_nu);
+      gc_result_free (r);
+      r = run (&inst->model, inst->x, 0);
+      char *text = gc_report (r, GC_FMT_TEXT);
+      char *json = gc_report (r, GC_FMT_JSON);
+      ck_assert (gct_json_valid (json));
+      ck_assert_ptr_nonnull (strstr (text, "precisions: "));
+      ck_assert_ptr_nonnull (strstr (text, inst->precisions[0].name));
+      ck_assert_ptr_nonnull (strstr (json, "\"precisions\""));
+      ck_assert_ptr_nonnull (strstr (json, k ? "\"mode_reached\":true"
+                                             : "\"mode_reached\":false"));
+      free (text);
+      free (json);
+      gc_result_free (r);
+      gcm_destroy (inst);
+    }
+}
+END_TEST
+
+/* Shards of a model with classes merge to the unsharded check (in
+   memory and through JSON, with and without the twin: the classes' terms
+   travel with each direction), the merged result names the classes, and
+   a report whose "precisions" break the rules is refused.  */
+START_TEST (test_merge)
+{
+  gcm_instance *inst = make ("gdn-bf16", "T=20,H=1", gct_seed (), 0);
+  for (int nt = 0; nt < 2; nt++)
+    {
+      gc_options o;
+      gc_options_init (&o);
+      o.no_twin = nt;
+      gc_result *whole = gct_check_ok (&inst->model, inst->x, &o);
+      gc_result *sh[2], *back[2];
+      o.shard_count = 2;
+      for (size_t k = 0; k < 2; k++)
+        {
+          o.shard_index = k;
+          sh[k] = gct_check_ok (&inst->model, inst->x, &o);
+          char *j = gc_report (sh[k], GC_FMT_JSON);
+          ck_assert_int_eq (gc_result_parse_json (j, strlen (j), &back[k]),
+                            GC_OK);
+          ck_assert_uint_eq (back[k]->n_precisions, 1);
+          free (j);
+        }
+      for (int via = 0; via < 2; via++)
+        {
+          gc_result *m = NULL;
+          ck_assert_int_eq (gc_result_merge (via ? back : sh, 2, &m), GC_OK);
+          ck_assert_int_eq (m->verdict, whole->verdict);
+          ck_assert_uint_eq (m->n_unvalidated, whole->n_unvalidated);
+          ck_assert_uint_eq (m->n_inconclusive, whole->n_inconclusive);
+          ck_assert_uint_eq (m->n_precisions, 1);
+          ck_assert_str_eq (m->precisions[0].name,
+                            inst->precisions[0].name);
+          gc_result_free (m);
+        }
+      /* hostile "precisions": a unit roundoff beyond 1/2, a kind
+         unknown, a flag that is no boolean */
+      char *j = gc_report (sh[0], GC_FMT_JSON);
+      static const char *const bad[][2] = {
+        { "\"unit_roundoff\":", "\"unit_roundoff\":7" },
+        { "\"kind\":\"storage\"", "\"kind\":\"magic\"" },
+        { "\"mode_reached\":false", "\"mode_reached\":0" } };
+      for (size_t b = 0; b < 3; b++)
+        {
+          const char *at = strstr (j, bad[b][0]);
+          ck_assert_ptr_nonnull (at);
+          size_t pre = (size_t) (at - j), len = strlen (j);
+          char *h = malloc (len + 64);
+          memcpy (h, j, pre);
+          strcpy (h + pre, bad[b][1]);
+          strcat (h, at + strlen (bad[b][0]));
+          gc_result *x = NULL;
+          ck_assert_int_eq (gc_result_parse_json (h, strlen (h), &x),
+                            GC_EFORMAT);
+          gc_result_free (x);
+          free (h);
+        }
+      free (j);
+      /* a shard whose class differs is of another check: its identity
+         digest covers the classes */
+      back[1]->precisions[0].backward_depth++;
+      gc_result *m = NULL;
+      ck_assert_int_eq (gc_result_merge (back, 2, &m), GC_EMISMATCH);
+      gc_result_free (m);
+      for (size_t k = 0; k < 2; k++)
+        {
+          gc_result_free (sh[k]);
+          gc_result_free (back[k]);
+        }
+      gc_result_free (whole);
+    }
+  gcm_destroy (inst);
+}
+END_TEST
+
+/* Storage helpers: to nearest, fp16's subnormals kept and its overflow
+   infinite; each exact on its own values.  */
+START_TEST (test_store)
+{
+  float x = 1.0f + 0x1p-11f + 0x1p-20f;     /* just above fp16's tie */
+  ck_assert_float_eq (gcm_store (GCM_STORE_FP16, x), 1.0f + 0x1p-10f);
+  ck_assert_float_eq (gcm_store (GCM_STORE_BF16, 1.0f + 0x1p-8f + 0x1p-16f),
+                      1.0f + 0x1p-7f);
+  ck_assert_float_eq (gcm_store (GCM_STORE_FP16, 0x1p-26f), 0);
+  ck_assert_float_eq (gcm_store (GCM_STORE_FP16, 0x1p-24f), 0x1p-24f);
+  ck_assert (isinf (gcm_store (GCM_STORE_FP16, 70000.0f)));
+  for (int f = GCM_STORE_BF16; f <= GCM_STORE_FP16; f++)
+    {
+      float y = gcm_store (f, 0.3f);
+      ck_assert_float_eq (gcm_store (f, y), y);
+    }
+}
+END_TEST
+
+static Suite *
+suite (void)
+{
+  Suite *s = suite_create ("mixed");
+  TCase *tc = tcase_create ("core");
+  tcase_set_timeout (tc, 600);
+  tcase_add_loop_test (tc, test_correct_passes, 0, 8);
+  tcase_add_loop_test (tc, test_mutants, 0, 24);
+  tcase_add_test (tc, test_undeclared_is_no_pass);
+  tcase_add_test (tc, test_unreached_without_twin);
+  tcase_add_test (tc, test_abi2_reads_no_class);
+  tcase_add_test (tc, test_hostile);
+  tcase_add_test (tc, test_oracle_and_reports);
+  tcase_add_test (tc, test_store);
+  tcase_add_test (tc, test_merge);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  return gct_run (suite ());
+}
