@@ -432,15 +432,9 @@ check (const gc_model *m, const float *x, const gc_options *opts,
   if (!m || !x)
     return GC_EINVAL;
   /* A model of ABI version 1 ends before grad_f64: read as one without a
-     twin.  */
+     twin; one of version 2 before jvp_f32 (abi.c).  */
   gc_model v2;
-  if (m->abi == GC_MODEL_ABI_OLDEST)
-    {
-      memset (&v2, 0, sizeof v2);
-      memcpy (&v2, m, offsetof (gc_model, grad_f64));
-      v2.abi = GC_MODEL_ABI;
-      m = &v2;
-    }
+  m = gc__model_by_abi (m, &v2);
 
   gc_result *r = calloc (1, sizeof *r);
   if (!r)

@@ -306,7 +306,7 @@ direction (gc_result *r, const json_t *o, gc_direction *d, bool full)
     }
   /* from the direction's own numbers, as gc__judge forms it */
   d->nu_worst_case = d->diff == 0 ? 0 : d->diff / d->bar_worst_case;
-  int kind = r->kind == GC_CHECK_FORWARD;
+  int kind = (int) r->kind;
   for (int t = 0; t < GC_N_TERMS; t++)
     {
       d->terms[t].name = gc__term_texts[kind][t][0];
@@ -315,7 +315,8 @@ direction (gc_result *r, const json_t *o, gc_direction *d, bool full)
     }
   /* an MPFR stencil without its +-2h pair (manual: "Skipping the 2h
      pair"): no D(2h), a predicted truncation term */
-  if (!kind && r->reference == GC_REF_AUTO && d->decided_by == GC_REF_MPFR
+  if ((kind == GC_CHECK_GRADIENT || kind == GC_CHECK_JVP)
+      && r->reference == GC_REF_AUTO && d->decided_by == GC_REF_MPFR
       && isnan (d->d2h))
     gc__term_mark_predicted (&d->terms[GC_TERM_TRUNCATION]);
   /* the adjoint term's inputs the judge reads (absent in older reports
@@ -507,11 +508,12 @@ load (const char *text, size_t len, json_t **out)
 static gc_status
 read_header (gc_result *r, const json_t *j)
 {
-  static const char *const kinds[] = { "gradient", "forward" };
+  static const char *const kinds[] = { "gradient", "forward", "jvp",
+                                       "hvp" };
   static const char *const refs[] = { "mpfr", "f32", "f64", "auto" };
   static const char *const dirkinds[] = { "all", "random", "list" };
   int k;
-  if (!json_is_object (j) || (k = lookup (str (j, "kind"), kinds, 2)) < 0)
+  if (!json_is_object (j) || (k = lookup (str (j, "kind"), kinds, 4)) < 0)
     return GC_EFORMAT;
   r->kind = (gc_check_kind) k;
   const char *model = str (j, "model");
@@ -868,7 +870,7 @@ format_bits (gc_reference ref, mpfr_prec_t p)
 static double
 stored_jump_noise (const gc_result *r, const gc_direction *d)
 {
-  if (r->kind == GC_CHECK_FORWARD)
+  if (r->kind == GC_CHECK_FORWARD || r->kind == GC_CHECK_HVP)
     return 0;
   double eps_h = d->terms[GC_TERM_REFERENCE].value
                  - GC_U64 * fabs (d->reference);

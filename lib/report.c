@@ -1126,7 +1126,7 @@ report_text (gc__buf *b, const gc_result *r)
 {
   bool fwd = r->kind == GC_CHECK_FORWARD;
   gc__buf_printf (b, "gradcheck %s: %smodel ", GC_VERSION_STRING,
-                  fwd ? "forward oracle, " : "");
+                  gc__kind_label (r->kind));
   put_esc (b, r->model_name, GC__ESC_TEXT);
   if (fwd && r->precision > 0)
     gc__buf_printf (b, ", %zu outputs\n"
@@ -1247,8 +1247,7 @@ report_json (const gc_result *r)
 {
   json_t *o = json_object ();
   bool ok = put (o, "gradcheck", jstr (GC_VERSION_STRING))
-    && put (o, "kind", jstr (r->kind == GC_CHECK_FORWARD ? "forward"
-                                                        : "gradient"))
+    && put (o, "kind", jstr (gc__kind_name (r->kind)))
     && put (o, "model", jstr (r->model_name))
     && put (o, "n", juint (r->n))
     && put (o, "reference", jstr (gc_reference_name (r->reference)))

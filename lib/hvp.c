@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* hvp.c -- the HVP check (manual: "The HVP check"): each element of the
+   model's hvp_f32 (x, v) against the central difference of the gradient
+   along v (the f64 twin's where the model gives one), with the
+   truncation, the gradient's rounding over the step and the HVP's own
+   rounding.  */
+
+#include "higher.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static gc_status
+validate (const gc_model *m, const gc_options *o, char *what, size_t size)
+{
+  if (!gc__model_abi_known (m->abi))
+    return GC_EABI;
+  if (m->n == 0)
+    return GC_EEMPTY;
+  if (!m->hvp_f32)
+    {
+      snprintf (what, size, "the model gives no Hessian-vector product "
+                "(hvp_f32) to check");
+      return GC_ENOREF;
+    }
+  if (!m->grad_f32 || !(o->false_alarm > 0 && o->false_alarm < 1)
+      || !(o->timeout >= 0) || !isfinite (o->timeout)
+      || !(o->step >= 0) || !isfinite (o->step)
+      || !gc__blocks_valid (m->blocks, m->n_blocks, m->n)
+      || (m->n_constants && !m->constants))
+    return GC_EINVAL;
+  if (o->shard_count > 1)
+    {
+      snprintf (what, size, "the HVP check is not sharded (shard_count "
+                "%zu)", o->shard_count);
+      return GC_EINVAL;
+    }
+  if (o->directions == GC_DIR_RANDOM && o->n_random == 0)
+    return GC_EINVAL;
+  if (o->directions == GC_DIR_LIST)
+    {
+      if (!o->indices || o->n_indices == 0)
+        return GC_EINVAL;
+      for (size_t k = 0; k < o->n_indices; k++)
+        if (o->indices[k] >= m->n)
+          return GC_EDIRECTION;
+    }
+  if (m->n > SIZE_MAX / 64)
+    return GC_ENOMEM;
+  return GC_OK;
+}
+
+/* The check's working arrays.  */
+typedef struct hvp_work
+{
+  float *v, *y, *ym, *xf;
+  double *xp, *g[4], *spread, *mag, *magh, *tmp;
+} hvp_work;
+
+static void
+work_free (hvp_work *w)
+{
+  free (w->v);
+  free (w->y);
+  free (w->ym);
+  free (w->xf);
+  free (w->xp);
+  for (int k = 0; k < 4; k++)
+    free (w->g[k]);
+  free (w->spread);
+  free (w->mag);
+  free (w->magh);
+  free (w->tmp);
+}
+
+static bool
+work_alloc (hvp_work *w, size_t n)
+{
+  memset (w, 0, sizeof *w);
+  w->v = malloc (n * sizeof (float));
+  w->y = malloc (n * sizeof (float));
+  w->ym = malloc (n * sizeof (float));
+  w->xf = malloc (n * sizeof (float));
+  w->xp = malloc (n * sizeof (double));
+  bool ok = w->v && w->y && w->ym && w->xf && w->xp;
+  for (int k = 0; k < 4; k++)
+    ok = (w->g[k] = malloc (n * sizeof (double))) && ok;
+  w->spread = malloc (n * sizeof (double));
+  w->mag = malloc (n * sizeof (double));
+  w->magh = malloc (n * sizeof (double));
+  w->tmp = malloc (n * sizeof (double));
+  return ok && w->spread && w->mag && w->magh && w->tmp;
+}
+
+/* The gradient at x + s h v, s = SIGN, into G (doubles): the twin's at the
+   point in double, else grad_f32's at it in f32; GC_ESTEP when the point
+   is not exact in that format (the difference would not be along v).  */
+static gc_status
+gradient_at (const gc_model *m, const gc__env *e, const float *x,
+             hvp_work *w, double sh, bool twin, double *g, int *code,
+             char *what, size_t size)
+{
+  size_t n = m->n;
+  for (size_t i = 0; i < n; i++)
+    {
+      double p = (double) x[i] + sh * (double) w->v[i];
+      /* exact: the rounding error of x_i + sh v_i is 0 */
+      if (fma (sh, (double) w->v[i], (double) x[i] - p) != 0
+          || (!twin && (double) (float) p != p))
+        {
+          snprintf (what, size, "x + %g v is not exact in %s at element "
+                    "%zu: the difference would not be along v", sh,
+                    twin ? "double" : "float", i);
+          return GC_ESTEP;
+        }
+      w->xp[i] = p;
+      w->xf[i] = (float) p;
+    }
+  if (twin)
+    return gc__call (m, e, GC_CALL_GRAD_F64, w->xp, NULL, e->round, g, code,
+                     what, size);
+  float *gf = (float *) w->tmp;     /* n doubles hold n floats */
+  gc_status st = gc__call (m, e, GC_CALL_GRAD_F32, w->xf, NULL, e->round, gf,
+                           code, what, size);
+  if (st == GC_OK)
+    for (size_t i = n; i-- > 0;)
+      g[i] = (double) gf[i];
+  return st;
+}
+
+/* The HVP at x along w->v to nearest (twice: determinism), and its spread
+   per element under the other rounding modes (a mode whose call fails is
+   left out: *DROPPED).  */
+static gc_status
+hvp_at (gc_result *r, const gc_model *m, const gc__env *e, const float *x,
+        hvp_work *w, size_t k, unsigned *dropped, int *code, char *what,
+        size_t size)
+{
+  size_t n = m->n;
+  gc_status st = gc__call (m, e, GC_CALL_HVP, x, w->v, e->round, w->y, code,
+                           what, size);
+  if (st == GC_OK)
+    st = gc__call (m, e, GC_CALL_HVP, x, w->v, e->round, w->ym, code, what,
+                   size);
+  if (st != GC_OK)
+    return st;
+  size_t at = gc__float_spread (w->y, w->ym, n);
+  if (at != SIZE_MAX)
+    gc__note_nondeterminism (r, GC_ND_GRAD, at, w->y[at], w->ym[at],
+                             "hvp_f32 gave %.9g, then %.9g, for element %zu "
+                             "of vector %zu", w->y[at], w->ym[at], at, k);
+  for (size_t i = 0; i < n; i++)
+    w->spread[i] = 0;
+  int modes[GC_N_MODES];
+  int nm = gc__other_modes (e->round, modes);
+  for (int j = 0; j < nm; j++)
+    {
+      char ignore[160];
+      int c2;
+      if ((*dropped & (1u << j))
+          || gc__call (m, e, GC_CALL_HVP, x, w->v, modes[j], w->ym, &c2,
+                       ignore, sizeof ignore) != GC_OK)
+        {
+          *dropped |= 1u << j;
+          continue;
+        }
+      for (size_t i = 0; i < n; i++)
+        w->spread[i] = fmax (w->spread[i],
+                             fabs ((double) w->ym[i] - w->y[i]));
+    }
+  return GC_OK;
+}
+
+/* Vector K of the check: e_index (INDEX < n) or the random one.  */
+static gc_status
+one_vector (gc_result *r, const gc_model *m, const gc__env *e,
+            const float *x, const gc_options *o, hvp_work *w, size_t k,
+            size_t index, bool twin, size_t db, int *code, char *what,
+            size_t size, unsigned *dropped)
+{
+  size_t n = m->n;
+  if (index != SIZE_MAX)
+    {
+      memset (w->v, 0, n * sizeof *w->v);
+      w->v[index] = 1;
+    }
+  else
+    gc__draw_direction (o->seed, n, 0, n, k, w->v, NULL);
+  /* Manual: "The HVP check", the step: the f64 (f32) stencil's exponent
+     at the vector's scale, or the caller's step */
+  double h = o->step;
+  if (!(h > 0))
+    {
+      int ex;
+      frexp (gc__vector_scale (m, x, w->v, index), &ex);
+      h = ldexp (1, ex - 1 + (int) r->step_exponent);
+    }
+  static const double sign[4] = { 1, -1, 2, -2 };
+  gc_status st = GC_OK;
+  for (int p = 0; p < 4 && st == GC_OK; p++)
+    {
+      st = gradient_at (m, e, x, w, sign[p] * h, twin, w->g[p], code, what,
+                        size);
+      if (st == GC_OK)
+        {
+          gc__block_max (m, w->g[p], w->tmp);
+          for (size_t i = 0; i < n; i++)
+            w->mag[i] = p == 0 ? w->tmp[i] : fmax (w->mag[i], w->tmp[i]);
+        }
+    }
+  if (st == GC_OK)
+    st = hvp_at (r, m, e, x, w, k, dropped, code, what, size);
+  if (st != GC_OK)
+    return st;
+  for (size_t i = 0; i < n; i++)
+    w->tmp[i] = w->y[i];
+  gc__block_max (m, w->tmp, w->magh);
+  for (size_t i = 0; i < n; i++)
+    {
+      gc_direction *d = &r->dirs[k * n + i];
+      d->id = k * n + i;
+      d->index = i;
+      d->analytic = w->y[i];
+      d->reference = (w->g[0][i] - w->g[1][i]) / (2 * h);
+      d->d2h = (w->g[2][i] - w->g[3][i]) / (4 * h);
+      d->step = h;
+      d->jump = 0;
+      d->jump_next = NAN;
+      d->level = 0;
+      d->forward_error_ulps = -1;
+      d->decided_by = r->reference;
+      d->analytic_f64 = d->bar_f64 = d->nu_f64 = d->resolution_f64 = NAN;
+      d->richardson = NAN;
+      d->arith_diff = d->arith_bar = d->nu_arith = NAN;
+      d->verdict_algorithm = GC_ERROR;
+      d->arith = GC_ARITH_NONE;
+      double b = gc__gradient_rounding (twin, r->lambda_forward, db,
+                                        w->mag[i]);
+      d->bar_worst_case
+        = gc__terms_hvp (d->terms, d->reference, d->d2h,
+                         d->d2h - d->reference, h, b, r->lambda_backward,
+                         r->backward_depth, w->magh[i], w->spread[i]);
+      gc__judge (d, INFINITY);
+      gc__judge_resolution (d);
+    }
+  return GC_OK;
+}
+
+static gc_status
+hvp_check (gc_result *r, const gc_model *m, const float *x,
+           const gc_options *o)
+{
+  char what[160] = "";
+  gc_status st = validate (m, o, what, sizeof what);
+  if (st != GC_OK)
+    return gc__refuse (r, st, what[0] ? what : NULL);
+  size_t n = m->n;
+  size_t nv = o->directions == GC_DIR_ALL ? n
+              : o->directions == GC_DIR_RANDOM ? o->n_random : o->n_indices;
+  if (nv > SIZE_MAX / 64 / n
+      || !gc__within_memory ((double) nv * n * sizeof *r->dirs))
+    return gc__refuse (r, GC_ENOMEM, "the directions of this HVP check "
+                       "cannot be allocated");
+  if ((st = gc__point_finite (x, n, what, sizeof what)) != GC_OK)
+    return gc__refuse (r, st, what);
+  bool twin = m->grad_f64 && !o->no_twin;
+  size_t fd = m->forward_depth ? m->forward_depth : n;
+  size_t db = m->backward_depth ? m->backward_depth : n;
+  r->n = n;
+  r->n_total = nv * n;
+  r->reference = twin ? GC_REF_F64 : GC_REF_F32;
+  r->truncation_source = r->reference;
+  r->forward_depth = db;     /* the gradient's, for its rounding B_i */
+  r->backward_depth = m->hvp_depth ? m->hvp_depth : fd + db;
+  r->defaulted = (m->backward_depth ? 0 : GC_DEFAULTED_FORWARD_DEPTH)
+                 | (m->hvp_depth ? 0 : GC_DEFAULTED_BACKWARD_DEPTH)
+                 | GC_DEFAULTED_MAGNITUDES;
+  r->lambda_forward = gc__lambda (o->false_alarm, 2 * r->n_total, db);
+  r->lambda_backward = gc__lambda (o->false_alarm, 2 * r->n_total,
+                                   r->backward_depth);
+  r->step_exponent = gc__default_step_exponent (r->reference, 0);
+  r->loss_f32 = r->loss_reference = r->loss_magnitude = NAN;
+  if ((st = gc__copy_blocks (r, m->blocks, m->n_blocks)) != GC_OK
+      || (st = gc__copy_constants (r, m->constants, m->n_constants)) != GC_OK)
+    return gc__refuse (r, st, NULL);
+  /* the identity as a gradient check's of these options (its step and
+     listed indices), then of this kind (manual: "Merging shards") */
+  r->kind = GC_CHECK_GRADIENT;
+  gc__identity_set (r, x, n, o);
+  r->kind = GC_CHECK_HVP;
+  r->identity.digest = gc__identity_digest (r);
+  r->dirs = calloc (nv * n, sizeof *r->dirs);
+  hvp_work w;
+  if (!r->dirs || !work_alloc (&w, n))
+    {
+      if (r->dirs)
+        work_free (&w);
+      free (r->dirs);
+      r->dirs = NULL;
+      return gc__refuse (r, GC_ENOMEM, NULL);
+    }
+  r->n_directions = nv * n;
+  gc__env e;
+  gc__env_enter (&e, o);
+  unsigned dropped = 0;
+  int code = 0;
+  for (size_t k = 0; k < nv && st == GC_OK; k++)
+    {
+      size_t index = o->directions == GC_DIR_ALL ? k
+                     : o->directions == GC_DIR_LIST ? o->indices[k]
+                     : SIZE_MAX;
+      st = one_vector (r, m, &e, x, o, &w, k, index, twin, db, &code, what,
+                       sizeof what, &dropped);
+    }
+  gc__env_leave (&e);
+  work_free (&w);
+  int modes[GC_N_MODES];
+  int nm = gc__other_modes (e.round, modes);
+  r->rounding_dropped = 0;
+  for (int j = 0; j < nm; j++)
+    r->rounding_dropped += (dropped >> j) & 1;
+  r->rounding_modes = (unsigned) nm - r->rounding_dropped;
+  if (st != GC_OK)
+    {
+      r->callback_code = code;
+      free (r->dirs);
+      r->dirs = NULL;
+      return gc__refuse (r, st, what);
+    }
+  return GC_OK;
+}
+
+gc_status
+gc_hvp_check (const gc_model *m0, const float *x, const gc_options *opts,
+              gc_result **out)
+{
+  if (!out)
+    return GC_EINVAL;
+  *out = NULL;
+  if (!m0 || !x)
+    return GC_EINVAL;
+  gc_options defaults;
+  gc_options_init (&defaults);
+  const gc_options *o = opts ? opts : &defaults;
+  gc_model copy;
+  const gc_model *m = gc__model_by_abi (m0, &copy);
+  gc_result *r = gc__higher_result (GC_CHECK_HVP, m, o);
+  if (!(*out = r))
+    return GC_ENOMEM;
+  hvp_check (r, m, x, o);
+  gc__summarise (r);
+  if (r->status == GC_OK && !r->nondeterministic)
+    gc__diagnose (r);
+  return r->status;
+}
