@@ -197,6 +197,29 @@ one_vector (gc_result *r, const gc_model *m, const gc__env *e,
       frexp (gc__vector_scale (m, x, w->v, index), &ex);
       h = ldexp (1, ex - 1 + (int) r->step_exponent);
     }
+  /* ... and v rounded to the grid on which every stencil point is exact:
+     h v_i a multiple of the ulp Q_i of the points' binade, 2^(e - bits),
+     |x_i| + 2h|v_i| < 2^e (a coordinate vector is unchanged) */
+  int bits = twin ? 53 : 24;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (w->v[i] == 0)
+        continue;
+      int e;
+      frexp (fabs ((double) x[i]) + 2 * h * fabs ((double) w->v[i]), &e);
+      double q = ldexp (1, e - bits);
+      w->v[i] = (float) (nearbyint ((double) w->v[i] * h / q) * q / h);
+      /* x_i itself off that grid (the points cross into a higher binade):
+         no v_i makes them exact but 0 (the check is along the v it
+         states, v_i = 0 included) */
+      for (int s = -2; s <= 2 && index == SIZE_MAX; s++)
+        {
+          double p = (double) x[i] + s * h * (double) w->v[i];
+          if (fma (s * h, (double) w->v[i], (double) x[i] - p) != 0
+              || (!twin && (double) (float) p != p))
+            w->v[i] = 0;
+        }
+    }
   static const double sign[4] = { 1, -1, 2, -2 };
   gc_status st = GC_OK;
   for (int p = 0; p < 4 && st == GC_OK; p++)

@@ -16,7 +16,7 @@
 
 /* Manual: "The Taylor test": the rate windows, the floor factor.  */
 #define FLOOR_FACTOR 16
-static const double window1[2] = { 1.5, 2.5 }, window2[2] = { 2.5, 3.5 };
+static const double low1 = 1.5, low2 = 2.5;
 
 static gc_status
 stop (gc_taylor *t, gc_status st, int code, const char *what)
@@ -147,11 +147,14 @@ dot_exact (mpfr_ptr acc, const float *a, const float *v, size_t n)
 }
 
 /* Manual: "The Taylor test": the rates of R over the levels above FL, and
-   the verdict on the last two judged rates, with the eps range of the run
-   of consecutive judged rates in the same class that ends there.  */
+   the verdict on the last two judged rates: both at least LO (the
+   expected rate within its window, or above it: the next coefficient
+   vanishes along v), a pass; both below, a failure; else inconclusive;
+   with the eps range of the run of consecutive judged rates of the same
+   class that ends there.  */
 static gc_verdict
 rates (const gc_taylor *t, const double *r, const double *fl, double *rate,
-       const double win[2], double *lo, double *hi)
+       double lo_rate, double *lo, double *hi)
 {
   size_t last = SIZE_MAX, prev = SIZE_MAX;
   for (size_t k = 0; k + 1 < t->n_levels; k++)
@@ -169,18 +172,16 @@ rates (const gc_taylor *t, const double *r, const double *fl, double *rate,
   *lo = *hi = 0;
   if (prev == SIZE_MAX)
     return GC_INCONCLUSIVE;
-  int cl = rate[last] < win[0] ? -1 : rate[last] > win[1] ? 1 : 0;
-  int cp = rate[prev] < win[0] ? -1 : rate[prev] > win[1] ? 1 : 0;
-  if (cl != cp || cl == 1)
+  bool ok = rate[last] >= lo_rate;
+  if (ok != (rate[prev] >= lo_rate))
     return GC_INCONCLUSIVE;
   size_t first = last;
   while (first > 0 && !isnan (rate[first - 1])
-         && (cl == 0 ? rate[first - 1] >= win[0] && rate[first - 1] <= win[1]
-                     : rate[first - 1] < win[0]))
+         && (rate[first - 1] >= lo_rate) == ok)
     first--;
   *hi = t->eps[first];
   *lo = t->eps[last + 1];
-  return cl == 0 ? GC_PASS : GC_FAIL;
+  return ok ? GC_PASS : GC_FAIL;
 }
 
 static gc_status
@@ -374,9 +375,9 @@ taylor (gc_taylor *t, const gc_model *m, const float *x, const gc_options *o,
   gc__env_leave (&e);
   if (t->status == GC_OK)
     {
-      t->verdict = rates (t, t->r1, t->floor1, t->rate1, window1,
+      t->verdict = rates (t, t->r1, t->floor1, t->rate1, low1,
                           &t->range1_lo, &t->range1_hi);
-      t->verdict_hvp = hvp ? rates (t, t->r2, t->floor2, t->rate2, window2,
+      t->verdict_hvp = hvp ? rates (t, t->r2, t->floor2, t->rate2, low2,
                                     &t->range2_lo, &t->range2_hi)
                            : GC_ERROR;
     }

@@ -23,7 +23,9 @@ static const gcm_key keys[] = {
 };
 
 enum { MUT_NONE, MUT_NO_TANH_DERIV, MUT_DW_TWICE, MUT_DX_ZERO, MUT_DW_SIGN,
-       MUT_DW_SCALE_1E6, MUT_DX_BF16_SUM };
+       MUT_DW_SCALE_1E6, MUT_DX_BF16_SUM,
+       /* of the tangent and the HVP (tanh_gemm_tangent.h) */
+       MUT_JVP_NO_DX, MUT_HVP_NO_SECOND_ORDER, MUT_HVP_TRANSPOSED };
 
 static const gcm_mutant mutants[] = {
   { "no-tanh-derivative", "the factor 1 - tanh^2 is left out of dZ" },
@@ -34,6 +36,12 @@ static const gcm_mutant mutants[] = {
     " than f32's: the twin's algorithm check)" },
   { "dx-bf16-sum", "dX's inner products keep their partial sums in bf16 in"
     " the f32 path only (a precision loss: PRECISION with the twin)" , 1 },
+  /* tanh_gemm_tangent.h: gradcheck jvp / hvp see them, run does not */
+  { "jvp-no-dx", "the tangent forgets W dX (gradcheck jvp)" },
+  { "hvp-no-second-order", "the HVP leaves out dG, the derivative of"
+    " 1 - tanh^2 (gradcheck hvp)" },
+  { "hvp-transposed", "the HVP's G dX^T reads dX's storage as its"
+    " transpose (gradcheck hvp)" },
 };
 
 typedef struct tg
@@ -102,6 +110,23 @@ static int
 grad_f64 (void *ctx, const double *x, double *g)
 {
   return backward_f64 (ctx, x, g, false);
+}
+
+/* The tangent and the HVP (manual: "Beyond the gradient").  */
+#undef GCM_REAL
+#define GCM_REAL 32
+#include "tanh_gemm_tangent.h"
+
+static int
+jvp_cb (void *ctx, const float *x, const float *v, float *out)
+{
+  return jvp_f32 (ctx, x, v, out);
+}
+
+static int
+hvp_cb (void *ctx, const float *x, const float *v, float *hv)
+{
+  return hvp_f32 (ctx, x, v, hv);
 }
 
 static int
@@ -206,6 +231,13 @@ create (const long *v, uint64_t seed, int mutant, gcm_instance **out)
      product with dO (3), then an N- or M-term inner product.  */
   md->forward_depth = k + 2 + m * n;
   md->backward_depth = k + 4 + (n > m ? n : m);
+  /* The tangent: dZ's two K-term products and their sum, tanh, 1 - T^2,
+     the products with dZ and dO, the M*N-term sum; the HVP: dZ, T, dG's
+     five products, then an N- or M-term product and a sum of two.  */
+  md->jvp_f32 = jvp_cb;
+  md->hvp_f32 = hvp_cb;
+  md->tangent_depth = k + 7 + m * n;
+  md->hvp_depth = k + 10 + (n > m ? n : m);
   md->n_blocks = 2;
   md->blocks = t->blocks;
   md->n_constants = 3;
