@@ -153,6 +153,7 @@ gc__higher_result (gc_check_kind kind, const gc_model *m,
   r->direction_kind = o->directions;
   snprintf (r->model_name, sizeof r->model_name, "%s",
             m && m->name ? m->name : "model");
+  r->n = m ? m->n : 0;
   return r;
 }
 

@@ -329,6 +329,15 @@ hvp_check (gc_result *r, const gc_model *m, const float *x,
   gc__env_enter (&e, o);
   unsigned dropped = 0;
   int code = 0;
+  /* the loss at x, for the report's header (the f32 forward's only) */
+  float l;
+  st = gc__call (m, &e, GC_CALL_LOSS_F32, x, NULL, e.round, &l, &code, what,
+                 sizeof what);
+  if (st == GC_OK)
+    {
+      r->loss_f32 = r->loss_reference = l;
+      r->loss_magnitude = fabs ((double) l);
+    }
   for (size_t k = 0; k < nv && st == GC_OK; k++)
     {
       size_t index = o->directions == GC_DIR_ALL ? k

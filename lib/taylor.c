@@ -380,6 +380,8 @@ taylor (gc_taylor *t, const gc_model *m, const float *x, const gc_options *o,
       t->verdict_hvp = hvp ? rates (t, t->r2, t->floor2, t->rate2, low2,
                                     &t->range2_lo, &t->range2_hi)
                            : GC_ERROR;
+      for (size_t k = 0; k < t->n_levels && !hvp; k++)
+        t->rate2[k] = NAN;
     }
   mpfr_clears (l0, l1, acc, slope, slope2, curv, tmp, (mpfr_ptr) 0);
   for (int k = 0; k < 3; k++)
