@@ -45,7 +45,8 @@ static const gcm_key keys[] = {
 
 enum { MUT_NONE, MUT_SCRATCH_ZEROS, MUT_SHIFT_CHUNK, MUT_SHIFT_ROW,
        MUT_PAD_LEAK, MUT_NO_READ_SCALE, MUT_NO_DG_CUMSUM, MUT_DBETA_SIGN,
-       MUT_A_TRANSPOSED, MUT_DV_SCALE_1E6, MUT_DS_BF16 };
+       MUT_A_TRANSPOSED, MUT_DV_SCALE_1E6, MUT_DS_BF16,
+       MUT_JVP_NO_DK /* gdn_tangent.h */ };
 
 static const gcm_mutant mutants[] = {
   { "scratch-zeros", "the backward reads zeros where the saved chunk states are" },
@@ -60,6 +61,9 @@ static const gcm_mutant mutants[] = {
     " than f32's: the twin's algorithm check)" },
   { "ds-bf16", "the state's adjoint dS is stored in bf16 between chunks in"
     " the f32 path only (a precision loss: PRECISION with the twin)" , 1 },
+  /* gdn_tangent.h: gradcheck jvp sees it, run does not */
+  { "jvp-no-dk", "the tangent forgets dk in the state update (gradcheck"
+    " jvp)" },
 };
 
 typedef struct gdn
@@ -90,6 +94,10 @@ typedef struct gdn
 #undef GCM_REAL
 #define GCM_REAL 64
 #include "gdn_backward.h"
+
+/* The forward-mode tangent of the recurrent path (manual: "The JVP
+   check").  */
+#include "gdn_tangent.h"
 
 /* ---------------------------------------------------------------------- */
 /* Callbacks.  */
@@ -650,6 +658,8 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   md->forward_depth = in + entry + (NT - 1) * (K + BT + 2) + 2;
   md->backward_depth = md->forward_depth + (NT - 1) * (K + BT + 2) + leave
                        + chain;
+  md->jvp_f32 = jvp_recurrent_f32;
+  md->tangent_depth = tangent_depth (m);
   md->n_blocks = 6;
   md->blocks = m->blocks;
   md->n_constants = 5;

@@ -104,6 +104,62 @@ START_TEST (test_jvp_mutant_caught)
 }
 END_TEST
 
+/* gdn's recurrent tangent (models/gdn_tangent.h): shapes of the gated
+   delta op as KEY=VALUE over its defaults (the chunked forward against
+   the recurrent tangent: two algorithms).  */
+static const char *const gdn_shapes[] = {
+  "", "T=5,H=1,K=4,V=3,BT=4", "T=20,NORM=0,SIGMOID=0,BT=8",
+  "B=2,T=9,GATE=1" };
+
+static gcm_instance *
+gdn_instance (const char *shape, uint64_t seed, const char *mutant)
+{
+  const gcm_spec *spec = gcm_find ("gdn");
+  ck_assert (spec);
+  long v[GCM_MAX_KEYS];
+  char err[160];
+  ck_assert_int_eq (gcm_parse_shape (spec, shape, v, err, sizeof err),
+                    GC_OK);
+  int mi = mutant ? gcm_mutant_index (spec, mutant) : 0;
+  ck_assert_int_ge (mi, 0);
+  gcm_instance *in = NULL;
+  ck_assert_int_eq (gcm_create (spec, v, seed, mi, &in), GC_OK);
+  return in;
+}
+
+START_TEST (test_jvp_gdn)
+{
+  uint64_t seeds = gct_seeds (3);
+  for (size_t s = 0; s < sizeof gdn_shapes / sizeof *gdn_shapes; s++)
+    for (uint64_t k = 0; k < seeds; k++)
+      {
+        gcm_instance *in = gdn_instance (gdn_shapes[s], gct_seed () + k,
+                                         NULL);
+        gc_result *r = NULL;
+        ck_assert_int_eq (gc_jvp_check (&in->model, in->x, NULL, &r), GC_OK);
+        if (k == 0)
+          print_result ("gdn correct JVP", r);
+        ck_assert_msg (r->verdict == GC_PASS, "gdn JVP, shape '%s' seed "
+                       "%llu: %s, worst nu %g", gdn_shapes[s],
+                       (unsigned long long) (gct_seed () + k),
+                       gc_verdict_name (r->verdict), r->worst_nu);
+        gc_result_free (r);
+        gcm_destroy (in);
+      }
+  for (size_t s = 0; s < sizeof gdn_shapes / sizeof *gdn_shapes; s++)
+    {
+      gcm_instance *in = gdn_instance (gdn_shapes[s], gct_seed (),
+                                       "jvp-no-dk");
+      gc_result *r = NULL;
+      ck_assert_int_eq (gc_jvp_check (&in->model, in->x, NULL, &r), GC_OK);
+      print_result ("gdn JVP mutant jvp-no-dk", r);
+      ck_assert_int_eq (r->verdict, GC_FAIL);
+      gc_result_free (r);
+      gcm_destroy (in);
+    }
+}
+END_TEST
+
 /* ---------------------------------------------------------------------- */
 /* The HVP check                                                           */
 
@@ -547,6 +603,7 @@ higher_suite (void)
   tcase_set_timeout (tc, 300);
   tcase_add_test (tc, test_jvp_correct);
   tcase_add_test (tc, test_jvp_mutant_caught);
+  tcase_add_test (tc, test_jvp_gdn);
   tcase_add_test (tc, test_hvp_correct);
   tcase_add_test (tc, test_hvp_mutants_caught);
   tcase_add_test (tc, test_hvp_without_twin);
