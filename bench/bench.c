@@ -50,7 +50,9 @@ now (void)
   return (double) t.tv_sec + 1e-9 * (double) t.tv_nsec;
 }
 
-static gcm_instance *
+gcm_instance *make (const char *model, const char *shape, uint64_t seed,
+                    int mutant);
+gcm_instance *
 make (const char *model, const char *shape, uint64_t seed, int mutant)
 {
   const gcm_spec *spec = gcm_find (model);
@@ -977,9 +979,17 @@ twin (const char *model)
   return 0;
 }
 
+/* bench/higher.c: the rows of the checks beyond the gradient */
+int falsify_higher (const char *model, int seeds, int mutant_seeds);
+int summarize_higher (const char *file);
+
 int
 main (int argc, char **argv)
 {
+  if (argc >= 5 && !strcmp (argv[1], "falsify-higher"))
+    return falsify_higher (argv[2], atoi (argv[3]), atoi (argv[4]));
+  if (argc >= 3 && !strcmp (argv[1], "summarize-higher"))
+    return summarize_higher (argv[2]);
   if (argc >= 3 && !strcmp (argv[1], "twin"))
     return twin (argv[2]);
   if (argc >= 3 && !strcmp (argv[1], "tiered"))

@@ -97,6 +97,19 @@ for model in ${BENCH_MODELS:-gdn kda}; do
 done
 cat "$out"/falsify-gdn.tsv "$out"/falsify-kda.tsv > "$out/falsify.tsv" 2>/dev/null
 falsify_s=$(( $(date +%s) - start ))
+# manual: "Beyond the gradient": the JVP, HVP and Taylor rows (bench/higher.c)
+# under every kernel run, BENCH_HIGHER_SEEDS (10) seeds per correct cell
+hseeds=${BENCH_HIGHER_SEEDS:-10}
+for model in tanh-gemm gdn; do
+  for k in $run_kernels; do
+    if [ "$k" = pinned ]; then
+      "$BENCH" falsify-higher $model "$hseeds" 3
+    else
+      OPENBLAS_CORETYPE=$k "$BENCH" falsify-higher $model "$hseeds" 3
+    fi
+  done
+done > "$out/falsify-higher.tsv"
+"$BENCH" summarize-higher "$out/falsify-higher.tsv" > "$out/falsify-higher-summary.tsv"
 "$BENCH" resolution gdn > "$out/resolution-gdn.json"
 "$BENCH" resolution kda > "$out/resolution-kda.json"
 "$BENCH" speed > "$out/speed.json"

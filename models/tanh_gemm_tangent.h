@@ -13,10 +13,11 @@
 #include "real.h"
 
 /* Z = W X, T = tanh Z, dZ = dW X + W dX, G = dO (1 - T^2) into the four
-   M x N arrays; -1 when memory runs out.  */
+   M x N arrays; -1 when memory runs out.  JVP: for the tangent (its
+   mutant's), else for the HVP.  */
 static int
 R_ (tangent_prologue) (tg *t, const real *x, const real *v, real **zt,
-                       real **dz, real **gg)
+                       real **dz, real **gg, bool jvp)
 {
   size_t m = t->m, k = t->k, n = t->n;
   const real *w = x, *xx = x + m * k, *dw = v, *dx = v + m * k;
@@ -34,7 +35,7 @@ R_ (tangent_prologue) (tg *t, const real *x, const real *v, real **zt,
           (int) k, 1, w, (int) k, xx, (int) n, 0, *zt, (int) n);
   r_gemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) m, (int) n,
           (int) k, 1, dw, (int) k, xx, (int) n, 0, *dz, (int) n);
-  if (t->mutant != MUT_JVP_NO_DX)
+  if (!(jvp && t->mutant == MUT_JVP_NO_DX))
     r_gemm (CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) m, (int) n,
             (int) k, 1, w, (int) k, dx, (int) n, 1, *dz, (int) n);
   /* MUTANT jvp-no-dx (above): the tangent forgets W dX */
@@ -52,7 +53,7 @@ static int
 R_ (jvp) (tg *t, const real *x, const real *v, real *out)
 {
   real *zt, *dz, *gg;
-  if (R_ (tangent_prologue) (t, x, v, &zt, &dz, &gg))
+  if (R_ (tangent_prologue) (t, x, v, &zt, &dz, &gg, true))
     return -1;
   *out = r_dot ((int) (t->m * t->n), gg, 1, dz, 1);
   free (zt);
@@ -68,7 +69,7 @@ R_ (hvp) (tg *t, const real *x, const real *v, real *hv)
   size_t m = t->m, k = t->k, n = t->n;
   const real *w = x, *xx = x + m * k, *dw = v, *dx = v + m * k;
   real *zt, *dz, *gg;
-  if (R_ (tangent_prologue) (t, x, v, &zt, &dz, &gg))
+  if (R_ (tangent_prologue) (t, x, v, &zt, &dz, &gg, false))
     return -1;
   /* dG, in place of dZ */
   for (size_t i = 0; i < m * n; i++)

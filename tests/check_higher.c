@@ -99,6 +99,13 @@ START_TEST (test_jvp_mutant_caught)
           ck_assert_int_ne (r->dirs[q].verdict, GC_FAIL);
       ck_assert_uint_gt (r->n_failed, 0);
       gc_result_free (r);
+      /* the HVP does not share the tangent's bug */
+      gc_options_init (&o);
+      o.directions = GC_DIR_RANDOM;
+      o.n_random = 1;
+      ck_assert_int_eq (gc_hvp_check (&t->model, t->x, &o, &r), GC_OK);
+      ck_assert_int_eq (r->verdict, GC_PASS);
+      gc_result_free (r);
       gct_free (t);
     }
 }
