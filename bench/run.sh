@@ -169,6 +169,16 @@ sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
   echo
   echo "Shapes: 0 = T 5, BT 4 (padded); 1 = T 16, BT 16 (no padding); 2 = T 37, BT 16 (padded)."
   echo
+  if [ -s "$out/falsify-higher-summary.tsv" ]; then
+    echo "### Beyond the gradient: JVP, HVP and the Taylor test (manual: \"Beyond the gradient\")"
+    echo
+    echo "bench/higher.c, every kernel run; tanh-gemm shapes M,K,N = 8,16,8 / 24,4,3 / 5,5,5; gdn's as above, both gates.  HVP: 3 random vectors per cell.  Taylor: one random direction, 24 levels; it calls the gradient and the HVP, not the tangent."
+    echo
+    echo "| model | check | backward | cells | fail | pass | inconclusive | worst nu (pass) |"
+    echo "|---|---|---|---|---|---|---|---|"
+    tail -n +2 "$out/falsify-higher-summary.tsv" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $9 }'
+    echo
+  fi
   echo "## 2. Resolution (default shapes, MPFR reference)"
   echo
   echo "| model | n | verdict | worst nu | median bar/|r| | p90 | worst | median smallest caught delta | spot checks agreeing |"
