@@ -927,6 +927,7 @@ cmd_check (int argc, char **argv)
     {
       /* manual: "The Taylor test" (cmd_higher.c) */
       rc = cli_taylor (&a, &cm);
+      cli_watch_end ();
       cli_model_close (&cm);
       goto out;
     }

@@ -77,8 +77,6 @@ tangents (gc_result *r, const gc_model *m, const float *x,
   r->defaulted = (r->defaulted & ~(unsigned) GC_DEFAULTED_BACKWARD_DEPTH)
                  | (m->tangent_depth ? 0 : GC_DEFAULTED_BACKWARD_DEPTH);
   r->lambda_backward = gc__lambda (r->false_alarm, 2 * r->n_total, dt);
-  r->depth_implied = 0;
-  r->depth_implied_at = SIZE_MAX;
   float *v = malloc (n * sizeof *v);
   if (!v)
     return gc__refuse (r, GC_ENOMEM, NULL);
@@ -126,29 +124,25 @@ tangents (gc_result *r, const gc_model *m, const float *x,
             }
           spread = fmax (spread, fabs ((double) tm - t));
         }
-      double base = tangent_base (d);
       gc__term_tangent (&d->terms[GC_TERM_ADJOINT], r->lambda_backward, dt,
-                        base, spread);
-      if (base > 0 && spread / (2 * base) > r->depth_implied)
-        {
-          r->depth_implied = spread / (2 * base);
-          r->depth_implied_at = q;
-        }
+                        tangent_base (d), spread);
       d->analytic = t;
       d->analytic_f64 = NAN;
       judge_again (d);
     }
   gc__env_leave (&e);
   free (v);
-  r->rounding_modes = 0;
+  /* the header's rounding fields stay the gradient check's (its centre's
+     measurement, the same in every shard); a mode the tangent failed
+     under is said in the detail-free note only when the backward's
+     were all measured */
+  unsigned tdrop = 0;
   for (int j = 0; j < nm; j++)
-    if (!(dropped & (1u << j)))
-      r->rounding_modes++;
-  r->rounding_dropped = (unsigned) nm - r->rounding_modes;
-  if (r->rounding_dropped)
+    tdrop += (dropped >> j) & 1;
+  if (tdrop && !r->rounding_note[0])
     snprintf (r->rounding_note, sizeof r->rounding_note, "jvp_f32 failed "
               "under %u other rounding mode(s): its spread is measured "
-              "under the rest", r->rounding_dropped);
+              "under the rest", tdrop);
   if (st != GC_OK)
     {
       r->callback_code = code;
