@@ -30,6 +30,22 @@ gc__kind_label (gc_check_kind kind)
 }
 
 void
+gc__kind_depths (gc_check_kind kind, const char *name[2],
+                 const char *dflt[2])
+{
+  static const char *const names[GC_N_KINDS][2] = {
+    { "d_f", "d_b" }, { "d_f", "d_b" }, { "d_f", "d_t" }, { "d_b", "d_H" } };
+  static const char *const dflts[GC_N_KINDS][2] = {
+    { "n", "n" }, { "n", "n" }, { "n", "2 d_f" }, { "n", "d_f + d_b" } };
+  unsigned k = (unsigned) kind < GC_N_KINDS ? (unsigned) kind : 0;
+  for (int j = 0; j < 2; j++)
+    {
+      name[j] = names[k][j];
+      dflt[j] = dflts[k][j];
+    }
+}
+
+void
 gc__env_enter (gc__env *e, const gc_options *o)
 {
   feholdexcept (&e->caller);

@@ -32,6 +32,12 @@ const gc_model *gc__model_by_abi (const gc_model *m, gc_model *copy);
    gradient check, "forward oracle, ", "JVP check, ", "HVP check, ").  */
 const char *gc__kind_name (gc_check_kind kind);
 const char *gc__kind_label (gc_check_kind kind);
+/* (higher.c) The names of a kind's two depths in the report's inputs
+   (result forward_depth, backward_depth: "d_f", "d_b"; the JVP's "d_t";
+   the HVP's "d_b", "d_H") and what stands in for them when not declared
+   ("n", "2 d_f", "d_f + d_b").  */
+void gc__kind_depths (gc_check_kind kind, const char *name[2],
+                      const char *dflt[2]);
 
 /* (directions.c) Random direction ID of a check of seed SEED over n
    parameters, drawn on [LO, HI) (zero elsewhere), unit in the 2-norm,
