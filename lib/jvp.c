@@ -69,7 +69,7 @@ judge_again (gc_direction *d)
    rounding modes, and the verdicts.  */
 static gc_status
 tangents (gc_result *r, const gc_model *m, const float *x,
-          const gc_options *o)
+          const gc_options *o, double deadline)
 {
   size_t n = m->n;
   size_t dt = m->tangent_depth ? m->tangent_depth : 2 * r->forward_depth;
@@ -82,6 +82,7 @@ tangents (gc_result *r, const gc_model *m, const float *x,
     return gc__refuse (r, GC_ENOMEM, NULL);
   gc__env e;
   gc__env_enter (&e, o);
+  e.deadline = deadline;     /* the whole check's, gradient pass included */
   int modes[GC_N_MODES];
   int nm = gc__other_modes (e.round, modes);
   unsigned dropped = 0;
@@ -176,6 +177,7 @@ gc_jvp_check (const gc_model *m0, const float *x, const gc_options *opts,
   gc_options o2 = *o;
   o2.no_twin = 1;        /* the twin is the backward's, not the tangent's */
   gc_result *r = NULL;
+  double deadline = gc__deadline (o->timeout);
   gc_status st = gc_check (m, x, &o2, &r);
   if (!r)
     return st;
@@ -187,7 +189,7 @@ gc_jvp_check (const gc_model *m0, const float *x, const gc_options *opts,
                      "in f32 and f64 mode, the tangent along the exact one: "
                      "the JVP check takes them in MPFR or auto mode");
   if (st == GC_OK)
-    st = tangents (r, m, x, o);
+    st = tangents (r, m, x, o, deadline);
   gc__summarise (r);
   if (st == GC_OK && !r->nondeterministic)
     gc__diagnose (r);
