@@ -95,6 +95,10 @@ typedef int (*gc_jvp_f32_fn) (void *ctx, const float *x, const float *v,
    derivative of the backward at X along V, into HV (n floats).  */
 typedef int (*gc_hvp_f32_fn) (void *ctx, const float *x, const float *v,
                               float *hv);
+/* The f64 twin of hvp_f32: the same algorithm with double as its element
+   type, at X and along V (n doubles, each the f32 value exactly).  */
+typedef int (*gc_hvp_f64_fn) (void *ctx, const double *x, const double *v,
+                              double *hv);
 
 #define GC_MAX_DIMS 6
 
@@ -179,11 +183,13 @@ typedef struct gc_model
      test's second remainder), with the accumulation depths of their
      chains: tangent_depth (0: 2 forward_depth, manual "The JVP check")
      and hvp_depth (0: forward_depth + backward_depth, manual "The HVP
-     check").  */
+     check"); and hvp_f64, the f64 twin of hvp_f32 (with grad_f64, the
+     HVP check's two verdicts, manual "The HVP check").  */
   gc_jvp_f32_fn jvp_f32;
   gc_hvp_f32_fn hvp_f32;
   size_t tangent_depth;
   size_t hvp_depth;
+  gc_hvp_f64_fn hvp_f64;
 } gc_model;
 
 /* ---------------------------------------------------------------------- */
@@ -673,7 +679,10 @@ gc_status gc_jvp_check (const gc_model *model, const float *x,
    difference of the gradient along v -- of the f64 twin grad_f64 where the
    model gives one (and OPTS does not set no_twin), else of grad_f32 --
    with its truncation, the gradient's rounding over the step and the
-   HVP's own rounding term.  Direction id k n + i, index i.  The result
+   HVP's own rounding term.  With both twins (grad_f64 and hvp_f64) each
+   element gets the two verdicts of the gradient check's twin (the
+   algorithm: the f64 HVP; the arithmetic: f32 against f64; result field
+   twin = 1).  Direction id k n + i, index i.  The result
    has kind GC_CHECK_HVP and reference GC_REF_F64 (twin) or GC_REF_F32.
    OPTS: directions, n_random, indices, seed, step (absolute: the default
    is derived), false_alarm, timeout, no_twin; sharding is refused

@@ -65,21 +65,23 @@ gc__env_leave (gc__env *e)
 /* What the callback kinds take and give.  */
 static const char *const call_names[] = { "jvp_f32", "hvp_f32", "grad_f32",
                                           "grad_f64", "loss_f32", "loss_f64",
-                                          "loss_magnitude_f32" };
+                                          "loss_magnitude_f32", "hvp_f64" };
 
 gc_status
 gc__call (const gc_model *m, const gc__env *e, gc__callee which,
-          const void *x, const float *v, int mode, void *out,
+          const void *x, const void *v, int mode, void *out,
           int *code, char *what, size_t size)
 {
   size_t n = m->n;
-  bool dbl = which == GC_CALL_GRAD_F64 || which == GC_CALL_LOSS_F64;
+  bool dbl = which == GC_CALL_GRAD_F64 || which == GC_CALL_LOSS_F64
+             || which == GC_CALL_HVP_F64;
   size_t in_bytes = n * (dbl ? sizeof (double) : sizeof (float));
-  size_t out_count = which == GC_CALL_JVP || which >= GC_CALL_LOSS_F32 ? 1
-                     : n;
+  size_t out_count = which == GC_CALL_JVP || (which >= GC_CALL_LOSS_F32
+                                              && which <= GC_CALL_LOSS_MAG)
+                     ? 1 : n;
   size_t out_bytes = out_count * (dbl ? sizeof (double) : sizeof (float));
   void *xc = gc__guarded_alloc (in_bytes);
-  float *vc = v ? gc__guarded_alloc (n * sizeof *vc) : NULL;
+  void *vc = v ? gc__guarded_alloc (in_bytes) : NULL;
   void *oc = gc__guarded_alloc (out_bytes);
   const char *name = call_names[which];
   *code = 0;
@@ -93,7 +95,7 @@ gc__call (const gc_model *m, const gc__env *e, gc__callee which,
     }
   memcpy (xc, x, in_bytes);
   if (v)
-    memcpy (vc, v, n * sizeof *vc);
+    memcpy (vc, v, in_bytes);
   memset (oc, 0, out_bytes);
   fesetenv (&e->model);
   fesetround (mode);
@@ -107,6 +109,7 @@ gc__call (const gc_model *m, const gc__env *e, gc__callee which,
     case GC_CALL_LOSS_F32: rc = m->loss_f32 (m->ctx, xc, oc); break;
     case GC_CALL_LOSS_F64: rc = m->loss_f64 (m->ctx, xc, oc); break;
     case GC_CALL_LOSS_MAG: rc = m->loss_magnitude_f32 (m->ctx, xc, oc); break;
+    case GC_CALL_HVP_F64: rc = m->hvp_f64 (m->ctx, xc, vc, oc); break;
     }
   fesetenv (FE_DFL_ENV);
   gc_status st = GC_OK;
@@ -119,8 +122,8 @@ gc__call (const gc_model *m, const gc__env *e, gc__callee which,
   else if (!gc__guarded_intact (oc, out_bytes)
            || !gc__guarded_intact (xc, in_bytes)
            || memcmp (xc, x, in_bytes) != 0
-           || (v && (!gc__guarded_intact (vc, n * sizeof *vc)
-                     || memcmp (vc, v, n * sizeof *vc) != 0)))
+           || (v && (!gc__guarded_intact (vc, in_bytes)
+                     || memcmp (vc, v, in_bytes) != 0)))
     {
       st = GC_EOVERRUN;
       snprintf (what, size, "%s wrote outside its output or into its "

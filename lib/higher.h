@@ -24,21 +24,22 @@ void gc__env_leave (gc__env *e);
 typedef enum gc__callee
 {
   GC_CALL_JVP, GC_CALL_HVP, GC_CALL_GRAD_F32, GC_CALL_GRAD_F64,
-  GC_CALL_LOSS_F32, GC_CALL_LOSS_F64, GC_CALL_LOSS_MAG
+  GC_CALL_LOSS_F32, GC_CALL_LOSS_F64, GC_CALL_LOSS_MAG, GC_CALL_HVP_F64
 } gc__callee;
 
 /* One call of MODEL's callback WHICH at X (n floats, n doubles for
-   grad_f64 and loss_f64) and, for jvp_f32 and hvp_f32, V (n floats), in
+   grad_f64, loss_f64 and hvp_f64) and, for jvp_f32 and hvp_f32, V (n
+   floats; n doubles for hvp_f64), in
    the model's environment with rounding mode MODE, on guarded copies of
    its inputs: the output (one float for jvp_f32, loss_f32 and
    loss_magnitude_f32, one double for loss_f64, n floats, n doubles for
-   grad_f64)
+   grad_f64 and hvp_f64)
    into OUT only when the call succeeded and every value is finite.  On
    failure: GC_ECALLBACK (its code in *CODE), GC_EOVERRUN (a write outside
    the output or into an input), GC_ETIMEOUT, GC_ENONFINITE or GC_ENOMEM,
    with a sentence in WHAT.  */
 gc_status gc__call (const gc_model *m, const gc__env *e, gc__callee which,
-                    const void *x, const float *v, int mode, void *out,
+                    const void *x, const void *v, int mode, void *out,
                     int *code, char *what, size_t size);
 
 /* A new result of KIND for MODEL (may be NULL) and OPTS: no directions,

@@ -57,6 +57,9 @@ typedef struct hvp_work
 {
   float *v, *y, *ym, *xf;
   double *xp, *g[4], *spread, *mag, *magh, *tmp;
+  /* the HVP's twin (hvp_f64): x and v in double, its value, a second
+     value, its spread, its magnitudes  */
+  double *xd, *vd, *y64, *y64m, *spread64, *magh64;
 } hvp_work;
 
 static void
@@ -73,6 +76,12 @@ work_free (hvp_work *w)
   free (w->mag);
   free (w->magh);
   free (w->tmp);
+  free (w->xd);
+  free (w->vd);
+  free (w->y64);
+  free (w->y64m);
+  free (w->spread64);
+  free (w->magh64);
 }
 
 static bool
@@ -91,6 +100,10 @@ work_alloc (hvp_work *w, size_t n)
   w->mag = malloc (n * sizeof (double));
   w->magh = malloc (n * sizeof (double));
   w->tmp = malloc (n * sizeof (double));
+  double **d64[] = { &w->xd, &w->vd, &w->y64, &w->y64m, &w->spread64,
+                     &w->magh64 };
+  for (size_t k = 0; k < sizeof d64 / sizeof *d64; k++)
+    ok = (*d64[k] = malloc (n * sizeof (double))) && ok;
   return ok && w->spread && w->mag && w->magh && w->tmp;
 }
 
@@ -173,6 +186,73 @@ hvp_at (gc_result *r, const gc_model *m, const gc__env *e, const float *x,
   return GC_OK;
 }
 
+/* Manual: "The HVP check", its twin: hvp_f64 at x along the same v (twice:
+   determinism), its spread per element under the other rounding modes
+   (a mode whose call fails is left out), its magnitudes.  */
+static gc_status
+hvp64_at (gc_result *r, const gc_model *m, const gc__env *e, const float *x,
+          hvp_work *w, size_t k, int *code, char *what, size_t size)
+{
+  size_t n = m->n;
+  for (size_t i = 0; i < n; i++)
+    {
+      w->xd[i] = x[i];
+      w->vd[i] = w->v[i];
+    }
+  gc_status st = gc__call (m, e, GC_CALL_HVP_F64, w->xd, w->vd, e->round,
+                           w->y64, code, what, size);
+  if (st == GC_OK)
+    st = gc__call (m, e, GC_CALL_HVP_F64, w->xd, w->vd, e->round, w->y64m,
+                   code, what, size);
+  if (st != GC_OK)
+    return st;
+  for (size_t i = 0; i < n; i++)
+    if (memcmp (&w->y64[i], &w->y64m[i], sizeof (double)) != 0)
+      {
+        gc__note_nondeterminism (r, GC_ND_GRAD, i, w->y64[i], w->y64m[i],
+                                 "hvp_f64 gave %.17g, then %.17g, for "
+                                 "element %zu of vector %zu", w->y64[i],
+                                 w->y64m[i], i, k);
+        break;
+      }
+  for (size_t i = 0; i < n; i++)
+    w->spread64[i] = 0;
+  int modes[GC_N_MODES];
+  int nm = gc__other_modes (e->round, modes);
+  for (int j = 0; j < nm; j++)
+    {
+      char ignore[160];
+      int c2;
+      if (gc__call (m, e, GC_CALL_HVP_F64, w->xd, w->vd, modes[j], w->y64m,
+                    &c2, ignore, sizeof ignore) != GC_OK)
+        continue;
+      if (k == 0)
+        r->twin_rounding_modes++;
+      for (size_t i = 0; i < n; i++)
+        w->spread64[i] = fmax (w->spread64[i], fabs (w->y64m[i] - w->y64[i]));
+    }
+  gc__block_max (m, w->y64, w->magh64);
+  return GC_OK;
+}
+
+/* Manual: "The HVP check", two verdicts: element D's twin value, the
+   twin's HVP term, the arithmetic's bound and error as the gradient
+   check's twin forms them (twin.c), then judge.c's two verdicts.  */
+static void
+twin_element (const gc_result *r, gc_direction *d, const hvp_work *w,
+              size_t i)
+{
+  size_t dh = r->backward_depth;
+  d->analytic_f64 = w->y64[i];
+  double mh = fmax (w->magh64[i], w->magh[i]);
+  gc__term_adjoint_f64 (&d->adjoint_f64, dh, mh, 1, w->spread64[i], true);
+  double gu24 = gc__gamma_over_u (dh, 24), gu23 = gc__gamma_over_u (dh, 23);
+  d->arith_bar = gu24 * (GC_U32 * mh + 0x1p-150) + d->adjoint_f64.value;
+  d->arith_diff = fmax (fabs (d->analytic - d->analytic_f64),
+                        w->spread[i] / (4 * gu23 / gu24));
+  gc__judge_twin (d);
+}
+
 /* Vector K of the check: e_index (INDEX < n) or the random one.  */
 static gc_status
 one_vector (gc_result *r, const gc_model *m, const gc__env *e,
@@ -235,6 +315,8 @@ one_vector (gc_result *r, const gc_model *m, const gc__env *e,
     }
   if (st == GC_OK)
     st = hvp_at (r, m, e, x, w, k, dropped, code, what, size);
+  if (st == GC_OK && r->twin)
+    st = hvp64_at (r, m, e, x, w, k, code, what, size);
   if (st != GC_OK)
     return st;
   for (size_t i = 0; i < n; i++)
@@ -267,6 +349,8 @@ one_vector (gc_result *r, const gc_model *m, const gc__env *e,
                          r->backward_depth, w->magh[i], w->spread[i]);
       gc__judge (d, INFINITY);
       gc__judge_resolution (d);
+      if (r->twin)
+        twin_element (r, d, w, i);
     }
   return GC_OK;
 }
@@ -289,6 +373,8 @@ hvp_check (gc_result *r, const gc_model *m, const float *x,
   if ((st = gc__point_finite (x, n, what, sizeof what)) != GC_OK)
     return gc__refuse (r, st, what);
   bool twin = m->grad_f64 && !o->no_twin;
+  /* both twins: the two verdicts (manual: "The HVP check") */
+  r->twin = twin && m->hvp_f64;
   size_t fd = m->forward_depth ? m->forward_depth : n;
   size_t db = m->backward_depth ? m->backward_depth : n;
   r->n = n;
@@ -384,6 +470,9 @@ gc_hvp_check (const gc_model *m0, const float *x, const gc_options *opts,
   hvp_check (r, m, x, o);
   gc__summarise (r);
   if (r->status == GC_OK && !r->nondeterministic)
-    gc__diagnose (r);
+    {
+      gc__diagnose (r);
+      gc__twin_findings (r);   /* manual: "Two verdicts, one report" */
+    }
   return r->status;
 }

@@ -25,7 +25,8 @@ static const gcm_key keys[] = {
 enum { MUT_NONE, MUT_NO_TANH_DERIV, MUT_DW_TWICE, MUT_DX_ZERO, MUT_DW_SIGN,
        MUT_DW_SCALE_1E6, MUT_DX_BF16_SUM,
        /* of the tangent and the HVP (tanh_gemm_tangent.h) */
-       MUT_JVP_NO_DX, MUT_HVP_NO_SECOND_ORDER, MUT_HVP_TRANSPOSED };
+       MUT_JVP_NO_DX, MUT_HVP_NO_SECOND_ORDER, MUT_HVP_TRANSPOSED,
+       MUT_HVP_SCALE_1E6 };
 
 static const gcm_mutant mutants[] = {
   { "no-tanh-derivative", "the factor 1 - tanh^2 is left out of dZ" },
@@ -42,6 +43,8 @@ static const gcm_mutant mutants[] = {
     " 1 - tanh^2 (gradcheck hvp)" },
   { "hvp-transposed", "the HVP's G dX^T reads dX's storage as its"
     " transpose (gradcheck hvp)" },
+  { "hvp-scale-1e-6", "the HVP's dG X^T is scaled by 1 + 1e-6 in both"
+    " instantiations (gradcheck hvp: seen only with the HVP's twin)" },
 };
 
 typedef struct tg
@@ -116,6 +119,9 @@ grad_f64 (void *ctx, const double *x, double *g)
 #undef GCM_REAL
 #define GCM_REAL 32
 #include "tanh_gemm_tangent.h"
+#undef GCM_REAL
+#define GCM_REAL 64
+#include "tanh_gemm_tangent.h"
 
 static int
 jvp_cb (void *ctx, const float *x, const float *v, float *out)
@@ -127,6 +133,12 @@ static int
 hvp_cb (void *ctx, const float *x, const float *v, float *hv)
 {
   return hvp_f32 (ctx, x, v, hv);
+}
+
+static int
+hvp64_cb (void *ctx, const double *x, const double *v, double *hv)
+{
+  return hvp_f64 (ctx, x, v, hv);
 }
 
 static int
@@ -236,6 +248,7 @@ create (const long *v, uint64_t seed, int mutant, gcm_instance **out)
      five products, then an N- or M-term product and a sum of two.  */
   md->jvp_f32 = jvp_cb;
   md->hvp_f32 = hvp_cb;
+  md->hvp_f64 = hvp64_cb;
   md->tangent_depth = k + 7 + m * n;
   md->hvp_depth = k + 10 + (n > m ? n : m);
   md->n_blocks = 2;

@@ -48,8 +48,9 @@ R_ (tangent_prologue) (tg *t, const real *x, const real *v, real **zt,
   return 0;
 }
 
-/* The directional derivative of L along V.  */
-static int
+/* The directional derivative of L along V (inline: the f64 instantiation
+   has no caller).  */
+static inline int
 R_ (jvp) (tg *t, const real *x, const real *v, real *out)
 {
   real *zt, *dz, *gg;
@@ -79,9 +80,12 @@ R_ (hvp) (tg *t, const real *x, const real *v, real *hv)
               : -2 * (real) t->dout[i] * th * (1 - th * th) * dz[i];
     }
   real *hw = hv, *hx = hv + m * k;
+  real sw = t->mutant == MUT_HVP_SCALE_1E6 ? (real) (1 + 1e-6) : 1;
   /* dW part: dG X^T + G dX^T  [M,K] */
   r_gemm (CblasRowMajor, CblasNoTrans, CblasTrans, (int) m, (int) k,
-          (int) n, 1, dz, (int) n, xx, (int) n, 0, hw, (int) k);
+          (int) n, sw, dz, (int) n, xx, (int) n, 0, hw, (int) k);
+  /* MUTANT hvp-scale-1e-6 (above, SW): dG X^T scaled by 1 + 1e-6, in both
+     instantiations (a bug of the algorithm, below f32's resolution) */
   if (t->mutant == MUT_HVP_TRANSPOSED)
     /* MUTANT: G dX^T with dX's [K,N] storage read as an [N,K] matrix (the
        transpose flag dropped, the leading dimension adjusted to fit) */

@@ -214,8 +214,8 @@ END_TEST
 START_TEST (test_hvp_mutants_caught)
 {
   static const char *const mutants[] = { "hvp-no-second-order",
-                                         "hvp-transposed" };
-  for (size_t j = 0; j < 2; j++)
+                                         "hvp-transposed", "hvp-scale-1e-6" };
+  for (size_t j = 0; j < 3; j++)
     for (size_t s = 0; s < N_SHAPES; s++)
       {
         gct_model *t = tanh_gemm (s, gct_seed (), mutants[j]);
@@ -237,6 +237,50 @@ START_TEST (test_hvp_mutants_caught)
         gc_result_free (r);
         gct_free (t);
       }
+}
+END_TEST
+
+/* Manual: "The HVP check", its twin: with hvp_f64 each element gets the
+   algorithm's verdict at the twin's resolution; a 1e-6 scale error of the
+   HVP's algorithm, below the f32 HVP's own rounding term, fails there
+   and only there.  */
+START_TEST (test_hvp_twin)
+{
+  for (size_t s = 0; s < N_SHAPES; s++)
+    {
+      gct_model *t = tanh_gemm (s, gct_seed (), NULL);
+      gc_options o;
+      gc_options_init (&o);
+      o.directions = GC_DIR_RANDOM;
+      o.n_random = 2;
+      gc_result *r = NULL;
+      ck_assert_int_eq (gc_hvp_check (&t->model, t->x, &o, &r), GC_OK);
+      ck_assert_int_eq (r->twin, 1);
+      ck_assert_int_eq (r->verdict, GC_PASS);
+      /* the algorithm's resolution is the twin's: finer than the f32
+         HVP's rounding term allows the f32 verdict */
+      ck_assert (r->resolution_f64_median < r->resolution_median);
+      if (s == 0)
+        print_result ("correct HVP, both twins", r);
+      gc_result_free (r);
+      gct_free (t);
+      t = tanh_gemm (s, gct_seed (), "hvp-scale-1e-6");
+      ck_assert_int_eq (gc_hvp_check (&t->model, t->x, &o, &r), GC_OK);
+      if (s == 0)
+        print_result ("hvp-scale-1e-6, both twins", r);
+      ck_assert_int_eq (r->verdict, GC_FAIL);
+      ck_assert_uint_gt (r->n_failed_algorithm, 0);
+      gc_result_free (r);
+      /* without the HVP's twin the f32 bar, of relative size about
+         lambda sqrt(d_H) u = 1e-5 (manual), cannot see a 1e-6 error */
+      gc_model m = t->model;
+      m.hvp_f64 = NULL;
+      ck_assert_int_eq (gc_hvp_check (&m, t->x, &o, &r), GC_OK);
+      ck_assert_int_eq (r->twin, 0);
+      ck_assert_int_ne (r->verdict, GC_FAIL);
+      gc_result_free (r);
+      gct_free (t);
+    }
 }
 END_TEST
 
@@ -614,6 +658,7 @@ higher_suite (void)
   tcase_add_test (tc, test_hvp_correct);
   tcase_add_test (tc, test_hvp_mutants_caught);
   tcase_add_test (tc, test_hvp_without_twin);
+  tcase_add_test (tc, test_hvp_twin);
   tcase_add_test (tc, test_taylor_correct);
   tcase_add_test (tc, test_taylor_wrong);
   tcase_add_test (tc, test_reports_and_shards);
