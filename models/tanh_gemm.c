@@ -243,14 +243,17 @@ create (const long *v, uint64_t seed, int mutant, gcm_instance **out)
      product with dO (3), then an N- or M-term inner product.  */
   md->forward_depth = k + 2 + m * n;
   md->backward_depth = k + 4 + (n > m ? n : m);
-  /* The tangent: dZ's two K-term products and their sum, tanh, 1 - T^2,
-     the products with dZ and dO, the M*N-term sum; the HVP: dZ, T, dG's
-     five products, then an N- or M-term product and a sum of two.  */
+  /* The tangent: dZ = dW X + W dX, one K-term sum accumulated onto the
+     other (2 K: longer than G's K + 4, tanh and 1 - T^2 after W X), the
+     product G dZ, the M*N-term sum: 2 K + 2 + M N.  The HVP: dZ (2 K),
+     dG's four products (4), then dG X^T + G dX^T, one N-term sum
+     accumulated onto the other (2 N; dX's part 2 M), and the sum's own
+     rounding: 2 K + 2 max(M, N) + 6.  */
   md->jvp_f32 = jvp_cb;
   md->hvp_f32 = hvp_cb;
   md->hvp_f64 = hvp64_cb;
-  md->tangent_depth = k + 7 + m * n;
-  md->hvp_depth = k + 10 + (n > m ? n : m);
+  md->tangent_depth = 2 * k + 2 + m * n;
+  md->hvp_depth = 2 * k + 2 * (n > m ? n : m) + 6;
   md->n_blocks = 2;
   md->blocks = t->blocks;
   md->n_constants = 3;
