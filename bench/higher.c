@@ -34,10 +34,8 @@ applies (const char *check, const gcm_mutant *mu)
 {
   if (!mu)
     return true;
-  if (!strcmp (check, "jvp"))
-    return !strncmp (mu->name, "jvp-", 4);
-  if (!strcmp (check, "hvp"))
-    return !strncmp (mu->name, "hvp-", 4);
+  if (!strcmp (check, "jvp") || !strcmp (check, "hvp"))
+    return mu->only && !strcmp (mu->only, check);
   return !mu->precision;
 }
 

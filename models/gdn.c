@@ -63,7 +63,7 @@ static const gcm_mutant mutants[] = {
     " the f32 path only (a precision loss: PRECISION with the twin)" , 1 },
   /* gdn_tangent.h: gradcheck jvp sees it, run does not */
   { "jvp-no-dk", "the tangent forgets dk in the state update (gradcheck"
-    " jvp)" },
+    " jvp)", 0, "jvp" },
 };
 
 typedef struct gdn

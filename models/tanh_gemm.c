@@ -38,13 +38,14 @@ static const gcm_mutant mutants[] = {
   { "dx-bf16-sum", "dX's inner products keep their partial sums in bf16 in"
     " the f32 path only (a precision loss: PRECISION with the twin)" , 1 },
   /* tanh_gemm_tangent.h: gradcheck jvp / hvp see them, run does not */
-  { "jvp-no-dx", "the tangent forgets W dX (gradcheck jvp)" },
+  { "jvp-no-dx", "the tangent forgets W dX (gradcheck jvp)", 0, "jvp" },
   { "hvp-no-second-order", "the HVP leaves out dG, the derivative of"
-    " 1 - tanh^2 (gradcheck hvp)" },
+    " 1 - tanh^2 (gradcheck hvp)", 0, "hvp" },
   { "hvp-transposed", "the HVP's G dX^T reads dX's storage as its"
-    " transpose (gradcheck hvp)" },
+    " transpose (gradcheck hvp)", 0, "hvp" },
   { "hvp-scale-1e-6", "the HVP's dG X^T is scaled by 1 + 1e-6 in both"
-    " instantiations (gradcheck hvp: seen only with the HVP's twin)" },
+    " instantiations (gradcheck hvp: seen only with the HVP's twin)", 0,
+    "hvp" },
 };
 
 typedef struct tg
