@@ -13,6 +13,8 @@
 #                            pins one (an explicit decision of the person
 #                            running the bench; tests and CI never do)
 #
+# bench/run.sh python (make bench BENCH_ONLY=python) runs only the Python
+# side-by-side table of custom torch ops (bench/python-side.sh).
 # bench/run.sh speed (make bench BENCH_ONLY=speed) runs only the side-by-side
 # speed table against torch.autograd.gradcheck (bench/speed.sh, whose header
 # lists its variables), which the whole bench also runs and its report
@@ -20,8 +22,10 @@
 set -u
 if [ "${1:-}" = speed ]; then
   exec sh "$(dirname "$0")/speed.sh"
+elif [ "${1:-}" = python ]; then
+  exec sh "$(dirname "$0")/python-side.sh"
 elif [ -n "${1:-}" ]; then
-  echo "bench/run.sh: unknown part '$1' (only 'speed', or nothing for all)" >&2
+  echo "bench/run.sh: unknown part '$1' (only 'speed', 'python', or nothing for all)" >&2
   exit 2
 fi
 BENCH=${BENCH:-bench/bench}
@@ -114,6 +118,7 @@ done > "$out/falsify-higher.tsv"
 "$BENCH" resolution kda > "$out/resolution-kda.json"
 "$BENCH" speed > "$out/speed.json"
 sh "$(dirname "$0")/speed.sh"
+sh "$(dirname "$0")/python-side.sh"
 "$BENCH" absgrowth > "$out/absgrowth.json"
 # manual: "The f64 twin": each model's default check with and without its
 # twin, side by side, and every mutant both ways
@@ -209,6 +214,10 @@ sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
   echo
   if [ -f "$out/speed-gdn.md" ]; then
     cat "$out/speed-gdn.md"
+    echo
+  fi
+  if [ -f "$out/python-side.md" ]; then
+    cat "$out/python-side.md"
     echo
   fi
   echo "## The f64 twin (default shapes, seed 1, 1 thread; manual: \"The f64 twin\")"

@@ -9,6 +9,7 @@
 #include "models.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 
 enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3,
        EXIT_INCONCLUSIVE = 4, /* the check cannot judge (manual:
@@ -187,5 +188,39 @@ void cli_watch_end (void);
 
 /* gradcheck steps (steps.c).  */
 int cli_steps (const cli_args *a, const cli_model *cm);
+
+/* The subcommands, one file each (main.c dispatches): run, oracle and
+   explain (cmd_run.c), list (cmd_list.c), merge (cmd_merge.c), steps
+   (steps.c), sweep (sweep.c), kernels (kernels.c).  ARGV[0] is the
+   subcommand's name; each returns the exit status.  */
+int cli_cmd_run (int argc, char **argv);
+int cli_cmd_list (int argc, char **argv);
+int cli_cmd_merge (int argc, char **argv);
+int cli_cmd_steps (int argc, char **argv);
+int cli_cmd_sweep (int argc, char **argv);
+
+/* Options (options.c).  Parse the options of subcommand ARGV[0] into A
+   (an option it does not take is refused); what follows them goes to
+   A->operands.  Returns -1 to go on, or an exit code (--help, --version,
+   a usage error).  */
+int cli_parse_options (int argc, char **argv, cli_args *a);
+/* A subcommand that checks a model: its one operand, MODEL, into
+   A->model (not with --plugin).  Returns -1 to go on, or EXIT_USAGE.  */
+int cli_model_operand (cli_args *a);
+void cli_print_help (FILE *f);
+int cli_print_version (void);
+/* After a message of getopt's own: the hint to --help.  */
+void cli_usage_hint (void);
+
+/* The largest report merge reads: a shard of a check of about a million
+   parameters (a direction takes some 400 bytes of JSON).  */
+#define CLI_REPORT_MAX ((off_t) 1 << 30)
+#define CLI_REPORT_MAX_TEXT "1 GiB"
+
+/* Print R's report; KERNEL (NULL: none) is the OpenBLAS kernel the check
+   ran under, added to the first line of a text report.  Returns the exit
+   status of ST and R (emit.c).  */
+int cli_emit (gc_status st, gc_result *r, gc_format fmt, const char *kernel);
+int cli_exit_code (gc_status st, const gc_result *r);
 
 #endif

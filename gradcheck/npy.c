@@ -343,8 +343,11 @@ write_manifest (int dfd, const char *tmp, const cli_model *cm,
   return ok;
 }
 
-int
-cli_dump (const char *dir, const cli_model *cm, const gc_result *r)
+/* Refuse, before anything is written, a description of CM that --dump
+   cannot write: a parameter or output (OUTPUTS) block, or a tensor of the
+   model's own (*N_EXTRA_OUT of them).  Returns -1, or EXIT_USAGE.  */
+static int
+refusal (const cli_model *cm, bool outputs, size_t *n_extra_out)
 {
   const gc_model *m = cm->model;
   size_t n = m->n;
@@ -357,7 +360,6 @@ cli_dump (const char *dir, const cli_model *cm, const gc_result *r)
                progname, bad, why);
       return EXIT_USAGE;
     }
-  bool outputs = m->outputs_f32 && m->n_outputs && m->n_output_blocks;
   if (outputs && (why = blocks_refusal (m->output_blocks, m->n_output_blocks,
                                         m->n_outputs, &bad)))
     {
@@ -368,6 +370,7 @@ cli_dump (const char *dir, const cli_model *cm, const gc_result *r)
   size_t n_extra = cm->inst ? cm->inst->n_extra : 0;
   if (n_extra > sizeof cm->inst->extra / sizeof cm->inst->extra[0])
     n_extra = 0;
+  *n_extra_out = n_extra;
   for (size_t k = 0; k < n_extra; k++)
     {
       const size_t *sh = cm->inst->extra[k].shape;
@@ -382,33 +385,21 @@ cli_dump (const char *dir, const cli_model *cm, const gc_result *r)
           return EXIT_USAGE;
         }
     }
+  return -1;
+}
+
+/* The tensors of the dump into T: per block the parameters, the gradient G
+   and the reference REF (NaN where the check has none), the model's own
+   N_EXTRA tensors, the NOB output blocks into OUT (*FIRST_OUT the first).
+   Returns their number.  */
+static size_t
+list (tensor *t, const cli_model *cm, const gc_result *r, float *g,
+      float *ref, float *out, size_t nob, size_t n_extra, size_t *first_out)
+{
+  const gc_model *m = cm->model;
+  size_t n = m->n;
   size_t nb = m->n_blocks ? m->n_blocks : 1;
-  size_t nob = outputs ? m->n_output_blocks : 0;
-  if (nb > (SIZE_MAX / sizeof (tensor) - n_extra - nob) / 3)
-    return EXIT_USAGE;
-  size_t cap = 3 * nb + n_extra + nob;
-  tensor *t = calloc (cap, sizeof *t);
-  float *g = slack_alloc (n), *ref = malloc (n * sizeof *ref);
-  float *out = outputs ? slack_alloc (m->n_outputs) : NULL;
-  int rc = -1;
-  int dfd = -1;
   size_t nt = 0;
-  struct sigaction old[sizeof caught / sizeof caught[0]];
-  struct sigaction old_xfsz;
-  bool armed = false;
-  if (!t || !g || !ref || (outputs && !out))
-    {
-      fprintf (stderr, "%s: --dump: out of memory\n", progname);
-      rc = EXIT_INTERNAL;
-      goto done;
-    }
-  if (m->grad_f32 (m->ctx, cm->x, g) != 0 || !slack_intact (g, n))
-    {
-      fprintf (stderr, "%s: --dump: the backward failed or wrote past its "
-               "buffer\n", progname);
-      rc = EXIT_MODEL;
-      goto done;
-    }
   /* The reference per coordinate where the check has one; NaN elsewhere
      (random directions have no coordinate).  */
   for (size_t i = 0; i < n; i++)
@@ -437,7 +428,7 @@ cli_dump (const char *dir, const cli_model *cm, const gc_result *r)
       add (t, &nt, "", cm->inst->extra[k].name, cm->inst->extra[k].data,
            cm->inst->extra[k].ndim, cm->inst->extra[k].shape, count);
     }
-  size_t first_out = nt;
+  *first_out = nt;
   for (size_t b = 0; b < nob; b++)
     {
       const gc_block *bl = &m->output_blocks[b];
@@ -445,13 +436,20 @@ cli_dump (const char *dir, const cli_model *cm, const gc_result *r)
       add (t, &nt, "out_", bl->name, out + bl->offset, bl->ndim ? bl->ndim : 1,
            bl->ndim ? bl->shape : &one, bl->count);
     }
-  /* Two tensors, one file: refused before anything is written.  */
+  return nt;
+}
+
+/* Two of the NT tensors T written to one file: said, and EXIT_USAGE;
+   EXIT_INTERNAL without memory; -1 when each has its own file.  */
+static int
+clash (const tensor *t, size_t nt)
+{
+  int rc = -1;
   const tensor **sorted = malloc (nt * sizeof *sorted);
   if (!sorted)
     {
       fprintf (stderr, "%s: --dump: out of memory\n", progname);
-      rc = EXIT_INTERNAL;
-      goto done;
+      return EXIT_INTERNAL;
     }
   for (size_t k = 0; k < nt; k++)
     sorted[k] = &t[k];
@@ -467,6 +465,134 @@ cli_dump (const char *dir, const cli_model *cm, const gc_result *r)
         rc = EXIT_USAGE;
       }
   free (sorted);
+  return rc;
+}
+
+/* The NT files T, written under temporary names in DFD (DIR), into place
+   under the directory's lock.  Returns -1, or EXIT_INTERNAL.  */
+static int
+into_place (int dfd, const char *dir, tensor *t, size_t nt)
+{
+  int rc = -1;
+  /* Into place under the directory's lock (a concurrent dump renames
+     its whole set before or after this one), the old manifest gone
+     first and the new one last: a set without a manifest is
+     incomplete.  */
+  if (flock (dfd, LOCK_EX) != 0)
+    {
+      fprintf (stderr, "%s: --dump: cannot lock %s: %s\n", progname, dir,
+               strerror (errno));
+      rc = EXIT_INTERNAL;
+    }
+  else
+    {
+      if (unlinkat (dfd, "manifest.txt", 0) != 0 && errno != ENOENT)
+        {
+          fprintf (stderr, "%s: --dump: cannot replace %s/manifest.txt: "
+                   "%s\n", progname, dir, strerror (errno));
+          rc = EXIT_INTERNAL;
+        }
+      /* Renamed files leave the list the handler cleans up.  */
+      for (size_t k = nt; k-- > 0 && rc < 0;)
+        {
+          if (renameat (dfd, t[k].tmp, dfd, t[k].file) != 0)
+            {
+              fprintf (stderr, "%s: --dump: cannot rename into %s/%s: "
+                       "%s\n", progname, dir, t[k].file, strerror (errno));
+              rc = EXIT_INTERNAL;
+              break;
+            }
+          sig_live = (sig_atomic_t) k;
+        }
+      if (rc < 0 && renameat (dfd, sig_manifest_tmp, dfd, "manifest.txt")
+                    != 0)
+        {
+          fprintf (stderr, "%s: --dump: cannot rename into %s/manifest."
+                   "txt: %s\n", progname, dir, strerror (errno));
+          rc = EXIT_INTERNAL;
+        }
+      else if (rc < 0)
+        sig_manifest_live = 0;
+      flock (dfd, LOCK_UN);
+    }
+  return rc;
+}
+
+/* The NT tensors T (the outputs, into OUT, computed when their files are
+   next: at FIRST_OUT) and the manifest, under temporary names in DFD
+   (DIR).  Returns -1, EXIT_MODEL or EXIT_INTERNAL.  */
+static int
+write_set (int dfd, const char *dir, const cli_model *cm, const gc_result *r,
+           tensor *t, size_t nt, size_t first_out, float *out)
+{
+  const gc_model *m = cm->model;
+  int rc = -1;
+  for (size_t k = 0; k < nt && rc < 0; k++)
+    {
+      /* The outputs are computed when their files are next: model code
+         that runs during the dump runs while its files are temporary.  */
+      if (k == first_out && (m->outputs_f32 (m->ctx, cm->x, out) != 0
+                             || !slack_intact (out, m->n_outputs)))
+        {
+          fprintf (stderr, "%s: --dump: the outputs failed or wrote past "
+                   "their buffer\n", progname);
+          rc = EXIT_MODEL;
+        }
+      else if (!write_npy (dfd, &t[k]))
+        {
+          fprintf (stderr, "%s: --dump: cannot write %s/%s: %s\n", progname,
+                   dir, t[k].file, strerror (errno));
+          rc = EXIT_INTERNAL;
+        }
+    }
+  if (rc < 0 && !write_manifest (dfd, sig_manifest_tmp, cm, r, t, nt))
+    {
+      fprintf (stderr, "%s: --dump: cannot write %s/manifest.txt: %s\n",
+               progname, dir, strerror (errno));
+      rc = EXIT_INTERNAL;
+    }
+  return rc;
+}
+
+int
+cli_dump (const char *dir, const cli_model *cm, const gc_result *r)
+{
+  const gc_model *m = cm->model;
+  size_t n = m->n;
+  bool outputs = m->outputs_f32 && m->n_outputs && m->n_output_blocks;
+  size_t n_extra;
+  int rc = refusal (cm, outputs, &n_extra);
+  if (rc >= 0)
+    return rc;
+  size_t nb = m->n_blocks ? m->n_blocks : 1;
+  size_t nob = outputs ? m->n_output_blocks : 0;
+  if (nb > (SIZE_MAX / sizeof (tensor) - n_extra - nob) / 3)
+    return EXIT_USAGE;
+  size_t cap = 3 * nb + n_extra + nob;
+  tensor *t = calloc (cap, sizeof *t);
+  float *g = slack_alloc (n), *ref = malloc (n * sizeof *ref);
+  float *out = outputs ? slack_alloc (m->n_outputs) : NULL;
+  int dfd = -1;
+  struct sigaction old[sizeof caught / sizeof caught[0]];
+  struct sigaction old_xfsz;
+  bool armed = false;
+  if (!t || !g || !ref || (outputs && !out))
+    {
+      fprintf (stderr, "%s: --dump: out of memory\n", progname);
+      rc = EXIT_INTERNAL;
+      goto done;
+    }
+  if (m->grad_f32 (m->ctx, cm->x, g) != 0 || !slack_intact (g, n))
+    {
+      fprintf (stderr, "%s: --dump: the backward failed or wrote past its "
+               "buffer\n", progname);
+      rc = EXIT_MODEL;
+      goto done;
+    }
+  size_t first_out;
+  size_t nt = list (t, cm, r, g, ref, out, nob, n_extra, &first_out);
+  /* Two tensors, one file: refused before anything is written.  */
+  rc = clash (t, nt);
   if (rc >= 0)
     goto done;
   if (mkdir (dir, 0777) != 0 && errno != EEXIST)
@@ -501,74 +627,9 @@ cli_dump (const char *dir, const cli_model *cm, const gc_result *r)
   ign.sa_handler = SIG_IGN;
   sigaction (SIGXFSZ, &ign, &old_xfsz);
   armed = true;
-  for (size_t k = 0; k < nt && rc < 0; k++)
-    {
-      /* The outputs are computed when their files are next: model code
-         that runs during the dump runs while its files are temporary.  */
-      if (k == first_out && (m->outputs_f32 (m->ctx, cm->x, out) != 0
-                             || !slack_intact (out, m->n_outputs)))
-        {
-          fprintf (stderr, "%s: --dump: the outputs failed or wrote past "
-                   "their buffer\n", progname);
-          rc = EXIT_MODEL;
-        }
-      else if (!write_npy (dfd, &t[k]))
-        {
-          fprintf (stderr, "%s: --dump: cannot write %s/%s: %s\n", progname,
-                   dir, t[k].file, strerror (errno));
-          rc = EXIT_INTERNAL;
-        }
-    }
-  if (rc < 0 && !write_manifest (dfd, sig_manifest_tmp, cm, r, t, nt))
-    {
-      fprintf (stderr, "%s: --dump: cannot write %s/manifest.txt: %s\n",
-               progname, dir, strerror (errno));
-      rc = EXIT_INTERNAL;
-    }
+  rc = write_set (dfd, dir, cm, r, t, nt, first_out, out);
   if (rc < 0)
-    {
-      /* Into place under the directory's lock (a concurrent dump renames
-         its whole set before or after this one), the old manifest gone
-         first and the new one last: a set without a manifest is
-         incomplete.  */
-      if (flock (dfd, LOCK_EX) != 0)
-        {
-          fprintf (stderr, "%s: --dump: cannot lock %s: %s\n", progname, dir,
-                   strerror (errno));
-          rc = EXIT_INTERNAL;
-        }
-      else
-        {
-          if (unlinkat (dfd, "manifest.txt", 0) != 0 && errno != ENOENT)
-            {
-              fprintf (stderr, "%s: --dump: cannot replace %s/manifest.txt: "
-                       "%s\n", progname, dir, strerror (errno));
-              rc = EXIT_INTERNAL;
-            }
-          /* Renamed files leave the list the handler cleans up.  */
-          for (size_t k = nt; k-- > 0 && rc < 0;)
-            {
-              if (renameat (dfd, t[k].tmp, dfd, t[k].file) != 0)
-                {
-                  fprintf (stderr, "%s: --dump: cannot rename into %s/%s: "
-                           "%s\n", progname, dir, t[k].file, strerror (errno));
-                  rc = EXIT_INTERNAL;
-                  break;
-                }
-              sig_live = (sig_atomic_t) k;
-            }
-          if (rc < 0 && renameat (dfd, sig_manifest_tmp, dfd, "manifest.txt")
-                        != 0)
-            {
-              fprintf (stderr, "%s: --dump: cannot rename into %s/manifest."
-                       "txt: %s\n", progname, dir, strerror (errno));
-              rc = EXIT_INTERNAL;
-            }
-          else if (rc < 0)
-            sig_manifest_live = 0;
-          flock (dfd, LOCK_UN);
-        }
-    }
+    rc = into_place (dfd, dir, t, nt);
 done:
   if (armed)
     {

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "escape.h"
 
+#include <cblas.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -300,4 +301,33 @@ cli_steps (const cli_args *a, const cli_model *cm)
   gc__escape (tpath, sizeof tpath, path, GC__ESC_TEXT);
   printf ("# plot: %s\n", tpath);
   return EXIT_PASS;   /* a write error on stdout: cli_close_stdout */
+}
+
+/* gradcheck steps MODEL --index I.  */
+int
+cli_cmd_steps (int argc, char **argv)
+{
+  cli_args a;
+  memset (&a, 0, sizeof a);
+  int rc = cli_parse_options (argc, argv, &a);
+  if (rc < 0)
+    rc = cli_model_operand (&a);
+  if (rc < 0)
+    {
+      cli_model cm;
+      if (a.index < 0)
+        {
+          usage_error ("steps needs --index I");
+          rc = EXIT_USAGE;
+        }
+      else if ((rc = cli_blas_room (1)) < 0
+               && (rc = cli_model_open (&a, &cm)) < 0)
+        {
+          openblas_set_num_threads (1);
+          rc = cli_steps (&a, &cm);
+          cli_model_close (&cm);
+        }
+    }
+  free (a.indices);
+  return rc;
 }

@@ -158,3 +158,23 @@ cli_sweep (int argc, char **argv, const cli_args *a)
     return EXIT_INCONCLUSIVE;   /* as run: no failure, not a pass */
   return ran == 0 ? EXIT_USAGE : EXIT_PASS;
 }
+
+/* gradcheck sweep [MODEL]: parse, then run every kernel.  */
+int
+cli_cmd_sweep (int argc, char **argv)
+{
+  cli_args a;
+  memset (&a, 0, sizeof a);
+  int rc = cli_parse_options (argc, argv, &a);
+  if (rc < 0)
+    rc = cli_model_operand (&a);
+  if (rc < 0 && a.format != GC_FMT_TEXT && a.format != GC_FMT_JSON)
+    {
+      usage_error ("sweep --format takes text or json (a table of kernels)");
+      rc = EXIT_USAGE;
+    }
+  if (rc < 0)
+    rc = cli_sweep (argc, argv, &a);
+  free (a.indices);
+  return rc;
+}

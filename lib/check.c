@@ -166,65 +166,52 @@ scales_and_magnitudes (shared *sh, const float *mag_model)
   sh->scale_random = norm > 0 ? norm : 1.0;
 }
 
+/* The model's M_L (loss_magnitude_f32) at the centre into SH->mag_loss,
+   each of its failures caught.  */
 static gc_status
-centre (shared *sh, worker *w0)
+loss_magnitude (shared *sh, worker *w0)
+{
+  const gc_model *m = sh->m;
+  int rc;
+  union { float v; unsigned char b[sizeof (float) + LOSS_GUARD]; } l;
+  gc__guard_fill (l.b + sizeof (float), LOSS_GUARD);
+  l.v = 0;
+  gc__fpenv_model (sh);
+  rc = m->loss_magnitude_f32 (m->ctx, w0->xf, &l.v);
+  gc__fpenv_reset (sh);
+  float ml = l.v;
+  if (rc)
+    {
+      gc__fail (w0, GC_ECALLBACK, rc, "loss_magnitude_f32 returned %d",
+                rc);
+      return w0->st;
+    }
+  if (!gc__guard_intact (l.b + sizeof (float), LOSS_GUARD))
+    {
+      gc__fail (w0, GC_EOVERRUN, 0, "loss_magnitude_f32 wrote past its "
+                "output (one value)");
+      return w0->st;
+    }
+  if (!gc__in_time (w0, "loss_magnitude_f32"))
+    return w0->st;
+  if (!isfinite (ml))
+    {
+      gc__fail (w0, GC_ENONFINITE, 0, "loss_magnitude_f32 gave a "
+                "non-finite value");
+      return w0->st;
+    }
+  sh->mag_loss = fabs ((double) ml);
+  return GC_OK;
+}
+
+/* The f32 gradient at the centre into SH->g, its failures caught, and a
+   second call that must give the same ("Determinism and reentrancy").  */
+static gc_status
+gradient (shared *sh, worker *w0)
 {
   const gc_model *m = sh->m;
   gc_result *r = sh->r;
-  double lf32, again;
-  /* Callbacks read the worker's copy of x, never the caller's buffer: a
-     callback that writes into its input is seen (gc__inputs_intact).  */
-  if (!gc__eval_f32 (w0, w0->xf, &lf32))
-    return w0->st;
-  r->loss_f32 = lf32;
-  /* Each callback twice at the centre ("Determinism and reentrancy").  */
-  if (!gc__eval_f32 (w0, w0->xf, &again))
-    return w0->st;
-  if (memcmp (&lf32, &again, sizeof lf32) != 0)
-    gc__note_nondeterminism (r, GC_ND_LOSS, SIZE_MAX, lf32, again,
-                             "loss_f32 gave %.9g, then %.9g at the same point",
-                             lf32, again);
   int rc;
-  if (m->loss_magnitude_f32)
-    {
-      union { float v; unsigned char b[sizeof (float) + LOSS_GUARD]; } l;
-      gc__guard_fill (l.b + sizeof (float), LOSS_GUARD);
-      l.v = 0;
-      gc__fpenv_model (sh);
-      rc = m->loss_magnitude_f32 (m->ctx, w0->xf, &l.v);
-      gc__fpenv_reset (sh);
-      float ml = l.v;
-      if (rc)
-        {
-          gc__fail (w0, GC_ECALLBACK, rc, "loss_magnitude_f32 returned %d",
-                    rc);
-          return w0->st;
-        }
-      if (!gc__guard_intact (l.b + sizeof (float), LOSS_GUARD))
-        {
-          gc__fail (w0, GC_EOVERRUN, 0, "loss_magnitude_f32 wrote past its "
-                    "output (one value)");
-          return w0->st;
-        }
-      if (!gc__in_time (w0, "loss_magnitude_f32"))
-        return w0->st;
-      if (!isfinite (ml))
-        {
-          gc__fail (w0, GC_ENONFINITE, 0, "loss_magnitude_f32 gave a "
-                    "non-finite value");
-          return w0->st;
-        }
-      sh->mag_loss = fabs ((double) ml);
-    }
-  /* M_L is validated as the magnitudes are ("Adjoint rounding"): it
-     bounds |L|, so one below half of it (0 included) is no rounding's
-     magnitude; it is raised to |L|, and the report says so.  */
-  if (m->loss_magnitude_f32)
-    {
-      r->loss_magnitude_declared = sh->mag_loss;
-      r->loss_magnitude_low = sh->mag_loss < fabs (lf32) / 2;
-    }
-  r->loss_magnitude = fmax (sh->mag_loss, fabs (lf32));
   gc__fpenv_model (sh);
   rc = m->grad_f32 (m->ctx, w0->xf, sh->g);
   gc__fpenv_reset (sh);
@@ -248,95 +235,124 @@ centre (shared *sh, worker *w0)
                   "grad_f32 gave a non-finite value at parameter %zu", i);
         return w0->st;
       }
-  {
-    /* guarded like the first call's buffer (manual: "What is isolated") */
-    float *g2 = gc__guarded_alloc (sh->n * sizeof *g2);
-    if (!g2)
-      return GC_ENOMEM;
-    gc__fpenv_model (sh);
-    rc = m->grad_f32 (m->ctx, w0->xf, g2);
-    gc__fpenv_reset (sh);
-    if (rc)
-      {
-        gc__guarded_free (g2);
-        gc__fail (w0, GC_ECALLBACK, rc, "grad_f32 returned %d", rc);
-        return w0->st;
-      }
-    if (!gc__guarded_intact (g2, sh->n * sizeof *g2))
-      {
-        gc__guarded_free (g2);
-        gc__fail (w0, GC_EOVERRUN, 0, "grad_f32 wrote outside its n = %zu "
-                  "floats (second call)", sh->n);
-        return w0->st;
-      }
-    size_t at = gc__float_spread (sh->g, g2, sh->n);
-    if (at != SIZE_MAX)
-      {
-        char nm[96];
-        gc_param_name (r, at, nm, sizeof nm);
-        double a = sh->g[at], b = g2[at];
-        double big = fmax (fabs (a), fabs (b));
-        gc__note_nondeterminism (r, GC_ND_GRAD, at, a, b,
-                                 "grad_f32 gave %s = %.9g, then %.9g at the "
-                                 "same point (%.3g relative)", nm, a, b,
-                                 big > 0 ? fabs (a - b) / big : 0.0);
-      }
-    gc__guarded_free (g2);
-  }
-  float *mag = NULL;
-  if (m->grad_magnitude_f32)
+  /* guarded like the first call's buffer (manual: "What is isolated") */
+  float *g2 = gc__guarded_alloc (sh->n * sizeof *g2);
+  if (!g2)
+    return GC_ENOMEM;
+  gc__fpenv_model (sh);
+  rc = m->grad_f32 (m->ctx, w0->xf, g2);
+  gc__fpenv_reset (sh);
+  if (rc)
     {
-      mag = gc__guarded_alloc (sh->n * sizeof *mag);
-      if (!mag)
-        return GC_ENOMEM;
-      gc__fpenv_model (sh);
-      rc = m->grad_magnitude_f32 (m->ctx, w0->xf, mag);
-      gc__fpenv_reset (sh);
-      if (rc)
-        {
-          gc__guarded_free (mag);
-          gc__fail (w0, GC_ECALLBACK, rc, "grad_magnitude_f32 returned %d",
-                    rc);
-          return w0->st;
-        }
-      if (!gc__guarded_intact (mag, sh->n * sizeof *mag))
-        {
-          gc__guarded_free (mag);
-          gc__fail (w0, GC_EOVERRUN, 0, "grad_magnitude_f32 wrote outside its "
-                    "n = %zu floats", sh->n);
-          return w0->st;
-        }
-      if (!gc__in_time (w0, "grad_magnitude_f32"))
-        {
-          gc__guarded_free (mag);
-          return w0->st;
-        }
-      for (size_t i = 0; i < sh->n; i++)
-        if (!isfinite (mag[i]))
-          {
-            gc__guarded_free (mag);
-            gc__fail (w0, GC_ENONFINITE, 0,
-                      "grad_magnitude_f32 gave a non-finite value at "
-                      "parameter %zu", i);
-            return w0->st;
-          }
+      gc__guarded_free (g2);
+      gc__fail (w0, GC_ECALLBACK, rc, "grad_f32 returned %d", rc);
+      return w0->st;
     }
-  /* Manual: "The f64 twin": the twin before the magnitudes, which it
-     sets where they are defaulted or raised (the f32 gradient under test
-     must not set the scale it is judged at) */
-  if (m->grad_f64 && !sh->o->no_twin)
+  if (!gc__guarded_intact (g2, sh->n * sizeof *g2))
     {
-      gc_status ts = gc__twin_centre (sh, w0);
-      if (ts != GC_OK)
-        {
-          gc__guarded_free (mag);
-          return ts;
-        }
+      gc__guarded_free (g2);
+      gc__fail (w0, GC_EOVERRUN, 0, "grad_f32 wrote outside its n = %zu "
+                "floats (second call)", sh->n);
+      return w0->st;
     }
-  scales_and_magnitudes (sh, mag);
-  gc__guarded_free (mag);
+  size_t at = gc__float_spread (sh->g, g2, sh->n);
+  if (at != SIZE_MAX)
+    {
+      char nm[96];
+      gc_param_name (r, at, nm, sizeof nm);
+      double a = sh->g[at], b = g2[at];
+      double big = fmax (fabs (a), fabs (b));
+      gc__note_nondeterminism (r, GC_ND_GRAD, at, a, b,
+                               "grad_f32 gave %s = %.9g, then %.9g at the "
+                               "same point (%.3g relative)", nm, a, b,
+                               big > 0 ? fabs (a - b) / big : 0.0);
+    }
+  gc__guarded_free (g2);
+  return GC_OK;
+}
 
-  /* Centre value of the best forward (for J) and the measured f32 error.  */
+/* The model's magnitudes (grad_magnitude_f32) into a new guarded *MAG, its
+   failures caught.  */
+static gc_status
+magnitudes (shared *sh, worker *w0, float **out)
+{
+  const gc_model *m = sh->m;
+  int rc;
+  float *mag = gc__guarded_alloc (sh->n * sizeof *mag);
+  if (!mag)
+    return GC_ENOMEM;
+  gc__fpenv_model (sh);
+  rc = m->grad_magnitude_f32 (m->ctx, w0->xf, mag);
+  gc__fpenv_reset (sh);
+  if (rc)
+    {
+      gc__guarded_free (mag);
+      gc__fail (w0, GC_ECALLBACK, rc, "grad_magnitude_f32 returned %d",
+                rc);
+      return w0->st;
+    }
+  if (!gc__guarded_intact (mag, sh->n * sizeof *mag))
+    {
+      gc__guarded_free (mag);
+      gc__fail (w0, GC_EOVERRUN, 0, "grad_magnitude_f32 wrote outside its "
+                "n = %zu floats", sh->n);
+      return w0->st;
+    }
+  if (!gc__in_time (w0, "grad_magnitude_f32"))
+    {
+      gc__guarded_free (mag);
+      return w0->st;
+    }
+  for (size_t i = 0; i < sh->n; i++)
+    if (!isfinite (mag[i]))
+      {
+        gc__guarded_free (mag);
+        gc__fail (w0, GC_ENONFINITE, 0,
+                  "grad_magnitude_f32 gave a non-finite value at "
+                  "parameter %zu", i);
+        return w0->st;
+      }
+  *out = mag;
+  return GC_OK;
+}
+
+/* The tiered reference's f64 centre value, for its J (manual: "The
+   tiered reference"), and whether f64 may decide.  */
+static gc_status
+tier_centre (shared *sh, worker *w0)
+{
+  gc_result *r = sh->r;
+  double again;
+  if (!gc__eval_f64 (w0, w0->xd, &sh->f0_64))
+    return w0->st;
+  if (!gc__eval_f64 (w0, w0->xd, &again))
+    return w0->st;
+  if (memcmp (&again, &sh->f0_64, sizeof again) != 0)
+    gc__note_nondeterminism (r, GC_ND_REFERENCE, SIZE_MAX, sh->f0_64,
+                             again, "loss_f64 gave %.17g, then %.17g at "
+                             "the same point", sh->f0_64, again);
+  /* f64 judges only when the two forwards agree at x within both
+     evaluation bounds: else they are not one function (or f64 errs
+     beyond its term), and MPFR decides every direction.  */
+  double ml = fmax (fmax (sh->mag_loss, fabs (sh->f0)), fabs (sh->f0_64));
+  sh->tier_f64 = fabs (sh->f0_64 - sh->f0)
+                 <= gc__eval_error (GC_REF_F64, 53, r->lambda_forward,
+                                    r->forward_depth, ml)
+                    + fmax (gc__eval_error (GC_REF_MPFR, sh->p,
+                                            r->lambda_forward,
+                                            r->forward_depth, ml),
+                            gc__gamma_over_step (sh->p, r->forward_depth,
+                                                 ml, 1, 0));
+  return GC_OK;
+}
+
+/* The centre value of the best forward (for J; SH->f0), each reference
+   forward called twice ("Determinism and reentrancy"), and the tier's.  */
+static gc_status
+reference_centre (shared *sh, worker *w0, double lf32)
+{
+  gc_result *r = sh->r;
+  double again;
   switch (sh->best)
     {
     case GC_REF_MPFR:
@@ -369,31 +385,69 @@ centre (shared *sh, worker *w0)
       sh->f0 = lf32;
       break;
     }
-  /* The tiered reference's f64 centre value, for its J (manual: "The
-     tiered reference").  */
   if (sh->ref == GC_REF_AUTO)
+    return tier_centre (sh, w0);
+  return GC_OK;
+}
+
+/* Manual: "Determinism and reentrancy", "Adjoint rounding", "The f64
+   twin", "The tiered reference", "Measured rounding sensitivity": the
+   model at the centre x, each callback called twice: the f32 loss and its
+   magnitude M_L, the gradient, the magnitudes and scales (after the
+   twin's gradient), the reference forwards' centre values, the rounding
+   measurement, and the f32 forward's measured error.  */
+static gc_status
+centre (shared *sh, worker *w0)
+{
+  const gc_model *m = sh->m;
+  gc_result *r = sh->r;
+  double lf32, again;
+  /* Callbacks read the worker's copy of x, never the caller's buffer: a
+     callback that writes into its input is seen (gc__inputs_intact).  */
+  if (!gc__eval_f32 (w0, w0->xf, &lf32))
+    return w0->st;
+  r->loss_f32 = lf32;
+  /* Each callback twice at the centre ("Determinism and reentrancy").  */
+  if (!gc__eval_f32 (w0, w0->xf, &again))
+    return w0->st;
+  if (memcmp (&lf32, &again, sizeof lf32) != 0)
+    gc__note_nondeterminism (r, GC_ND_LOSS, SIZE_MAX, lf32, again,
+                             "loss_f32 gave %.9g, then %.9g at the same point",
+                             lf32, again);
+  gc_status st;
+  if (m->loss_magnitude_f32 && (st = loss_magnitude (sh, w0)) != GC_OK)
+    return st;
+  /* M_L is validated as the magnitudes are ("Adjoint rounding"): it
+     bounds |L|, so one below half of it (0 included) is no rounding's
+     magnitude; it is raised to |L|, and the report says so.  */
+  if (m->loss_magnitude_f32)
     {
-      if (!gc__eval_f64 (w0, w0->xd, &sh->f0_64))
-        return w0->st;
-      if (!gc__eval_f64 (w0, w0->xd, &again))
-        return w0->st;
-      if (memcmp (&again, &sh->f0_64, sizeof again) != 0)
-        gc__note_nondeterminism (r, GC_ND_REFERENCE, SIZE_MAX, sh->f0_64,
-                                 again, "loss_f64 gave %.17g, then %.17g at "
-                                 "the same point", sh->f0_64, again);
-      /* f64 judges only when the two forwards agree at x within both
-         evaluation bounds: else they are not one function (or f64 errs
-         beyond its term), and MPFR decides every direction.  */
-      double ml = fmax (fmax (sh->mag_loss, fabs (sh->f0)), fabs (sh->f0_64));
-      sh->tier_f64 = fabs (sh->f0_64 - sh->f0)
-                     <= gc__eval_error (GC_REF_F64, 53, r->lambda_forward,
-                                        r->forward_depth, ml)
-                        + fmax (gc__eval_error (GC_REF_MPFR, sh->p,
-                                                r->lambda_forward,
-                                                r->forward_depth, ml),
-                                gc__gamma_over_step (sh->p, r->forward_depth,
-                                                     ml, 1, 0));
+      r->loss_magnitude_declared = sh->mag_loss;
+      r->loss_magnitude_low = sh->mag_loss < fabs (lf32) / 2;
     }
+  r->loss_magnitude = fmax (sh->mag_loss, fabs (lf32));
+  if ((st = gradient (sh, w0)) != GC_OK)
+    return st;
+  float *mag = NULL;
+  if (m->grad_magnitude_f32 && (st = magnitudes (sh, w0, &mag)) != GC_OK)
+    return st;
+  /* Manual: "The f64 twin": the twin before the magnitudes, which it
+     sets where they are defaulted or raised (the f32 gradient under test
+     must not set the scale it is judged at) */
+  if (m->grad_f64 && !sh->o->no_twin)
+    {
+      gc_status ts = gc__twin_centre (sh, w0);
+      if (ts != GC_OK)
+        {
+          gc__guarded_free (mag);
+          return ts;
+        }
+    }
+  scales_and_magnitudes (sh, mag);
+  gc__guarded_free (mag);
+
+  if ((st = reference_centre (sh, w0, lf32)) != GC_OK)
+    return st;
   /* Manual: "Measured rounding sensitivity": the float reference forward
      measured is f32's, f64's (the best forward whenever it is the
      reference), or the tiered check's f64 tier.  */
@@ -419,27 +473,10 @@ centre (shared *sh, worker *w0)
   return GC_OK;
 }
 
-static gc_status
-check (const gc_model *m, const float *x, const gc_options *opts,
-       gc_result **out, const fenv_t *model_env, int model_round)
+/* The fields of R the options O and the model M set before validation.  */
+static void
+result_head (gc_result *r, const gc_model *m, const gc_options *o)
 {
-  if (!out)
-    return GC_EINVAL;
-  *out = NULL;
-  gc_options defaults;
-  gc_options_init (&defaults);
-  const gc_options *o = opts ? opts : &defaults;
-  if (!m || !x)
-    return GC_EINVAL;
-  /* A model of ABI version 1 ends before grad_f64: read as one without a
-     twin; one of version 2 before jvp_f32 (abi.c).  */
-  gc_model v2;
-  m = gc__model_by_abi (m, &v2);
-
-  gc_result *r = calloc (1, sizeof *r);
-  if (!r)
-    return GC_ENOMEM;
-  *out = r;
   r->worst = SIZE_MAX;
   r->verdict = GC_ERROR;
   r->n = m->n;
@@ -455,58 +492,59 @@ check (const gc_model *m, const float *x, const gc_options *opts,
   r->forward_error_ulps = -1;
   snprintf (r->model_name, sizeof r->model_name, "%s",
             m->name ? m->name : "model");
+}
 
-  r->truncation_source = r->reference;
-  r->status = validate (m, x, o, r->detail, sizeof r->detail);
-  if (r->status != GC_OK)
-    {
-      if (!r->detail[0])
-        gc__detail_status (r, m, o);
-      return r->status;
-    }
-  if ((r->status = gc__copy_blocks (r, m->blocks, m->n_blocks)) != GC_OK
-      || (r->status = gc__copy_constants (r, m->constants, m->n_constants))
-         != GC_OK)
-    return r->status;
-
-  shared sh;
-  memset (&sh, 0, sizeof sh);
-  sh.m = m;
-  sh.x = x;
-  sh.o = o;
-  sh.r = r;
-  sh.n = m->n;
-  sh.ref = r->reference;
-  sh.p = o->precision ? o->precision : gc__default_precision ();
+/* What the workers of the check share, from M, X, O and R: the reference,
+   the forward behind the truncation term, the precision and the steps.  */
+static void
+shared_init (shared *sh, const gc_model *m, const float *x,
+             const gc_options *o, gc_result *r)
+{
+  memset (sh, 0, sizeof *sh);
+  sh->m = m;
+  sh->x = x;
+  sh->o = o;
+  sh->r = r;
+  sh->n = m->n;
+  sh->ref = r->reference;
+  sh->p = o->precision ? o->precision : gc__default_precision ();
   /* The forward behind the truncation term and J ("Truncation"): the
      reference itself in MPFR and f64 modes; in f32 mode a more precise one,
      f64 first (its noise is 2^-29 of f32's, and it costs far less than
      MPFR), else MPFR, else f32 itself.  */
-  sh.best = sh.ref;
-  if (sh.ref == GC_REF_F32)
-    sh.best = m->loss_f64 ? GC_REF_F64 : m->loss_mpfr ? GC_REF_MPFR : GC_REF_F32;
+  sh->best = sh->ref;
+  if (sh->ref == GC_REF_F32)
+    sh->best = m->loss_f64 ? GC_REF_F64
+               : m->loss_mpfr ? GC_REF_MPFR : GC_REF_F32;
   /* Tiered: MPFR's centre value and working set; each reference's own
      truncation and J (manual: "The tiered reference").  */
-  if (sh.ref == GC_REF_AUTO)
-    sh.best = GC_REF_MPFR;
-  sh.user_step = o->step > 0;
-  sh.h_user = o->step;
-  sh.err_pos = SIZE_MAX;
-  sh.model_env = *model_env;
-  sh.model_round = model_round;
-  sh.deadline = gc__deadline (o->timeout);
-  atomic_init (&sh.done, 0);
-  atomic_init (&sh.stop, 0);
-  r->precision = (sh.ref == GC_REF_MPFR || sh.best == GC_REF_MPFR) ? sh.p : 0;
+  if (sh->ref == GC_REF_AUTO)
+    sh->best = GC_REF_MPFR;
+  sh->user_step = o->step > 0;
+  sh->h_user = o->step;
+  sh->err_pos = SIZE_MAX;
+  sh->deadline = gc__deadline (o->timeout);
+  atomic_init (&sh->done, 0);
+  atomic_init (&sh->stop, 0);
+  r->precision = (sh->ref == GC_REF_MPFR || sh->best == GC_REF_MPFR)
+                 ? sh->p : 0;
   /* tiered: MPFR, the centre's forward (each direction's truncation is
      its deciding reference's: manual "The tiered reference") */
-  r->truncation_source = sh.best;
-  r->step_exponent = gc__default_step_exponent (sh.ref, sh.p);
-  sh.step_exponent_64 = gc__default_step_exponent (GC_REF_F64, sh.p);
+  r->truncation_source = sh->best;
+  r->step_exponent = gc__default_step_exponent (sh->ref, sh->p);
+  sh->step_exponent_64 = gc__default_step_exponent (GC_REF_F64, sh->p);
   /* h_mpfr / h_f64 (manual: "The tiered reference")  */
-  sh.tier_rho = sh.user_step ? 1
-                : ldexp (1.0, (int) r->step_exponent - sh.step_exponent_64);
+  sh->tier_rho = sh->user_step ? 1
+                : ldexp (1.0, (int) r->step_exponent - sh->step_exponent_64);
+}
 
+/* Manual: "The confidence factor", "Directional checks": the directions
+   of the whole check (*TOTAL) and this shard's part (*MINE), the depths
+   and the confidence factors.  GC_OK, or GC_EINVAL in R.  */
+static gc_status
+plan (gc_result *r, const gc_model *m, const gc_options *o, size_t *total_out,
+      size_t *mine_out)
+{
   /* Directions of the whole check, then this shard's part.  */
   if (o->directions == GC_DIR_RANDOM && o->random_per_block && m->n_blocks)
     {
@@ -553,18 +591,29 @@ check (const gc_model *m, const float *x, const gc_options *opts,
                                 counts */
       return r->status;
     }
+  *total_out = total;
+  *mine_out = mine;
+  return GC_OK;
+}
 
+/* R's MINE directions and the check's gradient, magnitudes and scales,
+   and X known finite.  GC_OK, or the status in R with nothing left
+   allocated but R's.  */
+static gc_status
+allocate (shared *sh, gc_result *r, const gc_model *m, const float *x,
+          size_t mine)
+{
   r->dirs = gc__within_memory ((double) mine * sizeof *r->dirs)
             ? calloc (mine ? mine : 1, sizeof *r->dirs) : NULL;
-  sh.g = gc__guarded_alloc (m->n * sizeof *sh.g);
-  sh.mag = malloc (m->n * sizeof *sh.mag);
-  sh.scale = malloc (m->n * sizeof *sh.scale);
-  if (!r->dirs || !sh.g || !sh.mag || !sh.scale
-      || pthread_mutex_init (&sh.lock, NULL) != 0)
+  sh->g = gc__guarded_alloc (m->n * sizeof *sh->g);
+  sh->mag = malloc (m->n * sizeof *sh->mag);
+  sh->scale = malloc (m->n * sizeof *sh->scale);
+  if (!r->dirs || !sh->g || !sh->mag || !sh->scale
+      || pthread_mutex_init (&sh->lock, NULL) != 0)
     {
-      gc__guarded_free (sh.g);
-      free (sh.mag);
-      free (sh.scale);
+      gc__guarded_free (sh->g);
+      free (sh->mag);
+      free (sh->scale);
       /* No half result: a result without its directions has none.  */
       bool no_dirs = !r->dirs;
       free (r->dirs);
@@ -581,26 +630,29 @@ check (const gc_model *m, const float *x, const gc_options *opts,
   if ((r->status = gc__point_finite (x, m->n, r->detail, sizeof r->detail))
       != GC_OK)
     {
-      gc__guarded_free (sh.g);
-      free (sh.mag);
-      free (sh.scale);
-      pthread_mutex_destroy (&sh.lock);
+      gc__guarded_free (sh->g);
+      free (sh->mag);
+      free (sh->scale);
+      pthread_mutex_destroy (&sh->lock);
       r->n_directions = 0;
       return r->status;
     }
-  /* Read x only once its n floats are known to fit (a lying n must not
-     make the digest read past it).  */
-  /* the twin is part of what the check is (manual: "The f64 twin") */
-  r->twin = m->grad_f64 && !o->no_twin;
-  gc__identity_set (r, x, m->n, o);   /* manual: "Merging shards" */
-  /* This shard's ids only: a check of SIZE_MAX directions over as many
-     shards has a few, and must not walk the others.  */
+  return r->status;
+}
+
+/* Each of R's MINE directions: its id in the whole check, the judge's
+   defaults, and its coordinate (REF: the check's reference).  */
+static void
+directions_init (gc_result *r, const gc_options *o, gc_reference ref,
+                 size_t mine)
+{
+  size_t sc = r->shard_count;
   for (size_t k = o->shard_index, pos = 0; pos < mine; k += sc)
     {
       gc_direction *d = &r->dirs[pos++];
       d->id = k;
       d->verdict = GC_ERROR;
-      d->decided_by = sh.ref == GC_REF_AUTO ? GC_REF_MPFR : sh.ref;
+      d->decided_by = ref == GC_REF_AUTO ? GC_REF_MPFR : ref;
       d->analytic_f64 = d->bar_f64 = d->nu_f64 = d->resolution_f64 = NAN;
       d->richardson = NAN;
       d->arith_diff = d->arith_bar = d->nu_arith = NAN;
@@ -609,22 +661,22 @@ check (const gc_model *m, const float *x, const gc_options *opts,
       d->index = o->directions == GC_DIR_ALL ? k
                  : o->directions == GC_DIR_LIST ? o->indices[k] : SIZE_MAX;
     }
+}
 
-  unsigned nt = o->threads > 1 ? o->threads : 1;
-  if (nt > mine && mine > 0)
-    nt = (unsigned) mine;
-  /* The MPFR numbers of the check, estimated and tried before any is made:
-     GMP aborts when an allocation fails (manual: "Memory").  Per worker:
-     the point (n numbers of up to 128 bits once a step is added), the
-     model's copy of it at p (an estimate of the reference forward's own
-     work, which only the model knows), nine of the stencil at 2p.  */
+/* Whether the MPFR working set of NT workers fits (manual: "Memory").
+   GC_OK or GC_ENOMEM, said in the result.  */
+static gc_status
+mpfr_room (shared *sh, unsigned nt)
+{
+  const gc_model *m = sh->m;
+  gc_result *r = sh->r;
   gc_status st = GC_OK;
-  if (sh.ref == GC_REF_MPFR || sh.best == GC_REF_MPFR)
+  if (sh->ref == GC_REF_MPFR || sh->best == GC_REF_MPFR)
     {
       double per = (double) m->n * (gc__mpfr_bytes (128)
-                                    + gc__mpfr_bytes (sh.p))
-                   + 9 * gc__mpfr_bytes (2 * sh.p);
-      double bytes = nt * per + gc__mpfr_bytes (sh.p);
+                                    + gc__mpfr_bytes (sh->p))
+                   + 9 * gc__mpfr_bytes (2 * sh->p);
+      double bytes = nt * per + gc__mpfr_bytes (sh->p);
       if (!gc__fits (bytes))
         {
           st = GC_ENOMEM;
@@ -632,53 +684,70 @@ check (const gc_model *m, const float *x, const gc_options *opts,
           snprintf (r->detail, sizeof r->detail, "the MPFR working set, about "
                     "%.3g MiB (%zu parameters at %ld bits, %u worker%s), "
                     "cannot be allocated", bytes / 1048576.0, m->n,
-                    (long) sh.p, nt, nt > 1 ? "s" : "");
+                    (long) sh->p, nt, nt > 1 ? "s" : "");
         }
     }
-  worker *ws = st == GC_OK ? calloc (nt, sizeof *ws) : NULL;
-  unsigned ready = 0;
-  if (st == GC_OK && !ws)
+  return st;
+}
+
+/* The NT workers WS over the directions, worker 0 on this thread; with
+   more than one, a serial recheck (manual: "Determinism and
+   reentrancy").  */
+static gc_status
+run_workers (shared *sh, worker *ws, unsigned nt)
+{
+  gc_result *r = sh->r;
+  gc_status st = GC_OK;
+  pthread_t *tids = calloc (nt, sizeof *tids);
+  unsigned started = 0;
+  if (!tids)
     st = GC_ENOMEM;
-  /* A worker that fails to start cleans up after itself: only the ready
-     ones are freed below.  */
+  else
+    {
+      for (unsigned t = 1; t < nt; t++, started++)
+        if (pthread_create (&tids[t], NULL, gc__worker_run, &ws[t]) != 0)
+          break;
+      gc__worker_run (&ws[0]);
+      for (unsigned t = 1; t <= started; t++)
+        pthread_join (tids[t], NULL);
+      if (started + 1 < nt)
+        {
+          /* Directions of the threads that could not start.  */
+          for (unsigned t = started + 1; t < nt; t++)
+            gc__worker_run (&ws[t]);
+        }
+      free (tids);
+    }
+  if (st == GC_OK)
+    st = r->status;
+  if (st == GC_OK && nt > 1 && !gc__recheck_serial (sh, &ws[0]))
+    {
+      st = ws[0].st;
+      r->callback_code = ws[0].cb;
+      snprintf (r->detail, sizeof r->detail, "%s", ws[0].detail);
+    }
+  return st;
+}
+
+/* Start the NT workers, measure the centre on the first, run them all,
+   free them.  A worker that fails to start cleans up after itself: only
+   the ready ones are freed.  */
+static gc_status
+work (shared *sh, unsigned nt)
+{
+  gc_result *r = sh->r;
+  worker *ws = calloc (nt, sizeof *ws);
+  unsigned ready = 0;
+  gc_status st = ws ? GC_OK : GC_ENOMEM;
   while (st == GC_OK && ready < nt)
-    if (gc__worker_init (&ws[ready], &sh, ready, nt))
+    if (gc__worker_init (&ws[ready], sh, ready, nt))
       ready++;
     else
       st = GC_ENOMEM;
   if (st == GC_OK)
-    st = centre (&sh, &ws[0]);
+    st = centre (sh, &ws[0]);
   if (st == GC_OK)
-    {
-      pthread_t *tids = calloc (nt, sizeof *tids);
-      unsigned started = 0;
-      if (!tids)
-        st = GC_ENOMEM;
-      else
-        {
-          for (unsigned t = 1; t < nt; t++, started++)
-            if (pthread_create (&tids[t], NULL, gc__worker_run, &ws[t]) != 0)
-              break;
-          gc__worker_run (&ws[0]);
-          for (unsigned t = 1; t <= started; t++)
-            pthread_join (tids[t], NULL);
-          if (started + 1 < nt)
-            {
-              /* Directions of the threads that could not start.  */
-              for (unsigned t = started + 1; t < nt; t++)
-                gc__worker_run (&ws[t]);
-            }
-          free (tids);
-        }
-      if (st == GC_OK)
-        st = r->status;
-      if (st == GC_OK && nt > 1 && !gc__recheck_serial (&sh, &ws[0]))
-        {
-          st = ws[0].st;
-          r->callback_code = ws[0].cb;
-          snprintf (r->detail, sizeof r->detail, "%s", ws[0].detail);
-        }
-    }
+    st = run_workers (sh, ws, nt);
   else if (ws && ready > 0 && ws[0].st != GC_OK)
     {
       r->callback_code = ws[0].cb;
@@ -690,16 +759,93 @@ check (const gc_model *m, const float *x, const gc_options *opts,
         gc__worker_free (&ws[t]);
       free (ws);
     }
-  gc__twin_free (&sh);
-  if (sh.have_f0_mpfr)
-    mpfr_clear (sh.f0_mpfr);
-  pthread_mutex_destroy (&sh.lock);
-  gc__guarded_free (sh.g);
+  return st;
+}
+
+/* Free what SH holds.  */
+static void
+shared_free (shared *sh)
+{
+  gc__twin_free (sh);
+  if (sh->have_f0_mpfr)
+    mpfr_clear (sh->f0_mpfr);
+  pthread_mutex_destroy (&sh->lock);
+  gc__guarded_free (sh->g);
   for (int k = 0; k < GC_N_MODES; k++)
-    gc__guarded_free (sh.gm[k]);
-  free (sh.mag);
-  free (sh.scale);
+    gc__guarded_free (sh->gm[k]);
+  free (sh->mag);
+  free (sh->scale);
   mpfr_free_cache2 (MPFR_FREE_LOCAL_CACHE);
+}
+
+static gc_status
+check (const gc_model *m, const float *x, const gc_options *opts,
+       gc_result **out, const fenv_t *model_env, int model_round)
+{
+  if (!out)
+    return GC_EINVAL;
+  *out = NULL;
+  gc_options defaults;
+  gc_options_init (&defaults);
+  const gc_options *o = opts ? opts : &defaults;
+  if (!m || !x)
+    return GC_EINVAL;
+  /* A model of ABI version 1 ends before grad_f64: read as one without a
+     twin; one of version 2 before jvp_f32 (abi.c).  */
+  gc_model v2;
+  m = gc__model_by_abi (m, &v2);
+
+  gc_result *r = calloc (1, sizeof *r);
+  if (!r)
+    return GC_ENOMEM;
+  *out = r;
+  result_head (r, m, o);
+
+  r->truncation_source = r->reference;
+  r->status = validate (m, x, o, r->detail, sizeof r->detail);
+  if (r->status != GC_OK)
+    {
+      if (!r->detail[0])
+        gc__detail_status (r, m, o);
+      return r->status;
+    }
+  if ((r->status = gc__copy_blocks (r, m->blocks, m->n_blocks)) != GC_OK
+      || (r->status = gc__copy_constants (r, m->constants, m->n_constants))
+         != GC_OK)
+    return r->status;
+
+  shared sh;
+  shared_init (&sh, m, x, o, r);
+  sh.model_env = *model_env;
+  sh.model_round = model_round;
+
+  size_t total, mine;
+  if (plan (r, m, o, &total, &mine) != GC_OK)
+    return r->status;
+
+  if (allocate (&sh, r, m, x, mine) != GC_OK)
+    return r->status;
+  /* Read x only once its n floats are known to fit (a lying n must not
+     make the digest read past it).  */
+  /* the twin is part of what the check is (manual: "The f64 twin") */
+  r->twin = m->grad_f64 && !o->no_twin;
+  gc__identity_set (r, x, m->n, o);   /* manual: "Merging shards" */
+  /* This shard's ids only: a check of SIZE_MAX directions over as many
+     shards has a few, and must not walk the others.  */
+  directions_init (r, o, sh.ref, mine);
+
+  unsigned nt = o->threads > 1 ? o->threads : 1;
+  if (nt > mine && mine > 0)
+    nt = (unsigned) mine;
+  /* The MPFR numbers of the check, estimated and tried before any is made:
+     GMP aborts when an allocation fails (manual: "Memory").  Per worker:
+     the point (n numbers of up to 128 bits once a step is added), the
+     model's copy of it at p (an estimate of the reference forward's own
+     work, which only the model knows), nine of the stencil at 2p.  */
+  gc_status st = mpfr_room (&sh, nt);
+  if (st == GC_OK)
+    st = work (&sh, nt);
+  shared_free (&sh);
 
   r->status = st;
   if (st != GC_OK && !r->detail[0])

@@ -196,6 +196,8 @@ typedef struct gc__tensor
 gc_status gc__tensors (const gc_result *r, gc__tensor **out, size_t *count);
 /* The block of direction D, or SIZE_MAX.  */
 size_t gc__direction_block (const gc_result *r, const gc_direction *d);
+/* qsort's comparison of two doubles, ascending (tensors.c).  */
+int gc__cmp_double (const void *a, const void *b);
 /* Whether the f32 loss at the centre disagrees with the reference loss
    beyond its budget: 0 no, 1 beyond the probabilistic budget but within
    the worst case gamma_{d_f} (a depth declared too small can explain it),

@@ -557,81 +557,90 @@ gc__direction_float (worker *w, gc_direction *d)
   return gc__direction_float_as (w, d, &fr, &noise_j);
 }
 
-bool
-gc__direction_float_as (worker *w, gc_direction *d, const gc__float_ref *as,
-                        double *noise_j)
+/* The stencil's points: x + mult[k] h v, k = 0 to 3.  */
+static const double mult[4] = { 1, -1, 2, -2 };
+
+/* Point K of the float stencil at step H along V (NULL: along coordinate
+   D->index), rounded to the format (IS64: f64, else f32) in the worker's
+   copy of x, the applied deltas recorded: along V those of the +-h points
+   (into w->dp, w->dm; the +-2h deltas are not used), on a coordinate into
+   STEP1[K].  False, the worker failed, when the step overflows or
+   vanishes.  */
+static bool
+float_point (worker *w, const gc_direction *d, int k, double h,
+             const float *v, bool is64, double *step1)
+{
+  shared *sh = w->sh;
+  size_t n = sh->n, i = d->index;
+  double *dl[2] = { w->dp, w->dm };
+  size_t nidx = v ? n : 1;
+  bool any = false;
+  for (size_t kk = 0; kk < nidx; kk++)
+    {
+      size_t j = v ? kk : i;
+      double vj = v ? v[j] : 1.0;
+      double target = (double) sh->x[j] + mult[k] * h * vj;
+      double applied;
+      if (is64)
+        w->xd[j] = target;
+      else
+        w->xf[j] = (float) target;
+      if (!isfinite (is64 ? w->xd[j] : (double) w->xf[j]))
+        {
+          gc__fail (w, GC_ESTEP, 0, "the step overflows at parameter %zu: "
+                    "x %s %gh = %g is not finite in %s (h = %g)", j,
+                    mult[k] > 0 ? "+" : "-", fabs (mult[k]), target,
+                    is64 ? "f64" : "f32", h);
+          for (size_t jj = 0; jj < n; jj++)
+            {
+              w->xf[jj] = sh->x[jj];
+              w->xd[jj] = sh->x[jj];
+            }
+          return false;
+        }
+      applied = is64 ? w->xd[j] - (double) sh->x[j]
+                     : (double) w->xf[j] - (double) sh->x[j];
+      if (v && k < 2)
+        dl[k][j] = applied;
+      else
+        step1[k] = applied;
+      if (applied != 0)
+        any = true;
+    }
+  if (!any)
+    {
+      if (v)
+        gc__fail (w, GC_ESTEP, 0, "the step vanished along random "
+                  "direction %zu: x + h v rounds to x", d->id);
+      else
+        gc__fail (w, GC_ESTEP, 0, "the step vanished at parameter %zu: "
+                  "x %s %g rounds to x = %.9g in %s", i, k % 2 ? "-" : "+",
+                  fabs (mult[k]) * h, (double) sh->x[i],
+                  is64 ? "f64" : "f32");
+      return false;
+    }
+  return true;
+}
+
+/* The values of the reference forward (FR: at the +-2h points only where
+   it is the best forward) and of the best forward (FB) at the four points
+   of the float stencil at step H, each point restored after; STEP1 the
+   applied steps on a coordinate.  */
+static bool
+float_points (worker *w, gc_direction *d, const gc__float_ref *as, double h,
+              const float *v, double *fr, double *fb, double *step1)
 {
   shared *sh = w->sh;
   size_t n = sh->n, i = d->index;
   bool is64 = as->ref == GC_REF_F64;
-  double hm;
-  long he;
-  gc__step_scaled (sh, i, d->id, &hm, &he);
-  if (!sh->user_step)   /* the exponent of this reference's default step */
-    he += as->step_exponent - (long) sh->r->step_exponent;
-  double h = ldexp (hm, (int) he);
-  const float *v = NULL;
-  if (i == SIZE_MAX)
-    {
-      gc__make_random (sh, d->id, w->v, &w->vnorm);
-      v = w->v;
-    }
-  static const double mult[4] = { 1, -1, 2, -2 };
-  double *dl[2] = { w->dp, w->dm };     /* the +-2h deltas are not used */
-  double fr[4] = { 0 }, fb[4] = { 0 };   /* reference and best values */
-  double step1[4] = { 0 };                 /* coordinate: applied delta */
   bool need_ref_level2 = as->best == as->ref;
   size_t nidx = v ? n : 1;
   const size_t *idx = v ? NULL : &d->index;
-
   for (int k = 0; k < 4; k++)
     {
       /* Set the rounded point; record the applied deltas.  */
-      bool any = false;
-      for (size_t kk = 0; kk < nidx; kk++)
-        {
-          size_t j = v ? kk : i;
-          double vj = v ? v[j] : 1.0;
-          double target = (double) sh->x[j] + mult[k] * h * vj;
-          double applied;
-          if (is64)
-            w->xd[j] = target;
-          else
-            w->xf[j] = (float) target;
-          if (!isfinite (is64 ? w->xd[j] : (double) w->xf[j]))
-            {
-              gc__fail (w, GC_ESTEP, 0, "the step overflows at parameter %zu: "
-                        "x %s %gh = %g is not finite in %s (h = %g)", j,
-                        mult[k] > 0 ? "+" : "-", fabs (mult[k]), target,
-                        is64 ? "f64" : "f32", h);
-              for (size_t jj = 0; jj < n; jj++)
-                {
-                  w->xf[jj] = sh->x[jj];
-                  w->xd[jj] = sh->x[jj];
-                }
-              return false;
-            }
-          applied = is64 ? w->xd[j] - (double) sh->x[j]
-                         : (double) w->xf[j] - (double) sh->x[j];
-          if (v && k < 2)
-            dl[k][j] = applied;
-          else
-            step1[k] = applied;
-          if (applied != 0)
-            any = true;
-        }
-      if (!any)
-        {
-          if (v)
-            gc__fail (w, GC_ESTEP, 0, "the step vanished along random "
-                      "direction %zu: x + h v rounds to x", d->id);
-          else
-            gc__fail (w, GC_ESTEP, 0, "the step vanished at parameter %zu: "
-                      "x %s %g rounds to x = %.9g in %s", i, k % 2 ? "-" : "+",
-                      fabs (mult[k]) * h, (double) sh->x[i],
-                      is64 ? "f64" : "f32");
-          return false;
-        }
+      if (!float_point (w, d, k, h, v, is64, step1))
+        return false;
       bool ok = true;
       if (k < 2 || need_ref_level2)
         ok = is64 ? gc__eval_f64 (w, w->xd, &fr[k])
@@ -654,10 +663,21 @@ gc__direction_float_as (worker *w, gc_direction *d, const gc__float_ref *as,
           return false;
         }
     }
+  return true;
+}
 
-  double wm = 0, w1 = 0;
-  random_sums rs = { 0, 0, 0, 0 };
-  double a1, b1, a2, b2;   /* one-sided steps for J */
+/* D's analytic value and central differences from the stencil's values
+   FR, FB at step H (along V, or on a coordinate with the applied steps
+   STEP1), and its truncation term; *WM = sum |w_i| m_i, *W1 = sum |w_i|,
+   RS the random direction's sums, AB the one-sided steps a1, b1, a2, b2
+   of J.  */
+static void
+float_differences (worker *w, gc_direction *d, double h, const float *v,
+                   const double *fr, const double *fb, const double *step1,
+                   double *wm, double *w1, random_sums *rs, double *ab)
+{
+  shared *sh = w->sh;
+  size_t n = sh->n, i = d->index;
   if (v)
     {
       /* w = (delta+ - delta-) / 2h; analytic <g, w> with a compensated
@@ -666,13 +686,13 @@ gc__direction_float_as (worker *w, gc_direction *d, const gc__float_ref *as,
       for (size_t j = 0; j < n; j++)
         {
           double wj = (w->dp[j] - w->dm[j]) / (2 * h);
-          random_add (&rs, wj, v[j], sh->mag[j]);
+          random_add (rs, wj, v[j], sh->mag[j]);
           double t = (double) sh->g[j] * wj;
           double y = s + t;
           c += fabs (s) >= fabs (t) ? (s - y) + t : (t - y) + s;
           s = y;
-          wm += fabs (wj) * sh->mag[j];
-          w1 += fabs (wj);
+          *wm += fabs (wj) * sh->mag[j];
+          *w1 += fabs (wj);
         }
       d->analytic = s + c;
       d->reference = (fr[0] - fr[1]) / (2 * h);
@@ -680,8 +700,8 @@ gc__direction_float_as (worker *w, gc_direction *d, const gc__float_ref *as,
       double dbest = (fb[0] - fb[1]) / (2 * h);
       gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], dbest, d->d2h,
                            d->d2h - dbest, h);
-      a1 = b1 = h;
-      a2 = b2 = 2 * h;
+      ab[0] = ab[1] = h;
+      ab[2] = ab[3] = 2 * h;
       d->step = h;
     }
   else
@@ -693,14 +713,45 @@ gc__direction_float_as (worker *w, gc_direction *d, const gc__float_ref *as,
       d->d2h = (fb[2] - fb[3]) / span2;
       gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], dbest, d->d2h,
                            d->d2h - dbest, span1 / 2);
-      wm = sh->mag[i];
-      w1 = 1;
-      a1 = step1[0];
-      b1 = -step1[1];
-      a2 = step1[2];
-      b2 = -step1[3];
+      *wm = sh->mag[i];
+      *w1 = 1;
+      ab[0] = step1[0];
+      ab[1] = -step1[1];
+      ab[2] = step1[2];
+      ab[3] = -step1[3];
       d->step = span1 / 2;
     }
+}
+
+bool
+gc__direction_float_as (worker *w, gc_direction *d, const gc__float_ref *as,
+                        double *noise_j)
+{
+  shared *sh = w->sh;
+  size_t n = sh->n, i = d->index;
+  bool is64 = as->ref == GC_REF_F64;
+  double hm;
+  long he;
+  gc__step_scaled (sh, i, d->id, &hm, &he);
+  if (!sh->user_step)   /* the exponent of this reference's default step */
+    he += as->step_exponent - (long) sh->r->step_exponent;
+  double h = ldexp (hm, (int) he);
+  const float *v = NULL;
+  if (i == SIZE_MAX)
+    {
+      gc__make_random (sh, d->id, w->v, &w->vnorm);
+      v = w->v;
+    }
+  double fr[4] = { 0 }, fb[4] = { 0 };   /* reference and best values */
+  double step1[4] = { 0 };                 /* coordinate: applied delta */
+  if (!float_points (w, d, as, h, v, fr, fb, step1))
+    return false;
+
+  double wm = 0, w1 = 0;
+  random_sums rs = { 0, 0, 0, 0 };
+  double ab[4];   /* one-sided steps for J: a1, b1, a2, b2 */
+  float_differences (w, d, h, v, fr, fb, step1, &wm, &w1, &rs, ab);
+  double a1 = ab[0], b1 = ab[1], a2 = ab[2], b2 = ab[3];
   double lmax = fmax (fmax (fabs (fr[0]), fabs (fr[1])), sh->mag_loss);
   d->forward_error_ulps = -1;
   if (as->best != as->ref)

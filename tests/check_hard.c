@@ -354,7 +354,8 @@ END_TEST
    call it at once: the serial re-evaluation shows it.  The correct model
    (locked) passes under two threads.  The twin is caught whenever a race
    made its values wrong; when the scheduler let no two calls overlap, its
-   pass must be the serial check's, bit for bit.  Over 20 seeds of 2 ms
+   pass must be the serial check's, bit for bit; an inconclusive verdict
+   (a race that left a stencil inconsistent) is no claim.  Over 20 seeds of 2 ms
    windows, at least one race is expected.  */
 START_TEST (test_shared_scratch)
 {
@@ -387,6 +388,13 @@ START_TEST (test_shared_scratch)
                                (unsigned long long) seed);
               gc_result_free (q);
             }
+          else if (r->verdict == GC_INCONCLUSIVE)
+            /* A race can also corrupt values so that a direction's stencil
+               is not self-consistent: the check declines to judge it, and
+               the serial re-evaluation (of the worst direction and the
+               first, middle and last) need not include it.  Declining is
+               no claim; seen under heavy load (make distcheck).  */
+            ck_assert_uint_gt (r->n_inconclusive, 0);
           else
             {
               ck_assert_msg (r->verdict == GC_NONDETERMINISTIC

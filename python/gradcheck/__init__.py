@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: LGPL-3.0-or-later
+# Copyright (C) 2026 The gradcheck authors
+"""gradcheck -- check a float32 backward pass from Python with
+libgradcheck's derived bar (manual: "From Python").
+
+    import numpy as np, gradcheck
+    x = np.linspace(-1, 1, 8, dtype=np.float32)
+    r = gradcheck.check(lambda x: np.tanh(x).sum(), lambda x: 1 - np.tanh(x)**2,
+                        x, loss_f64=lambda x: np.tanh(x).sum())
+    print(r.verdict, r.report("text"))
+
+gradcheck.torch.check_function checks a function of torch tensors.
+"""
+
+from .check import (CALLBACK_FAILED, CallbackError, CheckError, Directions,
+                    Result, Status, Verdict, assert_gradient,
+                    assert_gradient_fails, check)
+
+__all__ = ["check", "assert_gradient", "assert_gradient_fails", "Result",
+           "Directions", "Verdict", "Status", "CheckError", "CallbackError",
+           "CALLBACK_FAILED"]

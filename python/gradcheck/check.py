@@ -1,0 +1,530 @@
+# SPDX-License-Identifier: LGPL-3.0-or-later
+# Copyright (C) 2026 The gradcheck authors
+"""check.py -- gradcheck.check (), the result object and assert_gradient.
+
+The model is a handful of Python callables on NumPy arrays; the check is
+libgradcheck's gc_check, called through ctypes (the GIL is released during
+the call; each callback takes it again).  Nothing is judged here: the bar,
+the verdicts, the diagnosis and the reports are the library's (manual:
+"From Python").
+"""
+
+import enum
+import json
+import threading
+
+import numpy as np
+import ctypes
+
+from . import _lib
+from ._lib import lib
+
+
+class Verdict(enum.IntEnum):
+    """gc_verdict.  str(v) is the library's gc_verdict_name."""
+    PASS = 0
+    FAIL = 1
+    NONSMOOTH = 2
+    ERROR = 3
+    INCONCLUSIVE = 4
+    NONDETERMINISTIC = 5
+    PRECISION = 6
+
+    def __str__(self):
+        return lib.gc_verdict_name(int(self)).decode()
+
+
+class Status(enum.IntEnum):
+    """gc_status.  str(s) is the library's gc_strerror."""
+    OK = 0
+    EINVAL = 1
+    EEMPTY = 2
+    ENOMEM = 3
+    ECALLBACK = 4
+    ENONFINITE = 5
+    ESTEP = 6
+    EPREC = 7
+    ENOREF = 8
+    EDIRECTION = 9
+    EABI = 10
+    EFORMAT = 11
+    EMISMATCH = 12
+    EOVERRUN = 13
+    ETIMEOUT = 14
+    EPOINT = 15
+
+    def __str__(self):
+        return lib.gc_strerror(int(self)).decode()
+
+
+def _enum(cls, v):
+    try:
+        return cls(v)
+    except ValueError:          # a value of a newer library
+        return v
+
+
+_FORMATS = {"text": 0, "json": 1, "markdown": 2, "tap": 3}
+_REFERENCES = {"mpfr": 0, "f32": 1, "f64": 2, "auto": 3}
+
+# What a callback returns to the library when its Python code raised or
+# returned something unusable: any non-zero value stops the check with
+# GC_ECALLBACK (manual: "Status codes"); this one reads as "Python".
+CALLBACK_FAILED = 0x5059
+
+
+class CheckError(RuntimeError):
+    """The check stopped without a verdict: STATUS (a Status), DETAIL (the
+    library's sentence: what failed where) and RESULT (the Result, whose
+    report says the same; None when the library could not make one)."""
+
+    def __init__(self, status, detail, result=None):
+        self.status = _enum(Status, status)
+        self.detail = detail
+        self.result = result
+        msg = "gradcheck: %s" % lib.gc_strerror(int(status)).decode()
+        if detail:
+            msg += ": " + detail
+        super().__init__(msg)
+
+
+class CallbackError(CheckError):
+    """A model callback raised (the exception is __cause__) or returned a
+    value of the wrong shape or type: the callback returned CALLBACK_FAILED
+    to the library, which stopped the check with GC_ECALLBACK.  CALLBACK
+    names the callback (loss, grad, loss_f64, grad_f64, grad_magnitude,
+    loss_magnitude)."""
+
+    def __init__(self, status, detail, result, callback, exc, n_raised):
+        self.callback = callback
+        self.n_raised = n_raised
+        super().__init__(status, detail, result)
+        self.args = ("%s; the Python callback %s raised %s: %s%s"
+                     % (self.args[0], callback, type(exc).__name__, exc,
+                        "" if n_raised == 1
+                        else " (and %d more calls raised)" % (n_raised - 1)),)
+
+
+def _number(v):
+    if isinstance(v, str) and v in ("nan", "inf", "-inf"):
+        return float(v)
+    return v
+
+
+class Directions:
+    """The per-direction values of a result as NumPy arrays, one attribute
+    per field of the JSON report's "results" objects (manual: "JSON
+    report"): analytic, reference, diff, bar, nu, resolution, step, level,
+    index (-1 for a random direction), verdict (strings), term_values (an
+    (m, 3) array), ...  len() is the number of directions."""
+
+    def __init__(self, rows):
+        self._n = len(rows)
+        keys = []
+        for r in rows:
+            for k in r:
+                if k not in keys:
+                    keys.append(k)
+        self.fields = tuple(keys)
+        for k in keys:
+            col = [_number(r.get(k)) for r in rows]
+            setattr(self, k, self._array(k, col))
+
+    @staticmethod
+    def _array(key, col):
+        if key == "index":
+            return np.array([-1 if v is None else int(v) for v in col],
+                            dtype=np.int64)
+        if all(v is None or (isinstance(v, (int, float))
+                             and not isinstance(v, bool)) for v in col):
+            return np.array([np.nan if v is None else v for v in col],
+                            dtype=np.float64)
+        if all(isinstance(v, list) for v in col):
+            try:
+                return np.array([[float(_number(e)) for e in v] for v in col],
+                                dtype=np.float64)
+            except (TypeError, ValueError):
+                pass
+        return np.array(col, dtype=object)
+
+    def __len__(self):
+        return self._n
+
+
+class Result:
+    """A check's result (gc_result), owned by this object and freed with
+    it.  verdict, status, detail and callback_code are read from the C
+    result; every other field of the JSON report is an attribute
+    (r.n_failed, r.worst_nu, r.diagnosis, ...), and the per-direction
+    values are r.directions (NumPy arrays)."""
+
+    def __init__(self, ptr):
+        self._ptr = ptr
+        self._json = None
+        self._dirs = None
+
+    def _head(self):
+        if not self._ptr:
+            raise ValueError("gradcheck: the result was closed")
+        return _lib.ResultHead.from_address(self._ptr)
+
+    def close(self):
+        if self._ptr:
+            lib.gc_result_free(self._ptr)
+            self._ptr = None
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def verdict(self):
+        return _enum(Verdict, self._head().verdict)
+
+    @property
+    def status(self):
+        return _enum(Status, self._head().status)
+
+    @property
+    def detail(self):
+        return self._head().detail.decode("utf-8", "replace")
+
+    @property
+    def callback_code(self):
+        return self._head().callback_code
+
+    @property
+    def ok(self):
+        """The check ran and passed (an inconclusive check is not ok)."""
+        return self.status == Status.OK and self.verdict == Verdict.PASS
+
+    def report(self, fmt="text"):
+        """The library's report: fmt "text", "json", "markdown" or "tap"."""
+        if fmt not in _FORMATS:
+            raise ValueError("gradcheck: report format %r: one of %s"
+                             % (fmt, ", ".join(_FORMATS)))
+        self._head()
+        s = _lib.take_string(lib.gc_report(self._ptr, _FORMATS[fmt]))
+        if s is None:
+            raise MemoryError("gradcheck: gc_report ran out of memory")
+        return s
+
+    def derivation(self, position, fmt="text"):
+        """The derivation of direction POSITION (in directions) as text,
+        markdown or json (gc_derivation)."""
+        if fmt not in ("text", "json", "markdown"):
+            raise ValueError("gradcheck: derivation format %r" % (fmt,))
+        self._head()
+        if not 0 <= position < len(self.directions):
+            raise IndexError("gradcheck: no direction %r" % (position,))
+        s = _lib.take_string(lib.gc_derivation(self._ptr, position,
+                                               _FORMATS[fmt]))
+        if s is None:
+            raise MemoryError("gradcheck: gc_derivation ran out of memory")
+        return s
+
+    def param_name(self, index):
+        """The name of parameter INDEX: "w[2,3]" with blocks (gc_param_name)."""
+        self._head()
+        buf = ctypes.create_string_buffer(256)
+        lib.gc_param_name(self._ptr, index, buf, len(buf))
+        return buf.value.decode("utf-8", "replace")
+
+    @property
+    def json(self):
+        """The JSON report, parsed (a dict)."""
+        if self._json is None:
+            self._json = json.loads(self.report("json"))
+        return self._json
+
+    @property
+    def directions(self):
+        if self._dirs is None:
+            self._dirs = Directions(self.json.get("results", []))
+        return self._dirs
+
+    def __getattr__(self, key):
+        if key.startswith("_"):
+            raise AttributeError(key)
+        j = self.json
+        if key not in j:
+            raise AttributeError("gradcheck: the result has no field %r"
+                                 % (key,))
+        return j[key] if key == "model" else _number(j[key])
+
+    def __str__(self):
+        return self.report("text")
+
+    def __repr__(self):
+        if not self._ptr:
+            return "<gradcheck.Result (closed)>"
+        st = self.status
+        return "<gradcheck.Result %s>" % (
+            self.verdict if st == Status.OK else getattr(st, "name", st))
+
+
+class _Trampolines:
+    """The C callbacks of one check.  Each takes the GIL (ctypes does),
+    calls the Python callable on a NumPy copy of x, checks and copies its
+    value into the library's buffer, and turns anything raised into
+    CALLBACK_FAILED (ctypes would print the exception and return garbage):
+    the first exception and its callback are kept for check () to raise."""
+
+    def __init__(self, shape, n):
+        self.shape = tuple(shape)
+        self.n = n
+        self.lock = threading.Lock()
+        self.error = None
+        self.where = None
+        self.n_raised = 0
+
+    def _fail(self, name, exc):
+        with self.lock:
+            if self.error is None:
+                self.error, self.where = exc, name
+            self.n_raised += 1
+        return CALLBACK_FAILED
+
+    def _x(self, addr, ctype, dtype):
+        # A copy, not a view: the library frees its buffer after the call,
+        # and a view the callable kept (a cache, torch.from_numpy) would
+        # read freed memory.
+        buf = (ctype * self.n).from_address(addr)
+        x = np.frombuffer(buf, dtype=dtype).reshape(self.shape).copy()
+        x.flags.writeable = False
+        return x
+
+    def scalar(self, name, fn, ctype, dtype):
+        def cb(ctx, xp, outp):
+            try:
+                v = np.asarray(fn(self._x(xp, ctype, dtype)))
+                if v.size != 1 or v.dtype.kind not in "fiub":
+                    raise ValueError(
+                        "%s must return one real number; it returned %s"
+                        % (name, _describe(v)))
+                ctype.from_address(outp).value = float(v.reshape(()))
+                return 0
+            except BaseException as e:   # KeyboardInterrupt too: stop
+                return self._fail(name, e)
+        return cb
+
+    def vector(self, name, fn, ctype, dtype):
+        def cb(ctx, xp, outp):
+            try:
+                g = np.asarray(fn(self._x(xp, ctype, dtype)))
+                if g.shape != self.shape or g.dtype.kind not in "fiub":
+                    raise ValueError(
+                        "%s must return a real array of x's shape %s; it "
+                        "returned %s" % (name, self.shape, _describe(g)))
+                out = np.frombuffer((ctype * self.n).from_address(outp),
+                                    dtype=dtype)
+                out[...] = g.reshape(-1)
+                return 0
+            except BaseException as e:
+                return self._fail(name, e)
+        return cb
+
+
+def _describe(v):
+    return "%s of shape %s" % (v.dtype, v.shape)
+
+
+def _blocks(blocks, n):
+    """BLOCKS, a dict {name: shape} or a sequence of (name, shape) in the
+    order of the parameter vector, as gc_block's (offsets accumulated)."""
+    items = list(blocks.items()) if isinstance(blocks, dict) else list(blocks)
+    arr = (_lib.Block * len(items))()
+    names = []
+    off = 0
+    for b, (name, shape) in zip(arr, items):
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if len(shape) > _lib.MAX_DIMS:
+            raise ValueError("gradcheck: block %r has %d axes, at most %d"
+                             % (name, len(shape), _lib.MAX_DIMS))
+        count = int(np.prod(shape, dtype=np.int64))
+        nm = str(name).encode()
+        names.append(nm)
+        b.name, b.offset, b.count, b.ndim = nm, off, count, len(shape)
+        for i, s in enumerate(shape):
+            b.shape[i] = int(s)
+        off += count
+    return arr, names
+
+
+def _directions(opts, directions, keep):
+    if isinstance(directions, str):
+        if directions != "all":
+            raise ValueError("gradcheck: directions %r: 'all', a number of "
+                             "random directions, or a list of coordinates"
+                             % (directions,))
+        opts.directions = 0
+    elif isinstance(directions, (int, np.integer)):
+        opts.directions, opts.n_random = 1, int(directions)
+    else:
+        idx = np.asarray(directions, dtype=np.int64).reshape(-1)
+        if (idx < 0).any():
+            raise ValueError("gradcheck: a negative coordinate in directions")
+        arr = (ctypes.c_size_t * len(idx))(*[int(i) for i in idx])
+        keep.append(arr)
+        opts.directions, opts.indices, opts.n_indices = 2, arr, len(idx)
+
+
+def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
+          grad_magnitude=None, loss_magnitude=None, name=None, blocks=None,
+          constants=None, forward_depth=0, backward_depth=0, reference=None,
+          directions="all", seed=1, precision=0, step=0.0, false_alarm=1e-6,
+          threads=1, random_per_block=False, timeout=0.0, exact_step=False,
+          no_twin=False, model_identity=None):
+    """Check GRAD, the f32 backward, at the float32 point X.
+
+    loss(x) -> the f32 forward's loss (a number); grad(x) -> an array of
+    x's shape; both take a read-only float32 array of x's shape.
+    loss_f64(x64) and grad_f64(x64) (the f64 twin of grad) take the same
+    point as float64, exactly.  grad_magnitude(x) -> the backward on
+    absolute values, loss_magnitude(x) -> M_L (manual: "Adjoint rounding",
+    "Reference rounding").  blocks: {name: shape} in the vector's order;
+    constants: {name: value}; forward_depth, backward_depth: the
+    accumulation depths (0: not declared).  reference: "f64" (the default
+    when loss_f64 is given), "f32" (the default otherwise); MPFR forwards
+    are for C models.  directions: "all", a number of random directions,
+    or a list of coordinates.  The other options are gc_options' fields.
+
+    Returns a Result.  Raises CallbackError when a callback raised or
+    returned a value of the wrong shape or type (the exception is its
+    __cause__), CheckError for any other status but GC_OK (a NaN from a
+    callback is GC_ENONFINITE), each with the library's detail and the
+    Result in .result.
+    """
+    x = np.asarray(x)
+    if x.dtype != np.float32:
+        raise TypeError("gradcheck: x must be a float32 array (the point "
+                        "the f32 model is checked at), not %s" % x.dtype)
+    shape = x.shape
+    xc = np.ascontiguousarray(x).reshape(-1)
+    n = xc.size
+    tr = _Trampolines(shape, n)
+    f32, f64 = ctypes.c_float, ctypes.c_double
+    keep = []                   # everything the C side points to
+    m = _lib.Model()
+    m.abi = _lib.MODEL_ABI
+    nm = (name if name is not None else getattr(loss, "__name__", "python"))
+    m.name = str(nm).encode()
+    keep.append(m.name)
+    m.n = n
+
+    def cb(kind, field, label, fn, ctype, dtype):
+        if fn is None:
+            return
+        if not callable(fn):
+            raise TypeError("gradcheck: %s is not callable" % label)
+        c = kind(label, fn, ctype, dtype)
+        p = getattr(_lib, field.upper() if field in ("loss_f32", "grad_f32",
+                                                     "loss_f64", "grad_f64")
+                    else "GRAD_F32")(c)
+        keep.append(p)
+        setattr(m, field, p)
+
+    if loss is None or grad is None:
+        raise TypeError("gradcheck: loss and grad are required")
+    cb(tr.scalar, "loss_f32", "loss", loss, f32, np.float32)
+    cb(tr.vector, "grad_f32", "grad", grad, f32, np.float32)
+    cb(tr.scalar, "loss_f64", "loss_f64", loss_f64, f64, np.float64)
+    cb(tr.vector, "grad_f64", "grad_f64", grad_f64, f64, np.float64)
+    cb(tr.vector, "grad_magnitude_f32", "grad_magnitude", grad_magnitude,
+       f32, np.float32)
+    cb(tr.scalar, "loss_magnitude_f32", "loss_magnitude", loss_magnitude,
+       f32, np.float32)
+    m.forward_depth, m.backward_depth = int(forward_depth), int(backward_depth)
+    if blocks:
+        arr, names = _blocks(blocks, n)
+        keep += [arr, names]
+        m.n_blocks, m.blocks = len(arr), arr
+    if constants:
+        items = list(dict(constants).items())
+        carr = (_lib.Constant * len(items))()
+        cnames = []
+        for c, (k, v) in zip(carr, items):
+            cnames.append(str(k).encode())
+            c.name, c.value = cnames[-1], float(v)
+        keep += [carr, cnames]
+        m.n_constants, m.constants = len(carr), carr
+
+    o = _lib.Options()
+    lib.gc_options_init(ctypes.byref(o))
+    if reference is None:
+        reference = "f64" if loss_f64 is not None else "f32"
+    if reference not in _REFERENCES:
+        raise ValueError("gradcheck: reference %r: one of %s"
+                         % (reference, ", ".join(_REFERENCES)))
+    o.reference = _REFERENCES[reference]
+    o.precision = int(precision)
+    o.step = float(step)
+    _directions(o, directions, keep)
+    o.seed = int(seed)
+    o.false_alarm = float(false_alarm)
+    o.threads = int(threads)
+    o.random_per_block = int(bool(random_per_block))
+    o.timeout = float(timeout)
+    o.exact_step = int(bool(exact_step))
+    o.no_twin = int(bool(no_twin))
+    if model_identity is not None:
+        o.model_identity = str(model_identity).encode()
+        keep.append(o.model_identity)
+
+    ptr = ctypes.c_void_p()
+    st = lib.gc_check(ctypes.byref(m), xc.ctypes.data, ctypes.byref(o),
+                      ctypes.byref(ptr))
+    res = Result(ptr.value) if ptr.value else None
+    # The exception's traceback holds the callback's frame, and through
+    # its f_back this one: neither the trampolines nor this frame may keep
+    # it, or a reference cycle keeps the model alive after the caller
+    # drops the error.
+    err, tr.error = tr.error, None
+    try:
+        if err is not None and not isinstance(err, Exception):
+            raise err           # KeyboardInterrupt, SystemExit
+        if err is not None:
+            raise CallbackError(st, res.detail if res else "", res,
+                                tr.where, err, tr.n_raised) from err
+    finally:
+        del err
+    if st != 0:
+        raise CheckError(st, res.detail if res else "", res)
+    return res
+
+
+def _assert(want, diagnosis, args, kw):
+    try:
+        r = check(*args, **kw)
+    except CheckError as e:
+        rep = e.result.report("text") if e.result else ""
+        raise AssertionError("expected verdict %s; the check stopped: %s\n%s"
+                             % (want, e, rep)) from e
+    got_diag = r.json.get("diagnosis", {}).get("kind")
+    if r.verdict == want and (diagnosis is None or got_diag == diagnosis):
+        return r
+    if diagnosis is None:
+        head = "expected verdict %s; got %s" % (want, r.verdict)
+    else:
+        head = ("expected verdict %s with diagnosis %s; got %s with "
+                "diagnosis %s" % (want, diagnosis, r.verdict, got_diag))
+    raise AssertionError(head + "\n" + r.report("text"))
+
+
+def assert_gradient(loss, grad, x, **kw):
+    """Pass when check (loss, grad, x, **kw) passes -- not inconclusive
+    (manual: "Inconclusive directions"); else raise AssertionError with
+    the text report.  Returns the Result."""
+    return _assert(Verdict.PASS, None, (loss, grad, x), kw)
+
+
+def assert_gradient_fails(loss, grad, x, diagnosis=None, **kw):
+    """Pass when the check runs and fails (a known bug must be seen), and,
+    with DIAGNOSIS (a kind as the JSON report names it: "constant-factor",
+    "sign-flip", ...), when it is diagnosed so."""
+    return _assert(Verdict.FAIL, diagnosis, (loss, grad, x), kw)

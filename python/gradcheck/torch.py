@@ -1,0 +1,169 @@
+# SPDX-License-Identifier: LGPL-3.0-or-later
+# Copyright (C) 2026 The gradcheck authors
+"""gradcheck.torch -- check the backward of a function of torch tensors
+(manual: "From Python", "PyTorch").
+
+    from gradcheck.torch import check_function
+    r = check_function(MyOp.apply, q, k, v)      # float32 tensors
+    assert r.ok, r.report()
+
+What is measured and what is derived:
+
+* The parameter vector is the differentiable inputs (floating tensors that
+  require grad; all floating tensors when none does), flattened in order,
+  float32.  Each is a block of the report, named by NAMES or "input<i>".
+* The loss: fn's output itself when it is a scalar; otherwise
+  L = sum <out_j, c_j> with a fixed random cotangent c_j per output
+  (normal, seeded by COTANGENT_SEED, rounded to float32 so that the f64
+  run sees it exactly).  The result says which (r.cotangent).
+* The analytic gradient is fn's backward in float32 (torch.autograd.grad
+  of L: fn's backward receives c as its grad_output).
+* The reference forward (loss_f64) and the twin (grad_f64) are the same
+  fn in float64, on the same point upcast exactly (every floating input,
+  differentiable or not, is upcast; the cotangent too).  The check's
+  reference is f64 central differences: where f64 cannot decide a
+  direction it is INCONCLUSIVE (manual: "Inconclusive directions").  A
+  backward that is not dtype-generic (a float32 constant inside) makes a
+  twin that is not the same algorithm: pass twin=False.
+* Depths and magnitudes: torch does not say how many roundings its
+  kernels chain, so unless given (forward_depth, backward_depth) they are
+  defaulted to n, which the report says (manual: "What the bar assumes").
+* Rounding modes: the library measures the backward under the other IEEE
+  rounding modes (manual: "Measured rounding sensitivity") by setting the
+  mode of the thread that calls the callback.  torch's intra-op worker
+  threads do not inherit it, so the check runs with
+  torch.set_num_threads(1) (restored after): every kernel then runs in the
+  calling thread and the measurement reaches it.
+"""
+
+import numpy as np
+import torch
+
+from .check import check as _run
+
+
+def _differentiable(inputs):
+    fl = [i for i, t in enumerate(inputs)
+          if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    req = [i for i in fl if inputs[i].requires_grad]
+    return req or fl
+
+
+def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
+                   name=None, **options):
+    """Check fn's float32 backward at INPUTS (see the module's doc).
+    OPTIONS are gradcheck.check's (directions, threads, seed, depths,
+    constants, ...).  Returns the Result, with .cotangent ("none: the
+    output is a scalar" or how it was drawn); raises as gradcheck.check."""
+    idx = _differentiable(inputs)
+    if not idx:
+        raise TypeError("gradcheck.torch: no floating-point tensor among "
+                        "the inputs")
+    for i in idx:
+        if inputs[i].dtype != torch.float32:
+            raise TypeError("gradcheck.torch: input %d is %s; the check is "
+                            "of a float32 backward" % (i, inputs[i].dtype))
+        if inputs[i].device.type != "cpu":
+            raise TypeError("gradcheck.torch: input %d is on %s; the check "
+                            "runs on the CPU" % (i, inputs[i].device))
+    if names is None:
+        names = ["input%d" % i for i in idx]
+    if len(names) != len(idx):
+        raise ValueError("gradcheck.torch: %d names for %d differentiable "
+                         "inputs" % (len(names), len(idx)))
+    shapes = [tuple(inputs[i].shape) for i in idx]
+    sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+    x = np.concatenate([inputs[i].detach().reshape(-1).numpy()
+                        for i in idx]).astype(np.float32)
+
+    # the inputs held constant, upcast once per dtype
+    held = {dt: [t.detach().to(dt) if isinstance(t, torch.Tensor)
+                 and t.is_floating_point() else t for t in inputs]
+            for dt in (torch.float32, torch.float64)}
+
+    def args(xv, dtype, grad):
+        out = list(held[dtype])
+        # one writable copy in the run's dtype (float32 to float64 is
+        # exact); the leaves are views of it
+        npd = np.float32 if dtype == torch.float32 else np.float64
+        parts = torch.from_numpy(xv.astype(npd)).split(sizes)
+        leaves = []
+        for i, p, s in zip(idx, parts, shapes):
+            leaf = p.view(s).requires_grad_(grad)
+            out[i] = leaf
+            leaves.append(leaf)
+        return out, leaves
+
+    # the output's structure, once, and its cotangents
+    with torch.no_grad():
+        out0 = fn(*args(x, torch.float32, False)[0])
+    outs0 = out0 if isinstance(out0, (tuple, list)) else (out0,)
+    outs0 = [o for o in outs0 if isinstance(o, torch.Tensor)
+             and o.is_floating_point()]
+    if len(outs0) == 1 and outs0[0].numel() == 1:
+        cots = None
+        cot_note = "none: the output is a scalar, the loss itself"
+    else:
+        g = torch.Generator().manual_seed(int(cotangent_seed))
+        c32 = [torch.randn(o.shape, generator=g, dtype=torch.float64)
+               .to(torch.float32) for o in outs0]
+        cots = {dt: [c.to(dt) for c in c32]
+                for dt in (torch.float32, torch.float64)}
+        cot_note = ("the output is not a scalar: L = sum <out, c> with a "
+                    "fixed cotangent c, standard normal from seed %d, "
+                    "rounded to float32" % int(cotangent_seed))
+
+    def loss_of(out, dtype):
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        outs = [o for o in outs if isinstance(o, torch.Tensor)
+                and o.is_floating_point()]
+        if len(outs) != len(outs0) or any(
+                o.shape != o0.shape for o, o0 in zip(outs, outs0)):
+            raise ValueError("gradcheck.torch: fn's outputs changed shape "
+                             "between calls")
+        if cots is None:
+            return outs[0].reshape(())
+        tot = None
+        for o, c in zip(outs, cots[dtype]):
+            term = (o * c).sum()
+            tot = term if tot is None else tot + term
+        return tot
+
+    def loss(dtype):
+        def f(xv):
+            with torch.no_grad():
+                a, _ = args(xv, dtype, False)
+                return loss_of(fn(*a), dtype).item()
+        return f
+
+    def grad(dtype):
+        def f(xv):
+            a, leaves = args(xv, dtype, True)
+            L = loss_of(fn(*a), dtype)
+            gs = torch.autograd.grad(L, leaves, allow_unused=True)
+            flat = [torch.zeros(s, dtype=dtype).reshape(-1) if gg is None
+                    else gg.detach().reshape(-1) for gg, s in zip(gs, sizes)]
+            for gg, lf in zip(gs, leaves):
+                if gg is not None and gg.dtype != dtype:
+                    raise TypeError("gradcheck.torch: the backward returned "
+                                    "%s for a %s input" % (gg.dtype, dtype))
+            return torch.cat(flat).numpy()
+        return f
+
+    if name is None:
+        name = getattr(fn, "__qualname__", None) or type(fn).__name__
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, type):         # MyOp.apply
+            name = owner.__name__
+    nthreads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        r = _run(loss(torch.float32), grad(torch.float32), x,
+                         loss_f64=loss(torch.float64),
+                         grad_f64=grad(torch.float64) if twin else None,
+                         name=name,
+                         blocks=list(zip(names, shapes)), **options)
+    finally:
+        torch.set_num_threads(nthreads)
+    r.cotangent = cot_note
+    return r

@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: LGPL-3.0-or-later
+# Copyright (C) 2026 The gradcheck authors
+"""Callbacks that raise, return the wrong shape or type, or NaN: a clean
+error with the library's status and detail, never a crash, nothing kept
+alive after the error is dropped."""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import gradcheck
+from gradcheck import Status
+
+
+class Boom(Exception):
+    pass
+
+
+def raiser(*a):
+    raise Boom("model exploded")
+
+
+CALLBACKS = ["loss", "grad", "loss_f64", "grad_f64", "grad_magnitude",
+             "loss_magnitude"]
+
+
+def kwargs(model, which, fn):
+    kw = dict(loss=model.loss, grad=model.grad, loss_f64=model.loss_f64,
+              grad_f64=model.grad_f64,
+              grad_magnitude=lambda x: np.abs(model.grad(x)),
+              loss_magnitude=lambda x: abs(model.loss(x)))
+    kw[which] = fn
+    return kw
+
+
+@pytest.mark.parametrize("which", CALLBACKS)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_raising_callback(model, point, which, threads):
+    kw = kwargs(model, which, raiser)
+    with pytest.raises(gradcheck.CallbackError) as e:
+        gradcheck.check(x=point, threads=threads, **kw)
+    err = e.value
+    assert isinstance(err.__cause__, Boom)
+    assert err.callback == which
+    assert err.status == Status.ECALLBACK
+    assert err.result.callback_code == gradcheck.CALLBACK_FAILED
+    assert "model exploded" in str(err) and "Boom" in str(err)
+    # the library's detail names the C callback that failed
+    assert "returned %d" % gradcheck.CALLBACK_FAILED in err.detail
+    assert err.result.report("json")        # the result is still whole
+
+
+@pytest.mark.parametrize("which,value", [
+    ("grad", np.zeros(3, np.float32)),
+    ("grad", np.zeros((12, 1), np.float32)),
+    ("grad", None),
+    ("grad", "abc"),
+    ("grad", np.zeros(12, np.complex64)),
+    ("grad_f64", np.zeros(13)),
+    ("grad_magnitude", [1.0, 2.0]),
+    ("loss", np.zeros(2, np.float32)),
+    ("loss", None),
+    ("loss", "1.0"),
+    ("loss_f64", np.ones(3)),
+    ("loss_magnitude", object()),
+])
+def test_wrong_shape_or_type(model, point, which, value):
+    kw = kwargs(model, which, lambda x: value)
+    with pytest.raises(gradcheck.CallbackError) as e:
+        gradcheck.check(x=point, **kw)
+    assert isinstance(e.value.__cause__, (ValueError, TypeError))
+    assert e.value.callback == which
+    assert e.value.status == Status.ECALLBACK
+
+
+@pytest.mark.parametrize("which", ["loss", "grad", "loss_f64", "grad_f64"])
+def test_nan(model, point, which):
+    def nan(x):
+        v = (model.grad_f64 if which.startswith("grad") else
+             model.loss_f64)(x.astype(np.float64))
+        return np.full_like(np.asarray(v), np.nan)
+    kw = kwargs(model, which, nan)
+    del kw["grad_magnitude"], kw["loss_magnitude"]
+    with pytest.raises(gradcheck.CheckError) as e:
+        gradcheck.check(x=point, **kw)
+    assert not isinstance(e.value, gradcheck.CallbackError)
+    assert e.value.status == Status.ENONFINITE
+    assert e.value.detail
+
+
+def test_raise_later_in_the_check(model, point):
+    # a callback that fails on its 30th call, in the middle of the stencils
+    calls = [0]
+
+    def grad(x):
+        return model.grad(x)
+
+    def loss(x):
+        calls[0] += 1
+        if calls[0] == 30:
+            raise Boom("thirtieth call")
+        return model.loss(x)
+    with pytest.raises(gradcheck.CallbackError) as e:
+        gradcheck.check(loss, grad, point, reference="f32")
+    assert "thirtieth" in str(e.value)
+
+
+def test_keyboard_interrupt_propagates(model, point):
+    def stop(x):
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        gradcheck.check(model.loss, stop, point, loss_f64=model.loss_f64)
+
+
+def test_writing_x_is_refused(model, point):
+    def grad(x):
+        x[0] = 0            # read-only: a ValueError, a callback failure
+        return model.grad(x)
+    with pytest.raises(gradcheck.CallbackError) as e:
+        gradcheck.check(model.loss, grad, point, loss_f64=model.loss_f64)
+    assert isinstance(e.value.__cause__, ValueError)
+
+
+def test_kept_x_stays_valid(model, point):
+    # x is the callback's own copy: keeping it past the call is safe
+    kept = []
+
+    def grad(x):
+        kept.append(x)
+        return model.grad(x)
+    gradcheck.check(model.loss, grad, point, loss_f64=model.loss_f64,
+                    **model.depths)
+    assert all(np.isfinite(k).all() for k in kept)
+    assert any(np.array_equal(k, point) for k in kept)
+
+
+def test_nothing_kept_alive(model, point):
+    # the model's callables, the result and the exception are freed by
+    # reference counting alone once the caller drops them: no cycle
+    class Loss:
+        def __call__(self, x):
+            raise Boom("x")
+    gc.disable()
+    try:
+        loss = Loss()
+        wl = weakref.ref(loss)
+        try:
+            gradcheck.check(loss, model.grad, point)
+        except gradcheck.CallbackError as e:
+            wr = weakref.ref(e.result)
+        del loss
+        assert wl() is None and wr() is None
+        r = gradcheck.check(model.loss, model.grad, point,
+                            loss_f64=model.loss_f64)
+        wr = weakref.ref(r)
+        del r
+        assert wr() is None
+    finally:
+        gc.enable()
+
+
+def test_closed_result(model, point):
+    r = gradcheck.check(model.loss, model.grad, point, loss_f64=model.loss_f64)
+    r.close()
+    r.close()
+    with pytest.raises(ValueError):
+        r.report()
+
+
+@pytest.mark.parametrize("kw,exc", [
+    (dict(reference="mpfr"), gradcheck.CheckError),
+    (dict(reference="nope"), ValueError),
+    (dict(directions=[0, 99]), gradcheck.CheckError),
+    (dict(directions="some"), ValueError),
+    (dict(false_alarm=2.0), gradcheck.CheckError),
+    (dict(blocks={"w": (5,)}), gradcheck.CheckError),
+    (dict(blocks={"w": (1,) * 7}), ValueError),
+    (dict(backward_depth=2**25), gradcheck.CheckError),
+])
+def test_bad_options(model, point, kw, exc):
+    with pytest.raises(exc) as e:
+        gradcheck.check(model.loss, model.grad, point,
+                        loss_f64=model.loss_f64, **kw)
+    if exc is gradcheck.CheckError:
+        assert e.value.status != Status.OK
+        assert str(e.value).startswith("gradcheck: ")

@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: LGPL-3.0-or-later
+# Copyright (C) 2026 The gradcheck authors
+"""gradcheck.torch.check_function on custom torch.autograd.Functions."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import gradcheck                                    # noqa: E402
+from gradcheck import Verdict                       # noqa: E402
+from gradcheck.torch import check_function          # noqa: E402
+
+
+def layernorm(bug=None):
+    class LayerNorm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w, b):
+            mu = x.mean(-1, keepdim=True)
+            xc = x - mu
+            rstd = 1 / torch.sqrt((xc * xc).mean(-1, keepdim=True) + 1e-5)
+            xh = xc * rstd
+            ctx.save_for_backward(xh, rstd, w)
+            return xh * w + b
+
+        @staticmethod
+        def backward(ctx, go):
+            xh, rstd, w = ctx.saved_tensors
+            gxh = go * w
+            a = gxh.mean(-1, keepdim=True)
+            if bug == "mean":
+                a = 0 * a                       # the mean's term dropped
+            gx = rstd * (gxh - a - xh * (gxh * xh).mean(-1, keepdim=True))
+            gw = (go * xh).sum(0)
+            if bug == "factor":
+                gw = 2 * gw
+            if bug == "shape":
+                gw = gw[:-1]
+            if bug == "raise":
+                raise ArithmeticError("backward failed")
+            return gx, gw, go.sum(0)
+    return LayerNorm
+
+
+@pytest.fixture
+def inputs():
+    g = torch.Generator().manual_seed(0)
+    return (torch.randn(4, 8, generator=g), torch.randn(8, generator=g),
+            torch.randn(8, generator=g))
+
+
+@pytest.mark.filterwarnings("ignore:Input #")
+def test_correct_op_passes_where_torch_gradcheck_f32_does_not(inputs):
+    op = layernorm()
+    r = check_function(op.apply, *inputs, names=["x", "w", "b"])
+    assert r.verdict == Verdict.PASS, r.report()
+    assert r.json["twin"]["n_failed_algorithm"] == 0
+    assert "cotangent" in r.cotangent
+    assert [b["name"] for b in r.blocks] == ["x", "w", "b"]
+    # torch.autograd.gradcheck, float32 with its defaults, rejects the same
+    # correct op (eps 1e-6 is below f32's resolution of this loss)
+    ins = [t.clone().requires_grad_() for t in inputs]
+    assert not torch.autograd.gradcheck(op.apply, ins, raise_exception=False)
+
+
+@pytest.mark.parametrize("bug", ["mean", "factor"])
+def test_bug_is_caught(inputs, bug):
+    r = check_function(layernorm(bug).apply, *inputs)
+    assert r.verdict == Verdict.FAIL
+    assert r.n_failed > 0
+
+
+def test_scalar_output_is_the_loss(inputs):
+    op = layernorm()
+
+    def f(x, w, b):
+        return (op.apply(x, w, b) ** 2).sum()
+    r = check_function(f, *inputs)
+    assert r.verdict == Verdict.PASS
+    assert r.cotangent.startswith("none")
+    # the f32 loss is f's value as it computes it on one thread (the check
+    # sets one: module gradcheck.torch), bit for bit
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        assert r.loss_f32 == float(f(*inputs))
+    finally:
+        torch.set_num_threads(n)
+
+
+@pytest.mark.parametrize("bug,cause", [("raise", ArithmeticError),
+                                       ("shape", RuntimeError)])
+def test_failing_backward_is_a_clean_error(inputs, bug, cause):
+    n = torch.get_num_threads()
+    with pytest.raises(gradcheck.CallbackError) as e:
+        check_function(layernorm(bug).apply, *inputs)
+    assert isinstance(e.value.__cause__, cause)
+    assert e.value.callback == "grad"
+    assert torch.get_num_threads() == n
+
+
+def test_non_differentiable_inputs_are_held(inputs):
+    x, w, b = inputs
+    op = layernorm()
+    r = check_function(op.apply, x.requires_grad_(), w, b)
+    assert r.n == x.numel()
+    assert r.verdict == Verdict.PASS
+
+
+def test_threads(inputs):
+    op = layernorm()
+    one = check_function(op.apply, *inputs)
+    two = check_function(op.apply, *inputs, threads=2)
+    assert two.verdict == one.verdict == Verdict.PASS
+    assert (two.directions.analytic == one.directions.analytic).all()
+    assert (two.directions.reference == one.directions.reference).all()
+
+
+def test_refused_inputs():
+    with pytest.raises(TypeError):
+        check_function(lambda x: x.sum(), torch.ones(3, dtype=torch.float64))
+    with pytest.raises(TypeError):
+        check_function(lambda x: x, torch.ones(3, dtype=torch.int64))
+
+
+def test_rounding_measurement_reaches_torch(inputs):
+    # the library measures the backward under the three other rounding
+    # modes by setting the calling thread's; on one torch thread the
+    # kernels run there, and LayerNorm's backward (sums of rounded
+    # products) moves under them: a non-zero spread, an implied depth
+    r = check_function(layernorm().apply, *inputs)
+    assert r.rounding_modes == 3
+    assert r.depth_implied is not None and r.depth_implied > 0
