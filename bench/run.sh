@@ -103,6 +103,19 @@ for model in ${BENCH_MODELS:-gdn kda}; do
 done
 cat "$out"/falsify-gdn.tsv "$out"/falsify-kda.tsv > "$out/falsify.tsv" 2>/dev/null
 falsify_s=$(( $(date +%s) - start ))
+# manual: "Beyond the gradient": the JVP, HVP and Taylor rows (bench/higher.c)
+# under every kernel run, BENCH_HIGHER_SEEDS (10) seeds per correct cell
+hseeds=${BENCH_HIGHER_SEEDS:-10}
+for model in tanh-gemm gdn; do
+  for k in $run_kernels; do
+    if [ "$k" = pinned ]; then
+      "$BENCH" falsify-higher $model "$hseeds" 3
+    else
+      OPENBLAS_CORETYPE=$k "$BENCH" falsify-higher $model "$hseeds" 3
+    fi
+  done
+done > "$out/falsify-higher.tsv"
+"$BENCH" summarize-higher "$out/falsify-higher.tsv" > "$out/falsify-higher-summary.tsv"
 "$BENCH" resolution gdn > "$out/resolution-gdn.json"
 "$BENCH" resolution kda > "$out/resolution-kda.json"
 "$BENCH" speed > "$out/speed.json"
@@ -166,6 +179,16 @@ sub () { sed -n "s/.*\"$2\":{\([^}]*\)}.*/\1/p" "$1" | head -1; }
   echo
   echo "Shapes: 0 = T 5, BT 4 (padded); 1 = T 16, BT 16 (no padding); 2 = T 37, BT 16 (padded)."
   echo
+  if [ -s "$out/falsify-higher-summary.tsv" ]; then
+    echo "### Beyond the gradient: JVP, HVP and the Taylor test (manual: \"Beyond the gradient\")"
+    echo
+    echo "bench/higher.c, every kernel run; tanh-gemm shapes M,K,N = 8,16,8 / 24,4,3 / 5,5,5; gdn's as above, both gates.  HVP: 3 random vectors per cell.  Taylor: one random direction, 24 levels; it calls the gradient and the HVP, not the tangent."
+    echo
+    echo "| model | check | backward | cells | fail | pass | inconclusive | worst nu (pass) |"
+    echo "|---|---|---|---|---|---|---|---|"
+    tail -n +2 "$out/falsify-higher-summary.tsv" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $9 }'
+    echo
+  fi
   echo "## 2. Resolution (default shapes, MPFR reference)"
   echo
   echo "| model | n | verdict | worst nu | median bar/|r| | p90 | worst | median smallest caught delta | spot checks agreeing |"

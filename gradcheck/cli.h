@@ -102,6 +102,18 @@ int cli_blas_room (unsigned callers);
    the check as .npy files (npy.c).  Returns an exit code or -1.  */
 int cli_dump (const char *dir, const cli_model *cm, const gc_result *r);
 
+/* Manual: "Beyond the gradient" (cmd_higher.c).  Whether CMD is jvp, hvp
+   or taylor; the check of CMD (jvp: gc_jvp_check, hvp: gc_hvp_check, any
+   other: gc_check); the Taylor test of A's model, its report printed, its
+   exit status returned; and the checks SPEC's model supports at its
+   default shape ("gradient, oracle, jvp, hvp, taylor"), into BUF.  */
+bool cli_is_higher (const char *cmd);
+gc_status cli_higher_check (const char *cmd, const gc_model *m,
+                            const float *x, const gc_options *o,
+                            gc_result **r);
+int cli_taylor (const cli_args *a, const cli_model *cm);
+const char *cli_model_checks (const gcm_spec *spec, char *buf, size_t size);
+
 /* gradcheck sweep (sweep.c); ARGV are the subcommand's arguments.  */
 int cli_sweep (int argc, char **argv, const cli_args *a);
 

@@ -17,22 +17,29 @@ list_models (void)
   for (size_t i = 0; i < gcm_count (); i++)
     {
       const gcm_spec *s = gcm_get (i);
-      printf ("%s%s\n  %s\n  shape:", s->name,
-              strcmp (s->name, gcm_default_name ()) == 0 ? " (default)" : "",
-              s->summary);
+      /* every write noted: the list outgrows stdio's buffer, and a
+         failed write's reason would be lost (closeout.c) */
+      cli_note_write (printf ("%s%s\n  %s\n  shape:", s->name,
+                              strcmp (s->name, gcm_default_name ()) == 0
+                              ? " (default)" : "", s->summary));
       for (size_t k = 0; k < s->n_keys; k++)
-        printf ("%s %s=%ld", k ? "," : "", s->keys[k].name, s->keys[k].def);
+        cli_note_write (printf ("%s %s=%ld", k ? "," : "", s->keys[k].name,
+                                s->keys[k].def));
       for (size_t k = 0; k < s->n_keys; k++)
-        printf ("\n    %-8s %s (%ld to %ld)", s->keys[k].name, s->keys[k].help,
-                s->keys[k].min, s->keys[k].max);
+        cli_note_write (printf ("\n    %-8s %s (%ld to %ld)",
+                                s->keys[k].name, s->keys[k].help,
+                                s->keys[k].min, s->keys[k].max));
       if (s->precisions)
-        printf ("\n  precisions: %s", s->precisions);
-      printf ("\n  mutants:");
+        cli_note_write (printf ("\n  precisions: %s", s->precisions));
+      cli_note_write (printf ("\n  mutants:"));
       if (s->n_mutants == 0)
-        printf (" none");
+        cli_note_write (printf (" none"));
       for (size_t k = 0; k < s->n_mutants; k++)
-        printf ("\n    %-22s %s", s->mutants[k].name, s->mutants[k].help);
-      printf ("\n");
+        cli_note_write (printf ("\n    %-22s %s", s->mutants[k].name,
+                                s->mutants[k].help));
+      char checks[128];
+      cli_note_write (printf ("\n  checks: %s\n", cli_model_checks (s, checks,
+                                                                sizeof checks)));
     }
   return EXIT_PASS;
 }

@@ -216,8 +216,15 @@ check (cli_args *a, const cli_model *cm, bool oracle, bool explain)
   gc_result *r = NULL;
   a->opts.model_identity = cm->identity;   /* manual: "Merging shards" */
   cli_watch_begin (a->opts.timeout);
+  if (strcmp (a->cmd, "taylor") == 0)
+    {
+      /* manual: "The Taylor test" (cmd_higher.c) */
+      rc = cli_taylor (a, cm);
+      cli_watch_end ();
+      return rc;
+    }
   gc_status st = oracle ? gc_forward_check (cm->model, cm->x, &a->opts, &r)
-                        : gc_check (cm->model, cm->x, &a->opts, &r);
+                 : cli_higher_check (a->cmd, cm->model, cm->x, &a->opts, &r);
   cli_watch_end ();
   if (ranks > 1 && (rc = mpi_gather (&r, &st, rank)) >= 0)
     return rc;

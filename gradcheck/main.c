@@ -69,7 +69,7 @@ dispatch (int argc, char **argv)
   if (!strcmp (cmd, "list"))
     return cli_cmd_list (sub_argc, sub_argv);
   if (!strcmp (cmd, "run") || !strcmp (cmd, "oracle")
-      || !strcmp (cmd, "explain"))
+      || !strcmp (cmd, "explain") || cli_is_higher (cmd))
     return cli_cmd_run (sub_argc, sub_argv);
   if (!strcmp (cmd, "sweep"))
     return cli_cmd_sweep (sub_argc, sub_argv);
@@ -80,7 +80,7 @@ dispatch (int argc, char **argv)
   if (!strcmp (cmd, "merge"))
     return cli_cmd_merge (sub_argc, sub_argv);
   usage_error ("unknown command '%s'; accepted: list, run, oracle, explain, "
-               "sweep, kernels, steps, merge", cmd);
+               "sweep, kernels, steps, merge, jvp, hvp, taylor", cmd);
   return EXIT_USAGE;
 }
 

@@ -21,13 +21,17 @@
    (exit 2), never ignored.  */
 enum { C_LIST = 1 << 0, C_RUN = 1 << 1, C_ORACLE = 1 << 2,
        C_EXPLAIN = 1 << 3, C_SWEEP = 1 << 4, C_STEPS = 1 << 5,
-       C_MERGE = 1 << 6 };
-#define C_MODEL (C_RUN | C_ORACLE | C_EXPLAIN | C_SWEEP | C_STEPS)
+       C_MERGE = 1 << 6,
+       /* manual: "Beyond the gradient" (cmd_higher.c) */
+       C_JVP = 1 << 7, C_HVP = 1 << 8, C_TAYLOR = 1 << 9 };
+#define C_HIGHER (C_JVP | C_HVP | C_TAYLOR)
+#define C_MODEL (C_RUN | C_ORACLE | C_EXPLAIN | C_SWEEP | C_STEPS | C_HIGHER)
 
 static const struct { const char *name; unsigned bit; } commands[] = {
   { "list", C_LIST }, { "run", C_RUN }, { "oracle", C_ORACLE },
   { "explain", C_EXPLAIN }, { "sweep", C_SWEEP }, { "steps", C_STEPS },
-  { "merge", C_MERGE } };
+  { "merge", C_MERGE }, { "jvp", C_JVP }, { "hvp", C_HVP },
+  { "taylor", C_TAYLOR } };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 enum { O_REF = 256, O_PREC, O_STEP, O_SHAPE, O_SEED, O_DIRS, O_MUTANT,
@@ -51,35 +55,39 @@ static const struct cli_option
     "a known-buggy backward from the model's catalogue" },
   { "plugin", O_PLUGIN, C_MODEL, "FILE.so",
     "check the model a plugin exports (see the manual)" },
-  { "ref", O_REF, C_RUN | C_EXPLAIN | C_SWEEP, "auto|mpfr|f32|f64",
+  { "ref", O_REF, C_RUN | C_EXPLAIN | C_SWEEP | C_JVP | C_TAYLOR,
+    "auto|mpfr|f32|f64",
     "reference forward (default auto: f64, then MPFR wherever f64 may not "
     "give MPFR's verdict; mpfr for a model without f64)" },
   { "prec", O_PREC, C_MODEL, "BITS", "MPFR precision (default: derived, 128)" },
-  { "step", O_STEP, C_RUN | C_EXPLAIN | C_SWEEP, "H",
+  { "step", O_STEP, C_RUN | C_EXPLAIN | C_SWEEP | C_HIGHER, "H",
     "absolute step (default: derived per parameter)" },
-  { "directions", O_DIRS, C_RUN | C_SWEEP,
+  { "directions", O_DIRS, C_RUN | C_SWEEP | C_HIGHER,
     "all|random:K|random-per-block:K|I,J,...",
     "which directions to check (random-per-block: K random directions "
     "within each tensor)" },
-  { "format", O_FORMAT, C_RUN | C_ORACLE | C_EXPLAIN | C_SWEEP | C_MERGE,
+  { "format", O_FORMAT, C_RUN | C_ORACLE | C_EXPLAIN | C_SWEEP | C_MERGE
+    | C_HIGHER,
     "text|json|md|tap", "report format (default text; explain: md)" },
   { "threads", O_THREADS, C_RUN | C_SWEEP, "N",
     "directions in parallel (results identical)" },
-  { "shard", O_SHARD, C_RUN | C_SWEEP, "I/N",
+  { "shard", O_SHARD, C_RUN | C_SWEEP | C_JVP, "I/N",
     "check only shard I of N (for gradcheck merge)" },
   { "dump", O_DUMP, C_RUN | C_ORACLE | C_EXPLAIN, "DIR",
     "write every tensor of the check as .npy files" },
-  { "false-alarm", O_ALPHA, C_RUN | C_ORACLE | C_EXPLAIN | C_SWEEP, "P",
+  { "false-alarm", O_ALPHA, C_RUN | C_ORACLE | C_EXPLAIN | C_SWEEP
+    | C_HIGHER, "P",
     "accepted false-alarm probability (default 1e-6)" },
   { "index", O_INDEX, C_EXPLAIN | C_STEPS, "I", "the coordinate" },
   { "output", O_OUTPUT, C_STEPS, "FILE.svg",
     "where the plot goes (default steps-MODEL-I.svg)" },
   { "timeout", O_TIMEOUT, C_MODEL, "SECONDS",
     "time limit of the check (default: none)" },
-  { "twin", O_TWIN, C_RUN | C_EXPLAIN | C_SWEEP, "on|off",
+  { "twin", O_TWIN, C_RUN | C_EXPLAIN | C_SWEEP | C_HVP | C_TAYLOR,
+    "on|off",
     "judge the algorithm with the model's f64 twin of the backward, and the "
     "f32 arithmetic against it (default on, where the model has one)" },
-  { "quiet", O_QUIET, C_RUN | C_ORACLE | C_EXPLAIN, "",
+  { "quiet", O_QUIET, C_RUN | C_ORACLE | C_EXPLAIN | C_HIGHER, "",
     "no progress on stderr (by default: a counter on a terminal; elsewhere "
     "a line every 5 s once the check has run 5 s)" },
 };
@@ -137,6 +145,9 @@ cli_print_help (FILE *f)
 "  kernels            which OpenBLAS kernels this CPU runs (one probe each)\n"
 "  steps MODEL --index I     reference error against the step: SVG + table\n"
 "  merge REPORT...    combine shard reports (JSON) into one verdict\n"
+"  jvp [MODEL]        check MODEL's forward-mode tangent (jvp_f32)\n"
+"  hvp [MODEL]        check MODEL's Hessian-vector product (hvp_f32)\n"
+"  taylor [MODEL]     the Taylor test: remainder rates along one direction\n"
 "\n"
 "Options (gradcheck COMMAND --help lists those COMMAND takes; another is\n"
 "refused):\n", gcm_default_name ());
@@ -171,6 +182,19 @@ static const struct { const char *cmd, *usage, *what; } cmd_help[] = {
     "Combine the JSON reports of the shards of one check (--shard I/N\n"
     "--format json) into the report of the whole check.  Each REPORT is a\n"
     "regular file of at most " CLI_REPORT_MAX_TEXT "." },
+  { "jvp", "gradcheck jvp [OPTION]... [MODEL]",
+    "Check MODEL's forward-mode tangent jvp_f32 (x, w) against the gradient\n"
+    "check's central differences along the same directions, under the bar\n"
+    "with the tangent's rounding term (manual: \"The JVP check\")." },
+  { "hvp", "gradcheck hvp [OPTION]... [MODEL]",
+    "Check MODEL's Hessian-vector product hvp_f32 (x, v) element by element\n"
+    "against central differences of its gradient along v (of its f64 twin\n"
+    "where it has one; manual: \"The HVP check\").  --directions all: every\n"
+    "coordinate vector (n^2 elements); random:K: K random vectors." },
+  { "taylor", "gradcheck taylor [OPTION]... [MODEL]",
+    "The Taylor test along one direction (the first listed coordinate, or\n"
+    "a random one): the remainders' rates against eps, 2 expected, 3 with\n"
+    "the HVP (manual: \"The Taylor test\")." },
 };
 
 static unsigned

@@ -798,18 +798,10 @@ check (const gc_model *m, const float *x, const gc_options *opts,
   if (!m || !x)
     return GC_EINVAL;
   /* A model of ABI version 1 ends before grad_f64: read as one without a
-     twin; one of version 2 ends before the rounding classes: read as one
-     that declares none (manual: "Rounding classes").  */
+     twin; one of version 2 before the rounding classes and the tangents
+     (abi.c).  */
   gc_model v2;
-  if (m->abi >= GC_MODEL_ABI_OLDEST && m->abi < GC_MODEL_ABI)
-    {
-      memset (&v2, 0, sizeof v2);
-      memcpy (&v2, m, m->abi == GC_MODEL_ABI_OLDEST
-                      ? offsetof (gc_model, grad_f64)
-                      : offsetof (gc_model, n_precisions));
-      v2.abi = GC_MODEL_ABI;
-      m = &v2;
-    }
+  m = gc__model_by_abi (m, &v2);
 
   gc_result *r = calloc (1, sizeof *r);
   if (!r)

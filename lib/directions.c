@@ -49,13 +49,20 @@ gc__step_scaled (const shared *sh, size_t index, size_t id, double *hm,
 void
 gc__make_random (const shared *sh, size_t id, float *v, double *norm_out)
 {
-  gc__rng rng;
-  gc__rng_seed (&rng, sh->o->seed ^ (0xd1b54a32d192ed03u * (uint64_t) (id + 1)));
   /* Within one block (zero elsewhere) when drawn per block.  */
   const gc_block *b = random_block (sh, id);
   size_t lo = b ? b->offset : 0, hi = b ? b->offset + b->count : sh->n;
+  gc__draw_direction (sh->o->seed, sh->n, lo, hi, id, v, norm_out);
+}
+
+void
+gc__draw_direction (uint64_t seed, size_t n, size_t lo, size_t hi, size_t id,
+                    float *v, double *norm_out)
+{
+  gc__rng rng;
+  gc__rng_seed (&rng, seed ^ (0xd1b54a32d192ed03u * (uint64_t) (id + 1)));
   double norm = 0;
-  for (size_t i = 0; i < sh->n; i++)
+  for (size_t i = 0; i < n; i++)
     {
       double z = i >= lo && i < hi ? gc__rng_gaussian (&rng) : 0;
       v[i] = (float) z;

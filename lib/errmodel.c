@@ -78,7 +78,7 @@ gc__default_step_exponent (gc_reference ref, mpfr_prec_t p)
 /* The terms' names, formulas and manual sections, per check kind
    (gradient, forward), and the names of their inputs: the strings a report
    read back points at (gc__known_name).  */
-const char *const gc__term_texts[2][GC_N_TERMS][3] = {
+const char *const gc__term_texts[GC_N_KINDS][GC_N_TERMS][3] = {
   { { "truncation", "|D(2h) - D(h)|", "Truncation" },
     { "reference rounding",
       "min(lambda * sqrt(d_f), gamma_d / u_p) * ulp_p(M_L) / h"
@@ -93,7 +93,29 @@ const char *const gc__term_texts[2][GC_N_TERMS][3] = {
       "The forward oracle" },
     { "reference rounding", "lambda * sqrt(d_o) * 2^-p * m_k",
       "The forward oracle" },
-    { "conversion to double", "u_53 * |r|", "The forward oracle" } } };
+    { "conversion to double", "u_53 * |r|", "The forward oracle" } },
+  /* Manual: "The JVP check": the gradient direction's reference terms,
+     the tangent's rounding in place of the adjoint's */
+  { { "truncation", "|D(2h) - D(h)|", "Truncation" },
+    { "reference rounding",
+      "min(lambda * sqrt(d_f), gamma_d / u_p) * ulp_p(M_L) / h"
+      " [max(lambda * sqrt(d_f) * ulp_p(M_L), gamma_d(2^-p) M_L) / h in MPFR]"
+      " + S_L / h + u_53 |D(h)|",
+      "Reference rounding" },
+    { "tangent rounding",
+      "min(lambda * sqrt(d_t), gamma_d / u) * sum_i |w_i| (u m_i + 2^-150)"
+      " + S_w (the tangent's spread)",
+      "The JVP check" } },
+  /* Manual: "The HVP check" */
+  { { "gradient truncation", "|D_i(2h) - D_i(h)|", "The HVP check" },
+    { "gradient rounding", "B_i / h + u_53 |D_i(h)|, B_i the gradient"
+      " element's rounding (the twin's gamma_d(2^-53) / u_53 (u_53 m_i"
+      " + 2^-1074), or f32's lambda sqrt(d_b) (u m_i + 2^-150))",
+      "The HVP check" },
+    { "HVP rounding",
+      "min(lambda * sqrt(d_H), gamma_d / u) * (u * m^H_i + 2^-150) + S_w"
+      " (the HVP element's spread)",
+      "The HVP check" } } };
 
 static const char *const input_names[] = {
   "lambda", "d_f", "d_b", "d_o", "p", "u", "h", "M_L", "ulp_p(M_L)", "D(h)",
@@ -102,7 +124,7 @@ static const char *const input_names[] = {
   "lambda_n", "||u m + 2^-150||_2", "N", "sum |v_i| (u m_i + 2^-150)",
   "sum |w_i - v_i| (u m_i + 2^-150)", "rho", "T_64", "c",
   "2 E_mpfr(2 M_L, 2 |D(h)|)", "S_w64", "m defaulted", "R(h)", "R(2h)",
-  "E_64(h)" };
+  "E_64(h)", "d_t", "sum |w_i| (u m_i + 2^-150)", "B_i", "d_H", "m^H_i" };
 
 /* The inputs the rounding classes add to the adjoint term (manual:
    "Rounding classes"; precision.c).  */
@@ -143,7 +165,7 @@ static const char *const predicted_texts[] = {
 const char *
 gc__known_name (const char *s)
 {
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < GC_N_KINDS; k++)
     for (int t = 0; t < GC_N_TERMS; t++)
       for (int f = 0; f < 3; f++)
         if (strcmp (gc__term_texts[k][t][f], s) == 0)
@@ -601,4 +623,69 @@ gc__terms_output (gc_term t[GC_N_TERMS], double lambda, size_t depth,
   term_texts (o, 1, GC_TERM_CONVERSION);
   add_input (o, "|r|", fabs (r));
   o->value = GC_U64 * fabs (r);
+}
+
+/* Manual: "The JVP check".  The tangent's rounding: the adjoint term's
+   chain at the tangent's depth DEPTH, over the same magnitude
+   sum_i |w_i| (u m_i + 2^-150) = BASE (M_t = sum_i |w_i| m_i), plus the
+   tangent's measured spread.  Returns the worst-case value (gamma_d).  */
+double
+gc__term_tangent (gc_term *t, double lambda, size_t depth, double base,
+                  double spread)
+{
+  term_texts (t, GC_CHECK_JVP, GC_TERM_ADJOINT);
+  add_input (t, "lambda", lambda);
+  add_input (t, "d_t", (double) depth);
+  add_input (t, "u", GC_U32);
+  add_input (t, "sum |w_i| (u m_i + 2^-150)", base);
+  add_input (t, "S_w", spread);
+  double gu = gc__gamma_over_u (depth, 24);
+  add_input (t, "gamma_d / u", gu);
+  t->value = fmin (lambda * sqrt ((double) depth), gu) * base + spread;
+  return gu * base + spread;
+}
+
+/* Manual: "The HVP check".  B_i, one gradient element's rounding: the
+   twin's deterministic gamma_d(2^-53) / u_53 (u_53 m + 2^-1074) (TWIN),
+   or f32's min(lambda sqrt(d_b), gamma_d / u) (u m + 2^-150).  */
+double
+gc__gradient_rounding (bool twin, double lambda, size_t depth, double m)
+{
+  if (twin)
+    return gc__gamma_over_u (depth, 53) * (GC_U64 * m + 0x1p-1074);
+  return fmin (lambda * sqrt ((double) depth), gc__gamma_over_u (depth, 24))
+         * (GC_U32 * m + 0x1p-150);
+}
+
+/* Manual: "The HVP check": element i's three terms from D_i(h) = D1,
+   D_i(2h) = D2 (their difference DIFF as computed), the step H, the
+   gradient's rounding B_i = B, and the HVP's depth DEPTH, magnitude MH
+   and measured spread SPREAD.  Returns the worst-case bar (gamma_d in
+   place of lambda sqrt(d) in the HVP term).  */
+double
+gc__terms_hvp (gc_term t[GC_N_TERMS], double d1, double d2, double diff,
+               double h, double b, double lambda, size_t depth, double mh,
+               double spread)
+{
+  term_texts (&t[0], GC_CHECK_HVP, GC_TERM_TRUNCATION);
+  add_input (&t[0], "D(h)", d1);
+  add_input (&t[0], "D(2h)", d2);
+  add_input (&t[0], "h", h);
+  t[0].value = fabs (diff);
+  term_texts (&t[1], GC_CHECK_HVP, GC_TERM_REFERENCE);
+  add_input (&t[1], "B_i", b);
+  add_input (&t[1], "h", h);
+  add_input (&t[1], "|D(h)|", fabs (d1));
+  t[1].value = b / h + GC_U64 * fabs (d1);
+  term_texts (&t[2], GC_CHECK_HVP, GC_TERM_ADJOINT);
+  add_input (&t[2], "lambda", lambda);
+  add_input (&t[2], "d_H", (double) depth);
+  add_input (&t[2], "u", GC_U32);
+  add_input (&t[2], "m^H_i", mh);
+  add_input (&t[2], "S_w", spread);
+  double gu = gc__gamma_over_u (depth, 24);
+  add_input (&t[2], "gamma_d / u", gu);
+  double base = GC_U32 * mh + 0x1p-150;
+  t[2].value = fmin (lambda * sqrt ((double) depth), gu) * base + spread;
+  return t[0].value + t[1].value + gu * base + spread;
 }

@@ -29,8 +29,9 @@ extern "C" {
    grad_f64 (the f64 twin); a description of version 1, the same fields
    without it, is still taken (GC_MODEL_ABI_OLDEST), as a model without a
    twin.  Version 3 appended the rounding classes (n_precisions,
-   precisions); a description of version 2 is read as one that declares
-   none.  */
+   precisions) and then the higher-order group (jvp_f32, hvp_f32, their
+   depths, hvp_f64); a description of version 2 is read as one that
+   declares no class and no higher-order callback.  */
 #define GC_MODEL_ABI 3
 #define GC_MODEL_ABI_OLDEST 1
 
@@ -87,6 +88,19 @@ typedef int (*gc_loss_mpfr_fn) (void *ctx, mpfr_srcptr x, mpfr_ptr loss);
    OUT + k for output k, each already initialised at the working precision.  */
 typedef int (*gc_outputs_f32_fn) (void *ctx, const float *x, float *out);
 typedef int (*gc_outputs_mpfr_fn) (void *ctx, mpfr_srcptr x, mpfr_ptr out);
+/* Forward mode (manual: "The JVP check"): the directional derivative of
+   the loss at X (n floats) along V (n floats), <grad L(x), v>, into
+   *TANGENT.  */
+typedef int (*gc_jvp_f32_fn) (void *ctx, const float *x, const float *v,
+                              float *tangent);
+/* The Hessian-vector product (manual: "The HVP check"): H(x) v, the
+   derivative of the backward at X along V, into HV (n floats).  */
+typedef int (*gc_hvp_f32_fn) (void *ctx, const float *x, const float *v,
+                              float *hv);
+/* The f64 twin of hvp_f32: the same algorithm with double as its element
+   type, at X and along V (n doubles, each the f32 value exactly).  */
+typedef int (*gc_hvp_f64_fn) (void *ctx, const double *x, const double *v,
+                              double *hv);
 
 #define GC_MAX_DIMS 6
 
@@ -213,6 +227,19 @@ typedef struct gc_model
      without a twin.  0 / NULL: none, the f32 check bit for bit.  */
   size_t n_precisions;
   const gc_precision *precisions;
+  /* Optional (ABI 3), the higher-order checks (manual: "Beyond the
+     gradient"): the forward-mode tangent of the loss (gc_jvp_check, the
+     Taylor test) and the Hessian-vector product (gc_hvp_check, the Taylor
+     test's second remainder), with the accumulation depths of their
+     chains: tangent_depth (0: 2 forward_depth, manual "The JVP check")
+     and hvp_depth (0: forward_depth + backward_depth, manual "The HVP
+     check"); and hvp_f64, the f64 twin of hvp_f32 (with grad_f64, the
+     HVP check's two verdicts, manual "The HVP check").  */
+  gc_jvp_f32_fn jvp_f32;
+  gc_hvp_f32_fn hvp_f32;
+  size_t tangent_depth;
+  size_t hvp_depth;
+  gc_hvp_f64_fn hvp_f64;
 } gc_model;
 
 /* ---------------------------------------------------------------------- */
@@ -508,7 +535,9 @@ typedef struct gc_diagnosis
 typedef enum gc_check_kind
 {
   GC_CHECK_GRADIENT = 0,   /* gc_check: directions of the gradient */
-  GC_CHECK_FORWARD         /* gc_forward_check: elements of the outputs */
+  GC_CHECK_FORWARD,        /* gc_forward_check: elements of the outputs */
+  GC_CHECK_JVP,            /* gc_jvp_check: the tangent along directions */
+  GC_CHECK_HVP             /* gc_hvp_check: elements of H v per vector v */
 } gc_check_kind;
 
 /* What makes two results parts of one check (manual: "Merging shards"):
@@ -706,6 +735,84 @@ void gc_result_free (gc_result *result);
 gc_status gc_forward_check (const gc_model *model, const float *x,
                             const gc_options *opts, gc_result **result);
 
+/* The JVP check (manual: "The JVP check"): for each direction w the
+   gradient check would judge with OPTS, MODEL's jvp_f32 (x, w) against the
+   same central difference D(h) of the reference forward along w, with the
+   gradient direction's truncation and reference rounding terms and the
+   tangent rounding term in place of the adjoint's (GC_TERM_ADJOINT holds
+   it; its depth d_t is the result's backward_depth).  The result has kind
+   GC_CHECK_JVP and the gradient check's reports, shards and merge.  The
+   model's twin is not used.  GC_ENOREF when the model has no jvp_f32;
+   GC_EINVAL for random directions with an f32 or f64 reference (their
+   applied direction is rounded, the tangent's is not).  Returns the
+   result's status; *RESULT as for gc_check.  */
+gc_status gc_jvp_check (const gc_model *model, const float *x,
+                        const gc_options *opts, gc_result **result);
+
+/* The HVP check (manual: "The HVP check"): for each vector v (every
+   coordinate vector for GC_DIR_ALL, the listed ones for GC_DIR_LIST,
+   n_random unit vectors drawn as gc_check draws them for GC_DIR_RANDOM),
+   each element i of MODEL's hvp_f32 (x, v) against the central
+   difference of the gradient along v -- of the f64 twin grad_f64 where the
+   model gives one (and OPTS does not set no_twin), else of grad_f32 --
+   with its truncation, the gradient's rounding over the step and the
+   HVP's own rounding term.  With both twins (grad_f64 and hvp_f64) each
+   element gets the two verdicts of the gradient check's twin (the
+   algorithm: the f64 HVP; the arithmetic: f32 against f64; result field
+   twin = 1).  Direction id k n + i, index i.  The result
+   has kind GC_CHECK_HVP and reference GC_REF_F64 (twin) or GC_REF_F32.
+   OPTS: directions, n_random, indices, seed, step (absolute: the default
+   is derived), false_alarm, timeout, no_twin; sharding is refused
+   (GC_EINVAL).  GC_ENOREF when the model has no hvp_f32.  Returns the
+   result's status; *RESULT as for gc_check.  */
+gc_status gc_hvp_check (const gc_model *model, const float *x,
+                        const gc_options *opts, gc_result **result);
+
+/* The Taylor test (manual: "The Taylor test").  */
+#define GC_TAYLOR_MAX_LEVELS 40
+typedef struct gc_taylor
+{
+  gc_status status;        /* GC_OK, or why the test stopped */
+  int callback_code;
+  char detail[160];
+  char model_name[64];
+  size_t n;
+  gc_reference reference;  /* the forward the remainders used */
+  mpfr_prec_t precision;   /* its precision (0: f64 or f32) */
+  size_t direction;        /* the coordinate of v, SIZE_MAX: random */
+  uint64_t seed;
+  double slope;            /* <g_hat, v>, the f32 gradient along v */
+  double curvature;        /* <v, H_hat v> (NaN without hvp_f32) */
+  double adjoint;          /* A: the gradient's rounding along v */
+  double adjoint_hvp;      /* A^H: the HVP's along v (NaN without) */
+  double eval_error;       /* e: one reference evaluation's error bound */
+  size_t n_levels;
+  double eps[GC_TAYLOR_MAX_LEVELS];     /* eps_0 2^-k */
+  double r1[GC_TAYLOR_MAX_LEVELS], r2[GC_TAYLOR_MAX_LEVELS];
+  double floor1[GC_TAYLOR_MAX_LEVELS], floor2[GC_TAYLOR_MAX_LEVELS];
+  /* rate between levels k and k + 1, log2 (r(eps_k) / r(eps_k+1)); NaN
+     where either level is not above its floor (not judged)  */
+  double rate1[GC_TAYLOR_MAX_LEVELS], rate2[GC_TAYLOR_MAX_LEVELS];
+  /* the verdicts (pass: rate 2 resp. 3; fail: a lower rate; inconclusive;
+     verdict_hvp GC_ERROR without hvp_f32), and the eps range [lo, hi]
+     over which the last consecutive rates lie in the window (0 0: none) */
+  gc_verdict verdict, verdict_hvp;
+  double range1_lo, range1_hi, range2_lo, range2_hi;
+} gc_taylor;
+
+/* Run the Taylor test of MODEL at X along one direction v: OPTS's first
+   listed coordinate (GC_DIR_LIST), else the random unit direction 0 of
+   OPTS's seed.  The remainders use the reference OPTS names (GC_REF_AUTO:
+   MPFR, else f64, else f32; precision as gc_check derives it) at
+   eps_k = eps_0 2^-k, k < LEVELS (0: 24; at most GC_TAYLOR_MAX_LEVELS),
+   eps_0 = 2^(floor(log2 s) - 2), s the norm of x over the support of v
+   (OPTS's step, when set, is eps_0).  *OUT holds the result (free with
+   free ()) unless an argument is NULL (GC_EINVAL) or it cannot be
+   allocated (GC_ENOMEM, *OUT NULL).  Returns its status.  */
+gc_status gc_taylor_test (const gc_model *model, const float *x,
+                          const gc_options *opts, unsigned levels,
+                          gc_taylor **out);
+
 /* The name of parameter INDEX: "dq[0,12,1,3]"-style "name[i,j,...]" when
    the model has blocks, "x[INDEX]" otherwise.  Writes at most SIZE bytes
    (always terminated); returns BUF.  */
@@ -757,6 +864,10 @@ char *gc_report (const gc_result *result, gc_format format);
    FORMAT (TEXT, MARKDOWN or JSON) into a new string, free with free().
    Returns NULL when memory runs out or DIR is out of range.  */
 char *gc_derivation (const gc_result *result, size_t dir, gc_format format);
+
+/* Render a Taylor test's result in FORMAT (TEXT, JSON, MARKDOWN or TAP)
+   into a new string (free with free ()); NULL when memory runs out.  */
+char *gc_taylor_report (const gc_taylor *taylor, gc_format format);
 
 /* ---------------------------------------------------------------------- */
 /* Magnitude backwards (manual: "Magnitude backwards")                      */

@@ -22,6 +22,31 @@ gc__model_abi_known (int abi)
   return abi >= GC_MODEL_ABI_OLDEST && abi <= GC_MODEL_ABI;
 }
 
+/* (abi.c) M itself when of the current ABI version (or unknown: the
+   caller refuses it), else COPY filled with M's fields and zeros for those
+   its version lacks.  */
+const gc_model *gc__model_by_abi (const gc_model *m, gc_model *copy);
+
+/* (higher.c) A check kind's name in JSON reports ("gradient",
+   "forward", "jvp", "hvp") and its label in text reports ("" for the
+   gradient check, "forward oracle, ", "JVP check, ", "HVP check, ").  */
+const char *gc__kind_name (gc_check_kind kind);
+const char *gc__kind_label (gc_check_kind kind);
+/* (higher.c) The names of a kind's two depths in the report's inputs
+   (result forward_depth, backward_depth: "d_f", "d_b"; the JVP's "d_t";
+   the HVP's "d_b", "d_H") and what stands in for them when not declared
+   ("n", "2 d_f", "d_f + d_b").  */
+void gc__kind_depths (gc_check_kind kind, const char *name[2],
+                      const char *dflt[2]);
+
+/* (directions.c) Random direction ID of a check of seed SEED over n
+   parameters, drawn on [LO, HI) (zero elsewhere), unit in the 2-norm,
+   into V; N, the norm the draws were divided by, into *NORM_OUT when not
+   NULL (manual: "Directional checks").  gc_check's random directions are
+   these.  */
+void gc__draw_direction (uint64_t seed, size_t n, size_t lo, size_t hi,
+                         size_t id, float *v, double *norm_out);
+
 /* The f32 unit roundoff u = 2^-24 (manual: "Notation").  */
 #define GC_U32 0x1p-24
 #define GC_U64 0x1p-53
@@ -238,12 +263,26 @@ double gc__term_adjoint (gc_term *t, double lambda, size_t depth,
 /* The terms' name, formula and manual section by check kind (0 gradient,
    1 forward) and term; the static copy of a term text or input name S, or
    NULL when S is none of them.  */
-extern const char *const gc__term_texts[2][GC_N_TERMS][3];
+#define GC_N_KINDS 4   /* gc_check_kind: gradient, forward, JVP, HVP */
+extern const char *const gc__term_texts[GC_N_KINDS][GC_N_TERMS][3];
 const char *gc__known_name (const char *s);
 /* The forward oracle's three terms of an output k: magnitude MK, MPFR
    precision P, reference R (manual: "The forward oracle").  */
 void gc__terms_output (gc_term t[GC_N_TERMS], double lambda, size_t depth,
                        mpfr_prec_t p, double mk, double r);
+/* (errmodel.c) Manual: "The JVP check": the tangent rounding term of
+   depth DEPTH over BASE = sum_i |w_i| (u m_i + 2^-150) with the tangent's
+   spread; returns its worst-case value.  */
+double gc__term_tangent (gc_term *t, double lambda, size_t depth,
+                         double base, double spread);
+/* (errmodel.c) Manual: "The HVP check": a gradient element's rounding
+   B_i at magnitude M (the twin's, or f32's), and an HVP element's three
+   terms; the latter returns the worst-case bar.  */
+double gc__gradient_rounding (bool twin, double lambda, size_t depth,
+                              double m);
+double gc__terms_hvp (gc_term t[GC_N_TERMS], double d1, double d2,
+                      double diff, double h, double b, double lambda,
+                      size_t depth, double mh, double spread);
 /* (errmodel.c) The twin's adjoint term (manual: "The f64 twin"):
    gamma_d(2^-53)/u (u sum |w_i| m_i + 2^-1074 sum |w_i|) + S_w64;
    DEFAULTED: whether the magnitudes were defaulted, kept as an input.  */

@@ -41,7 +41,7 @@ format_bits (gc_reference ref, mpfr_prec_t p)
 static double
 stored_jump_noise (const gc_result *r, const gc_direction *d)
 {
-  if (r->kind == GC_CHECK_FORWARD)
+  if (r->kind == GC_CHECK_FORWARD || r->kind == GC_CHECK_HVP)
     return 0;
   double eps_h = d->terms[GC_TERM_REFERENCE].value
                  - GC_U64 * fabs (d->reference);

@@ -156,12 +156,13 @@ load (const char *text, size_t len, json_t **out)
 static gc_status
 read_header (gc_result *r, const json_t *j)
 {
-  static const char *const kinds[] = { "gradient", "forward" };
+  static const char *const kinds[] = { "gradient", "forward", "jvp",
+                                       "hvp" };
   static const char *const refs[] = { "mpfr", "f32", "f64", "auto" };
   static const char *const dirkinds[] = { "all", "random", "list" };
   int k;
   if (!json_is_object (j)
-      || (k = gc__get_lookup (gc__get_str (j, "kind"), kinds, 2)) < 0)
+      || (k = gc__get_lookup (gc__get_str (j, "kind"), kinds, 4)) < 0)
     return GC_EFORMAT;
   r->kind = (gc_check_kind) k;
   const char *model = gc__get_str (j, "model");

@@ -346,7 +346,7 @@ gc__read_direction (gc_result *r, const json_t *o, gc_direction *d, bool full)
     }
   /* from the direction's own numbers, as gc__judge forms it */
   d->nu_worst_case = d->diff == 0 ? 0 : d->diff / d->bar_worst_case;
-  int kind = r->kind == GC_CHECK_FORWARD;
+  int kind = (int) r->kind;
   for (int t = 0; t < GC_N_TERMS; t++)
     {
       d->terms[t].name = gc__term_texts[kind][t][0];
@@ -355,7 +355,8 @@ gc__read_direction (gc_result *r, const json_t *o, gc_direction *d, bool full)
     }
   /* an MPFR stencil without its +-2h pair (manual: "Skipping the 2h
      pair"): no D(2h), a predicted truncation term */
-  if (!kind && r->reference == GC_REF_AUTO && d->decided_by == GC_REF_MPFR
+  if ((kind == GC_CHECK_GRADIENT || kind == GC_CHECK_JVP)
+      && r->reference == GC_REF_AUTO && d->decided_by == GC_REF_MPFR
       && isnan (d->d2h))
     gc__term_mark_predicted (&d->terms[GC_TERM_TRUNCATION]);
   /* the adjoint term's inputs the judge reads (absent in older reports

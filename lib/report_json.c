@@ -294,8 +294,7 @@ static bool
 summary_json (json_t *o, const gc_result *r)
 {
   return put (o, "gradcheck", jstr (GC_VERSION_STRING))
-    && put (o, "kind", jstr (r->kind == GC_CHECK_FORWARD ? "forward"
-                                                        : "gradient"))
+    && put (o, "kind", jstr (gc__kind_name (r->kind)))
     && put (o, "model", jstr (r->model_name))
     && put (o, "n", juint (r->n))
     && put (o, "reference", jstr (gc_reference_name (r->reference)))

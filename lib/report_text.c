@@ -276,11 +276,17 @@ static void
 inputs_text (gc__buf *b, const gc_result *r)
 {
   unsigned d = r->defaulted;
-  gc__buf_printf (b, "inputs: d_f %zu%s, d_b %zu%s, magnitudes %s, M_L %s\n",
-                  r->forward_depth, d & GC_DEFAULTED_FORWARD_DEPTH
-                  ? " (NOT DECLARED: n used)" : "",
-                  r->backward_depth, d & GC_DEFAULTED_BACKWARD_DEPTH
-                  ? " (NOT DECLARED: n used)" : "",
+  const char *dn[2], *dd[2];   /* the kind's depths (higher.c) */
+  gc__kind_depths (r->kind, dn, dd);
+  gc__buf_printf (b, "inputs: %s %zu%s%s%s, %s %zu%s%s%s, magnitudes %s, "
+                  "M_L %s\n", dn[0], r->forward_depth,
+                  d & GC_DEFAULTED_FORWARD_DEPTH ? " (NOT DECLARED: " : "",
+                  d & GC_DEFAULTED_FORWARD_DEPTH ? dd[0] : "",
+                  d & GC_DEFAULTED_FORWARD_DEPTH ? " used)" : "",
+                  dn[1], r->backward_depth,
+                  d & GC_DEFAULTED_BACKWARD_DEPTH ? " (NOT DECLARED: " : "",
+                  d & GC_DEFAULTED_BACKWARD_DEPTH ? dd[1] : "",
+                  d & GC_DEFAULTED_BACKWARD_DEPTH ? " used)" : "",
                   d & GC_DEFAULTED_MAGNITUDES
                   ? "defaulted (largest |g| per tensor)" : "the model's",
                   d & GC_DEFAULTED_LOSS_MAGNITUDE
@@ -423,7 +429,7 @@ static void
 heading_text (gc__buf *b, const gc_result *r, bool fwd)
 {
   gc__buf_printf (b, "gradcheck %s: %smodel ", GC_VERSION_STRING,
-                  fwd ? "forward oracle, " : "");
+                  gc__kind_label (r->kind));
   gc__put_esc (b, r->model_name, GC__ESC_TEXT);
   if (fwd && r->precision > 0)
     gc__buf_printf (b, ", %zu outputs\n"

@@ -49,6 +49,7 @@ const gcm_key gcm_gdn_keys[GCM_GDN_N_KEYS] = {
 enum { MUT_NONE, MUT_SCRATCH_ZEROS, MUT_SHIFT_CHUNK, MUT_SHIFT_ROW,
        MUT_PAD_LEAK, MUT_NO_READ_SCALE, MUT_NO_DG_CUMSUM, MUT_DBETA_SIGN,
        MUT_A_TRANSPOSED, MUT_DV_SCALE_1E6, MUT_DS_BF16,
+       MUT_JVP_NO_DK /* gdn_tangent.h */,
        /* gdn-bf16's and gdn-fp16's own (models/gdn_bf16.c), past the
           end of gdn's list: sums kept in the storage format */
        MUT_ACC_LOWP };
@@ -66,6 +67,9 @@ static const gcm_mutant mutants[] = {
     " than f32's: the twin's algorithm check)" },
   { "ds-bf16", "the state's adjoint dS is stored in bf16 between chunks in"
     " the f32 path only (a precision loss: PRECISION with the twin)" , 1 },
+  /* gdn_tangent.h: gradcheck jvp sees it, run does not */
+  { "jvp-no-dk", "the tangent forgets dk in the state update (gradcheck"
+    " jvp)", 0, "jvp" },
 };
 
 typedef struct gdn
@@ -97,6 +101,10 @@ typedef struct gdn
 #undef GCM_REAL
 #define GCM_REAL 64
 #include "gdn_backward.h"
+
+/* The forward-mode tangent of the recurrent path (manual: "The JVP
+   check").  */
+#include "gdn_tangent.h"
 
 /* ---------------------------------------------------------------------- */
 /* Callbacks.  */
@@ -675,6 +683,8 @@ gcm_gdn_create_stored (const long *val, uint64_t seed, int mutant, int store,
   md->forward_depth = in + entry + (NT - 1) * (K + BT + 2) + 2;
   md->backward_depth = md->forward_depth + (NT - 1) * (K + BT + 2) + leave
                        + chain;
+  md->jvp_f32 = jvp_recurrent_f32;
+  md->tangent_depth = tangent_depth (m);
   md->n_blocks = 6;
   md->blocks = m->blocks;
   md->n_constants = 5;

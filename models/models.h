@@ -28,6 +28,10 @@ typedef struct gcm_mutant
      storage and the like): with the model's twin its verdict is
      GC_PRECISION, not GC_FAIL (manual: "The f64 twin").  */
   int precision;
+  /* "jvp" or "hvp": a bug of that callback alone (manual: "Beyond the
+     gradient"), which gc_check never calls: its gradient passes, and only
+     gradcheck jvp (hvp) sees it.  NULL: a bug of the backward.  */
+  const char *only;
 } gcm_mutant;
 
 typedef struct gcm_instance gcm_instance;

@@ -23,7 +23,10 @@ static const gcm_key keys[] = {
 };
 
 enum { MUT_NONE, MUT_NO_TANH_DERIV, MUT_DW_TWICE, MUT_DX_ZERO, MUT_DW_SIGN,
-       MUT_DW_SCALE_1E6, MUT_DX_BF16_SUM };
+       MUT_DW_SCALE_1E6, MUT_DX_BF16_SUM,
+       /* of the tangent and the HVP (tanh_gemm_tangent.h) */
+       MUT_JVP_NO_DX, MUT_HVP_NO_SECOND_ORDER, MUT_HVP_TRANSPOSED,
+       MUT_HVP_SCALE_1E6 };
 
 static const gcm_mutant mutants[] = {
   { "no-tanh-derivative", "the factor 1 - tanh^2 is left out of dZ" },
@@ -34,6 +37,15 @@ static const gcm_mutant mutants[] = {
     " than f32's: the twin's algorithm check)" },
   { "dx-bf16-sum", "dX's inner products keep their partial sums in bf16 in"
     " the f32 path only (a precision loss: PRECISION with the twin)" , 1 },
+  /* tanh_gemm_tangent.h: gradcheck jvp / hvp see them, run does not */
+  { "jvp-no-dx", "the tangent forgets W dX (gradcheck jvp)", 0, "jvp" },
+  { "hvp-no-second-order", "the HVP leaves out dG, the derivative of"
+    " 1 - tanh^2 (gradcheck hvp)", 0, "hvp" },
+  { "hvp-transposed", "the HVP's G dX^T reads dX's storage as its"
+    " transpose (gradcheck hvp)", 0, "hvp" },
+  { "hvp-scale-1e-6", "the HVP's dG X^T is scaled by 1 + 1e-6 in both"
+    " instantiations (gradcheck hvp: seen only with the HVP's twin)", 0,
+    "hvp" },
 };
 
 typedef struct tg
@@ -102,6 +114,32 @@ static int
 grad_f64 (void *ctx, const double *x, double *g)
 {
   return backward_f64 (ctx, x, g, false);
+}
+
+/* The tangent and the HVP (manual: "Beyond the gradient").  */
+#undef GCM_REAL
+#define GCM_REAL 32
+#include "tanh_gemm_tangent.h"
+#undef GCM_REAL
+#define GCM_REAL 64
+#include "tanh_gemm_tangent.h"
+
+static int
+jvp_cb (void *ctx, const float *x, const float *v, float *out)
+{
+  return jvp_f32 (ctx, x, v, out);
+}
+
+static int
+hvp_cb (void *ctx, const float *x, const float *v, float *hv)
+{
+  return hvp_f32 (ctx, x, v, hv);
+}
+
+static int
+hvp64_cb (void *ctx, const double *x, const double *v, double *hv)
+{
+  return hvp_f64 (ctx, x, v, hv);
 }
 
 static int
@@ -206,6 +244,17 @@ create (const long *v, uint64_t seed, int mutant, gcm_instance **out)
      product with dO (3), then an N- or M-term inner product.  */
   md->forward_depth = k + 2 + m * n;
   md->backward_depth = k + 4 + (n > m ? n : m);
+  /* The tangent: dZ = dW X + W dX, one K-term sum accumulated onto the
+     other (2 K: longer than G's K + 4, tanh and 1 - T^2 after W X), the
+     product G dZ, the M*N-term sum: 2 K + 2 + M N.  The HVP: dZ (2 K),
+     dG's four products (4), then dG X^T + G dX^T, one N-term sum
+     accumulated onto the other (2 N; dX's part 2 M), and the sum's own
+     rounding: 2 K + 2 max(M, N) + 6.  */
+  md->jvp_f32 = jvp_cb;
+  md->hvp_f32 = hvp_cb;
+  md->hvp_f64 = hvp64_cb;
+  md->tangent_depth = 2 * k + 2 + m * n;
+  md->hvp_depth = 2 * k + 2 * (n > m ? n : m) + 6;
   md->n_blocks = 2;
   md->blocks = t->blocks;
   md->n_constants = 3;

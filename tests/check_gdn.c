@@ -108,6 +108,9 @@ START_TEST (test_mutants_fail_mpfr)
   const gcm_spec *spec = gcm_find ("gdn");
   int mutant = 1 + _i % (int) spec->n_mutants;
   int cfg = _i / (int) spec->n_mutants;
+  /* a tangent's bug is not the backward's: tests/check_higher.c */
+  if (spec->mutants[mutant - 1].only)
+    return;
   long BT = cfg % 2 ? 16 : 4, T = cfg % 2 ? 37 : BT + 1, gate = cfg / 2;
   gcm_instance *inst = make (T, BT, gate, 1, 1, gct_seed (), mutant);
   gc_result *r = NULL;
@@ -157,6 +160,8 @@ START_TEST (test_mutants_f32)
 {
   const gcm_spec *spec = gcm_find ("gdn");
   int mutant = 1 + _i;
+  if (spec->mutants[mutant - 1].only)   /* tests/check_higher.c */
+    return;
   gcm_instance *inst = make (37, 16, 0, 1, 1, gct_seed (), mutant);
   gc_options o;
   gc_options_init (&o);

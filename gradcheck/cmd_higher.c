@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* cmd_higher.c -- gradcheck jvp, hvp and taylor (manual: "Beyond the
+   gradient"), and which checks a built-in model supports.  */
+
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool
+cli_is_higher (const char *cmd)
+{
+  return !strcmp (cmd, "jvp") || !strcmp (cmd, "hvp")
+         || !strcmp (cmd, "taylor");
+}
+
+gc_status
+cli_higher_check (const char *cmd, const gc_model *m, const float *x,
+                  const gc_options *o, gc_result **r)
+{
+  if (!strcmp (cmd, "jvp"))
+    return gc_jvp_check (m, x, o, r);
+  if (!strcmp (cmd, "hvp"))
+    return gc_hvp_check (m, x, o, r);
+  return gc_check (m, x, o, r);
+}
+
+int
+cli_taylor (const cli_args *a, const cli_model *cm)
+{
+  gc_taylor *t = NULL;
+  gc_status st = gc_taylor_test (cm->model, cm->x, &a->opts, 0, &t);
+  if (!t)
+    {
+      fprintf (stderr, "%s: %s\n", progname, gc_strerror (st));
+      return st == GC_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+    }
+  char *text = gc_taylor_report (t, a->format);
+  if (!text)
+    {
+      free (t);
+      fprintf (stderr, "%s: out of memory\n", progname);
+      return EXIT_INTERNAL;
+    }
+  cli_note_write (fputs (text, stdout));
+  free (text);
+  int rc;
+  if (st != GC_OK)
+    {
+      fprintf (stderr, "%s: %s\n", progname, gc_strerror (st));
+      rc = cli_status_exit (st);
+    }
+  else if (t->verdict == GC_FAIL || t->verdict_hvp == GC_FAIL)
+    rc = EXIT_FAILED;
+  else if (t->verdict == GC_INCONCLUSIVE
+           || t->verdict_hvp == GC_INCONCLUSIVE)
+    rc = EXIT_INCONCLUSIVE;
+  else
+    rc = EXIT_PASS;
+  free (t);
+  return rc;
+}
+
+const char *
+cli_model_checks (const gcm_spec *spec, char *buf, size_t size)
+{
+  long v[GCM_MAX_KEYS];
+  for (size_t k = 0; k < spec->n_keys && k < GCM_MAX_KEYS; k++)
+    v[k] = spec->keys[k].def;
+  gcm_instance *in = NULL;
+  if (gcm_create (spec, v, 1, 0, &in) != GC_OK)
+    {
+      snprintf (buf, size, "gradient");
+      return buf;
+    }
+  const gc_model *m = &in->model;
+  snprintf (buf, size, "gradient%s%s%s%s%s",
+            m->grad_f64 ? " (with its f64 twin)" : "",
+            m->outputs_f32 && m->outputs_mpfr ? ", oracle" : "",
+            m->jvp_f32 ? ", jvp" : "", m->hvp_f32 ? ", hvp" : "",
+            ", taylor");
+  gcm_destroy (in);
+  return buf;
+}

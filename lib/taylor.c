@@ -1,0 +1,598 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* taylor.c -- the Taylor test (manual: "The Taylor test"): the remainders
+   r1 = |L(x + eps v) - L(x) - eps <g, v>| and r2 = |r1's signed value -
+   eps^2 / 2 <v, H v>| of the reference forward at eps_0 2^-k, their rates
+   on the levels above the rounding floors, and the verdicts; and its
+   reports.  */
+
+#include "higher.h"
+#include "escape.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Manual: "The Taylor test": the rate windows, the floor factor.  */
+#define FLOOR_FACTOR 16
+static const double low1 = 1.5, low2 = 2.5;
+
+static gc_status
+stop (gc_taylor *t, gc_status st, int code, const char *what)
+{
+  if (t->status == GC_OK)
+    {
+      t->status = st;
+      t->callback_code = code;
+      snprintf (t->detail, sizeof t->detail, "%s", what ? what
+                : gc_strerror (st));
+    }
+  return t->status;
+}
+
+/* The reference forward's evaluations: its kind, precision, and the
+   buffers of one point.  */
+typedef struct ref_eval
+{
+  gc_reference ref;
+  mpfr_prec_t p;
+  __mpfr_struct *xm;       /* n numbers (MPFR) */
+  __mpfr_struct out[3];    /* the loss and two guards */
+  double *xd;
+  float *xf;
+} ref_eval;
+
+/* L at x + EPS v into VAL (at the reference's precision).  */
+static gc_status
+eval_at (gc_taylor *t, const gc_model *m, const gc__env *e, ref_eval *re,
+         const float *x, const float *v, double eps, mpfr_ptr val)
+{
+  size_t n = m->n;
+  char what[160];
+  int code = 0;
+  gc_status st = GC_OK;
+  if (re->ref == GC_REF_MPFR)
+    {
+      for (size_t i = 0; i < n; i++)
+        {
+          mpfr_set_prec (re->xm + i, 320);
+          mpfr_set_flt (re->xm + i, x[i], MPFR_RNDN);
+          /* eps v_i is exact (a power of two times a float) */
+          if (mpfr_add_d (re->xm + i, re->xm + i, eps * (double) v[i],
+                          MPFR_RNDN) != 0)
+            return stop (t, GC_ESTEP, 0, "x + eps v is not exact at 320 "
+                         "bits");
+        }
+      for (int k = 1; k < 3; k++)
+        mpfr_set_ui (re->out + k, 3, MPFR_RNDN);
+      fesetenv (&e->model);
+      int rc = m->loss_mpfr (m->ctx, re->xm, re->out);
+      fesetenv (FE_DFL_ENV);
+      if (rc)
+        return stop (t, GC_ECALLBACK, rc, "loss_mpfr failed");
+      for (int k = 1; k < 3; k++)
+        if (mpfr_get_prec (re->out + k) != 2
+            || mpfr_cmp_ui (re->out + k, 3) != 0)
+          return stop (t, GC_EOVERRUN, 0, "loss_mpfr wrote past its one "
+                       "number");
+      for (size_t i = 0; i < n; i++)
+        if (mpfr_cmp_d (re->xm + i, (double) x[i] + eps * (double) v[i]) != 0
+            && mpfr_get_prec (re->xm + i) == 320)
+          {
+            /* compare exactly: x_i + eps v_i again at 320 bits */
+            mpfr_t c;
+            mpfr_init2 (c, 320);
+            mpfr_set_flt (c, x[i], MPFR_RNDN);
+            mpfr_add_d (c, c, eps * (double) v[i], MPFR_RNDN);
+            int differ = mpfr_cmp (c, re->xm + i) != 0;
+            mpfr_clear (c);
+            if (differ)
+              return stop (t, GC_EOVERRUN, 0, "loss_mpfr wrote into its "
+                           "input x");
+          }
+      if (!mpfr_number_p (re->out))
+        return stop (t, GC_ENONFINITE, 0, "loss_mpfr gave a non-finite "
+                     "loss");
+      mpfr_set (val, re->out, MPFR_RNDN);
+    }
+  else
+    {
+      bool f64 = re->ref == GC_REF_F64;
+      for (size_t i = 0; i < n; i++)
+        {
+          double p = (double) x[i] + eps * (double) v[i];
+          if (fma (eps, (double) v[i], (double) x[i] - p) != 0
+              || (!f64 && (double) (float) p != p))
+            return stop (t, GC_ESTEP, 0, "x + eps v is not exact in the "
+                         "reference's format");
+          re->xd[i] = p;
+          re->xf[i] = (float) p;
+        }
+      if (f64)
+        {
+          double l;
+          st = gc__call (m, e, GC_CALL_LOSS_F64, re->xd, NULL, e->round, &l,
+                         &code, what, sizeof what);
+          mpfr_set_d (val, l, MPFR_RNDN);
+        }
+      else
+        {
+          float l;
+          st = gc__call (m, e, GC_CALL_LOSS_F32, re->xf, NULL, e->round, &l,
+                         &code, what, sizeof what);
+          mpfr_set_flt (val, l, MPFR_RNDN);
+        }
+      if (st != GC_OK)
+        return stop (t, st, code, what);
+    }
+  return GC_OK;
+}
+
+/* <a, v> for floats A, V, at precision P (each product exact).  */
+static double
+dot_exact (mpfr_ptr acc, const float *a, const float *v, size_t n)
+{
+  mpfr_t prod;
+  mpfr_init2 (prod, 64);
+  mpfr_set_zero (acc, 1);
+  for (size_t i = 0; i < n; i++)
+    {
+      mpfr_set_flt (prod, a[i], MPFR_RNDN);
+      mpfr_mul_d (prod, prod, (double) v[i], MPFR_RNDN);
+      mpfr_add (acc, acc, prod, MPFR_RNDN);
+    }
+  mpfr_clear (prod);
+  return mpfr_get_d (acc, MPFR_RNDN);
+}
+
+/* Manual: "The Taylor test": the rates of R over the levels above FL, and
+   the verdict on the last two judged rates: both at least LO (the
+   expected rate within its window, or above it: the next coefficient
+   vanishes along v), a pass; both below, a failure; else inconclusive;
+   with the eps range of the run of consecutive judged rates of the same
+   class that ends there.  */
+static gc_verdict
+rates (const gc_taylor *t, const double *r, const double *fl, double *rate,
+       double lo_rate, double *lo, double *hi)
+{
+  size_t last = SIZE_MAX, prev = SIZE_MAX;
+  for (size_t k = 0; k + 1 < t->n_levels; k++)
+    {
+      rate[k] = NAN;
+      if (r[k] > fl[k] && r[k + 1] > fl[k + 1])
+        {
+          rate[k] = log2 (r[k] / r[k + 1]);
+          prev = last;
+          last = k;
+        }
+    }
+  if (t->n_levels)
+    rate[t->n_levels - 1] = NAN;
+  *lo = *hi = 0;
+  if (prev == SIZE_MAX)
+    return GC_INCONCLUSIVE;
+  bool ok = rate[last] >= lo_rate;
+  if (ok != (rate[prev] >= lo_rate))
+    return GC_INCONCLUSIVE;
+  size_t first = last;
+  while (first > 0 && !isnan (rate[first - 1])
+         && (rate[first - 1] >= lo_rate) == ok)
+    first--;
+  *hi = t->eps[first];
+  *lo = t->eps[last + 1];
+  return ok ? GC_PASS : GC_FAIL;
+}
+
+static gc_status
+taylor (gc_taylor *t, const gc_model *m, const float *x, const gc_options *o,
+        unsigned levels)
+{
+  size_t n = m->n;
+  if (!gc__model_abi_known (m->abi))
+    return stop (t, GC_EABI, 0, NULL);
+  if (n == 0)
+    return stop (t, GC_EEMPTY, 0, NULL);
+  if (levels > GC_TAYLOR_MAX_LEVELS || levels == 1
+      || !(o->false_alarm > 0 && o->false_alarm < 1)
+      || !(o->step >= 0) || !isfinite (o->step)
+      || !(o->timeout >= 0) || !isfinite (o->timeout)
+      || !gc__blocks_valid (m->blocks, m->n_blocks, n))
+    return stop (t, GC_EINVAL, 0, NULL);
+  if (o->directions == GC_DIR_LIST
+      && (!o->indices || !o->n_indices || o->indices[0] >= n))
+    return stop (t, GC_EDIRECTION, 0, NULL);
+  if (o->precision != 0 && !gc__precision_usable (o->precision))
+    return stop (t, GC_EPREC, 0, NULL);
+  gc_reference ref = o->reference;
+  if (ref == GC_REF_AUTO)
+    ref = m->loss_mpfr ? GC_REF_MPFR : m->loss_f64 ? GC_REF_F64 : GC_REF_F32;
+  if ((ref == GC_REF_MPFR && !m->loss_mpfr)
+      || (ref == GC_REF_F64 && !m->loss_f64))
+    return stop (t, GC_ENOREF, 0, "the model lacks the reference forward "
+                 "asked for");
+  if (n > SIZE_MAX / 64)
+    return stop (t, GC_ENOMEM, 0, NULL);
+  char what[160];
+  gc_status st = gc__point_finite (x, n, what, sizeof what);
+  if (st != GC_OK)
+    return stop (t, st, 0, what);
+  t->reference = ref;
+  t->precision = ref == GC_REF_MPFR ? (o->precision ? o->precision
+                                       : gc__default_precision ()) : 0;
+  t->n_levels = levels ? levels : 24;
+  t->direction = o->directions == GC_DIR_LIST ? o->indices[0] : SIZE_MAX;
+
+  float *v = calloc (n, sizeof *v), *g = malloc (n * sizeof *g);
+  float *y = malloc (n * sizeof *y);
+  double *gd = malloc (n * sizeof *gd), *mag = malloc (n * sizeof *mag);
+  double *g64 = m->grad_f64 && !o->no_twin ? malloc (n * sizeof *g64) : NULL;
+  double *xd0 = g64 ? malloc (n * sizeof *xd0) : NULL;
+  ref_eval re = { ref, t->precision, NULL, { { 0 } }, NULL, NULL };
+  re.xd = malloc (n * sizeof *re.xd);
+  re.xf = malloc (n * sizeof *re.xf);
+  if (ref == GC_REF_MPFR && gc__fits ((double) n * gc__mpfr_bytes (320)))
+    re.xm = malloc (n * sizeof *re.xm);
+  if (!v || !g || !y || !gd || !mag || (m->grad_f64 && !o->no_twin
+                                        && (!g64 || !xd0))
+      || !re.xd || !re.xf || (ref == GC_REF_MPFR && !re.xm))
+    {
+      free (v); free (g); free (y); free (gd); free (mag); free (g64);
+      free (xd0); free (re.xd); free (re.xf); free (re.xm);
+      return stop (t, GC_ENOMEM, 0, NULL);
+    }
+  if (re.xm)
+    for (size_t i = 0; i < n; i++)
+      mpfr_init2 (re.xm + i, 320);
+  mpfr_prec_t pw = (t->precision ? t->precision : 53) + 64;
+  for (int k = 0; k < 3; k++)
+    mpfr_init2 (re.out + k, k ? 2 : (t->precision ? t->precision : 53));
+  mpfr_t l0, l1, acc, slope, slope2, curv, tmp;
+  mpfr_inits2 (pw, l0, l1, acc, slope, slope2, curv, tmp, (mpfr_ptr) 0);
+
+  if (t->direction != SIZE_MAX)
+    v[t->direction] = 1;
+  else
+    gc__draw_direction (o->seed, n, 0, n, 0, v, NULL);
+  gc__env e;
+  gc__env_enter (&e, o);
+  int code = 0;
+  st = gc__call (m, &e, GC_CALL_GRAD_F32, x, NULL, e.round, g, &code, what,
+                 sizeof what);
+  if (st != GC_OK)
+    stop (t, st, code, what);
+  bool hvp = m->hvp_f32 != NULL;
+  if (t->status == GC_OK && hvp
+      && (st = gc__call (m, &e, GC_CALL_HVP, x, v, e.round, y, &code, what,
+                         sizeof what)) != GC_OK)
+    stop (t, st, code, what);
+  if (t->status == GC_OK && g64)
+    {
+      for (size_t i = 0; i < n; i++)
+        xd0[i] = x[i];
+      if ((st = gc__call (m, &e, GC_CALL_GRAD_F64, xd0, NULL, e.round, g64,
+                          &code, what, sizeof what)) != GC_OK)
+        stop (t, st, code, what);
+    }
+  float lmag = 0;
+  if (t->status == GC_OK && m->loss_magnitude_f32
+      && (st = gc__call (m, &e, GC_CALL_LOSS_MAG, x, NULL, e.round, &lmag,
+                         &code, what, sizeof what)) != GC_OK)
+    stop (t, st, code, what);
+  if (t->status == GC_OK)
+    {
+      size_t fd = m->forward_depth ? m->forward_depth : n;
+      size_t db = m->backward_depth ? m->backward_depth : n;
+      size_t dh = m->hvp_depth ? m->hvp_depth : fd + db;
+      size_t nb = 2 * t->n_levels;
+      double lf = gc__lambda (o->false_alarm, nb, fd);
+      double lb = gc__lambda (o->false_alarm, nb, db);
+      double lh = gc__lambda (o->false_alarm, nb, dh);
+      /* Manual: "Adjoint rounding" along v, default magnitudes */
+      double wm = 0, w1 = 0;
+      for (size_t i = 0; i < n; i++)
+        gd[i] = g[i];
+      gc__block_max (m, gd, mag);
+      for (size_t i = 0; i < n; i++)
+        {
+          wm += fabs ((double) v[i]) * mag[i];
+          w1 += fabs ((double) v[i]);
+        }
+      gc_term term;
+      t->adjoint = gc__term_adjoint (&term, lb, db, wm, w1, 0);
+      t->adjoint = term.value;
+      t->slope = dot_exact (slope, g, v, n);
+      double a2 = t->adjoint;
+      mpfr_set (slope2, slope, MPFR_RNDN);
+      if (g64)
+        {
+          /* r2 takes the twin's gradient: its rounding A_64 in the floor */
+          mpfr_set_zero (slope2, 1);
+          for (size_t i = 0; i < n; i++)
+            {
+              mpfr_set_d (tmp, g64[i], MPFR_RNDN);
+              mpfr_mul_d (tmp, tmp, (double) v[i], MPFR_RNDN);
+              mpfr_add (slope2, slope2, tmp, MPFR_RNDN);
+            }
+          gc__term_adjoint_f64 (&term, db, wm, w1, 0, true);
+          a2 = term.value;
+        }
+      t->curvature = t->adjoint_hvp = NAN;
+      if (hvp)
+        {
+          t->curvature = dot_exact (curv, y, v, n);
+          for (size_t i = 0; i < n; i++)
+            gd[i] = y[i];
+          gc__block_max (m, gd, mag);
+          double hm = 0;
+          for (size_t i = 0; i < n; i++)
+            hm += fabs ((double) v[i]) * mag[i];
+          t->adjoint_hvp = fmin (lh * sqrt ((double) dh),
+                                 gc__gamma_over_u (dh, 24))
+                           * (GC_U32 * hm + 0x1p-150 * w1);
+        }
+      /* eps_0 = 2^(floor(log2 s) - 2), or the caller's step */
+      double eps0 = o->step;
+      if (!(eps0 > 0))
+        {
+          int ex;
+          frexp (gc__vector_scale (m, x, v, t->direction), &ex);
+          eps0 = ldexp (1, ex - 3);
+        }
+      if (eval_at (t, m, &e, &re, x, v, 0, l0) == GC_OK)
+        {
+          double ml = fmax (fabs (mpfr_get_d (l0, MPFR_RNDN)), lmag);
+          gc_term er;
+          gc__term_reference (&er, ref, t->precision, lf, fd, ml, 1, 0, 0, 0);
+          t->eval_error = er.value;
+        }
+      for (size_t k = 0; k < t->n_levels && t->status == GC_OK; k++)
+        {
+          double eps = ldexp (eps0, -(int) k);
+          t->eps[k] = eps;
+          if (eval_at (t, m, &e, &re, x, v, eps, l1) != GC_OK)
+            break;
+          mpfr_sub (acc, l1, l0, MPFR_RNDN);
+          mpfr_mul_d (tmp, slope, eps, MPFR_RNDN);
+          mpfr_sub (tmp, acc, tmp, MPFR_RNDN);
+          t->r1[k] = fabs (mpfr_get_d (tmp, MPFR_RNDN));
+          t->floor1[k] = FLOOR_FACTOR * (2 * t->eval_error
+                                         + eps * t->adjoint);
+          t->r2[k] = t->floor2[k] = NAN;
+          if (hvp)
+            {
+              mpfr_mul_d (tmp, slope2, eps, MPFR_RNDN);
+              mpfr_sub (tmp, acc, tmp, MPFR_RNDN);
+              mpfr_mul_d (l1, curv, eps * eps / 2, MPFR_RNDN);
+              mpfr_sub (tmp, tmp, l1, MPFR_RNDN);
+              t->r2[k] = fabs (mpfr_get_d (tmp, MPFR_RNDN));
+              t->floor2[k] = FLOOR_FACTOR * (2 * t->eval_error + eps * a2
+                                             + eps * eps / 2
+                                               * t->adjoint_hvp);
+            }
+        }
+    }
+  gc__env_leave (&e);
+  if (t->status == GC_OK)
+    {
+      t->verdict = rates (t, t->r1, t->floor1, t->rate1, low1,
+                          &t->range1_lo, &t->range1_hi);
+      t->verdict_hvp = hvp ? rates (t, t->r2, t->floor2, t->rate2, low2,
+                                    &t->range2_lo, &t->range2_hi)
+                           : GC_ERROR;
+      for (size_t k = 0; k < t->n_levels && !hvp; k++)
+        t->rate2[k] = NAN;
+    }
+  mpfr_clears (l0, l1, acc, slope, slope2, curv, tmp, (mpfr_ptr) 0);
+  for (int k = 0; k < 3; k++)
+    mpfr_clear (re.out + k);
+  if (re.xm)
+    for (size_t i = 0; i < n; i++)
+      mpfr_clear (re.xm + i);
+  free (v); free (g); free (y); free (gd); free (mag); free (g64);
+  free (xd0); free (re.xd); free (re.xf); free (re.xm);
+  mpfr_free_cache2 (MPFR_FREE_LOCAL_CACHE);
+  return t->status;
+}
+
+gc_status
+gc_taylor_test (const gc_model *m0, const float *x, const gc_options *opts,
+                unsigned levels, gc_taylor **out)
+{
+  if (!out)
+    return GC_EINVAL;
+  *out = NULL;
+  if (!m0 || !x)
+    return GC_EINVAL;
+  gc_taylor *t = calloc (1, sizeof *t);
+  if (!(*out = t))
+    return GC_ENOMEM;
+  gc_options defaults;
+  gc_options_init (&defaults);
+  const gc_options *o = opts ? opts : &defaults;
+  gc_model copy;
+  const gc_model *m = gc__model_by_abi (m0, &copy);
+  snprintf (t->model_name, sizeof t->model_name, "%s",
+            m->name ? m->name : "model");
+  t->n = m->n;
+  t->seed = o->seed;
+  t->direction = SIZE_MAX;
+  t->verdict = t->verdict_hvp = GC_ERROR;
+  t->slope = t->curvature = t->adjoint = t->adjoint_hvp = NAN;
+  return taylor (t, m, x, o, levels);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reports                                                                 */
+
+static const char *
+verdict_upper (gc_verdict v)
+{
+  return v == GC_PASS ? "PASS" : v == GC_FAIL ? "FAIL"
+         : v == GC_INCONCLUSIVE ? "INCONCLUSIVE" : "ERROR";
+}
+
+static void
+text_report (gc__buf *b, const gc_taylor *t, bool markdown)
+{
+  char name[256];
+  gc__escape (name, sizeof name, t->model_name,
+              markdown ? GC__ESC_MARKDOWN : GC__ESC_TEXT);
+  gc__buf_printf (b, "%sgradcheck %s: Taylor test, model %s, %zu parameters\n",
+                  markdown ? "# " : "", GC_VERSION_STRING, name, t->n);
+  if (markdown)
+    gc__buf_puts (b, "\n");
+  if (t->status != GC_OK)
+    {
+      char d[400];
+      gc__escape (d, sizeof d, t->detail, markdown ? GC__ESC_MARKDOWN
+                  : GC__ESC_TEXT);
+      gc__buf_printf (b, "verdict: ERROR: %s\n  %s\n",
+                      gc_strerror (t->status), d);
+      return;
+    }
+  if (t->direction != SIZE_MAX)
+    gc__buf_printf (b, "direction: coordinate %zu", t->direction);
+  else
+    gc__buf_printf (b, "direction: random (seed %llu)",
+                    (unsigned long long) t->seed);
+  gc__buf_printf (b, "; reference: %s", gc_reference_name (t->reference));
+  if (t->precision)
+    gc__buf_printf (b, " at %ld bits", (long) t->precision);
+  gc__buf_printf (b, "\n<g, v> = %.9g; <v, H v> = %.9g; A = %.3g; "
+                  "A^H = %.3g; e = %.3g (manual: \"The Taylor test\")\n",
+                  t->slope, t->curvature, t->adjoint, t->adjoint_hvp,
+                  t->eval_error);
+  gc__buf_printf (b, "verdict: %s (r1, rate 2 expected)", verdict_upper
+                  (t->verdict));
+  if (t->range1_hi > 0)
+    gc__buf_printf (b, " over eps in [%.3g, %.3g]", t->range1_lo,
+                    t->range1_hi);
+  gc__buf_puts (b, "\n");
+  if (t->verdict_hvp != GC_ERROR)
+    {
+      gc__buf_printf (b, "verdict: %s (r2 with the HVP, rate 3 expected)",
+                      verdict_upper (t->verdict_hvp));
+      if (t->range2_hi > 0)
+        gc__buf_printf (b, " over eps in [%.3g, %.3g]", t->range2_lo,
+                        t->range2_hi);
+      gc__buf_puts (b, "\n");
+    }
+  gc__buf_puts (b, markdown ? "\n| eps | r1 | floor1 | rate1 | r2 | floor2 "
+                "| rate2 |\n|---|---|---|---|---|---|---|\n"
+                : "  eps         r1          floor1      rate1   r2         "
+                "  floor2      rate2\n");
+  for (size_t k = 0; k < t->n_levels; k++)
+    gc__buf_printf (b, markdown ? "| %.4g | %.4g | %.4g | %.3f | %.4g | %.4g "
+                    "| %.3f |\n"
+                    : "  %-11.4g %-11.4g %-11.4g %-7.3f %-11.4g %-11.4g "
+                    "%.3f\n", t->eps[k], t->r1[k], t->floor1[k], t->rate1[k],
+                    t->r2[k], t->floor2[k], t->rate2[k]);
+}
+
+static json_t *
+jnum (double v)
+{
+  return isfinite (v) ? json_real (v) : json_null ();
+}
+
+static json_t *
+jarr (const double *a, size_t n)
+{
+  json_t *j = json_array ();
+  for (size_t k = 0; k < n; k++)
+    json_array_append_new (j, jnum (a[k]));
+  return j;
+}
+
+static char *
+json_report (const gc_taylor *t)
+{
+  json_t *o = json_object ();
+  json_object_set_new (o, "gradcheck", json_string (GC_VERSION_STRING));
+  json_object_set_new (o, "kind", json_string ("taylor"));
+  char name[256];
+  gc__utf8_copy (name, sizeof name, t->model_name);
+  json_object_set_new (o, "model", json_string (name));
+  json_object_set_new (o, "n", json_integer ((json_int_t) t->n));
+  json_object_set_new (o, "status", json_string (gc__status_name
+                                                 (t->status)));
+  gc__utf8_copy (name, sizeof name, t->detail);
+  json_object_set_new (o, "detail", json_string (name));
+  json_object_set_new (o, "reference", json_string (gc_reference_name
+                                                    (t->reference)));
+  json_object_set_new (o, "precision", json_integer (t->precision));
+  json_object_set_new (o, "direction", t->direction == SIZE_MAX
+                       ? json_null () : json_integer ((json_int_t)
+                                                      t->direction));
+  json_object_set_new (o, "seed", json_integer ((json_int_t) t->seed));
+  json_object_set_new (o, "slope", jnum (t->slope));
+  json_object_set_new (o, "curvature", jnum (t->curvature));
+  json_object_set_new (o, "adjoint", jnum (t->adjoint));
+  json_object_set_new (o, "adjoint_hvp", jnum (t->adjoint_hvp));
+  json_object_set_new (o, "eval_error", jnum (t->eval_error));
+  json_object_set_new (o, "verdict", json_string (gc_verdict_name
+                                                  (t->verdict)));
+  json_object_set_new (o, "verdict_hvp", t->verdict_hvp == GC_ERROR
+                       ? json_null () : json_string (gc_verdict_name
+                                                     (t->verdict_hvp)));
+  json_object_set_new (o, "range1", jarr ((double[2]) { t->range1_lo,
+                                                        t->range1_hi }, 2));
+  json_object_set_new (o, "range2", jarr ((double[2]) { t->range2_lo,
+                                                        t->range2_hi }, 2));
+  json_object_set_new (o, "eps", jarr (t->eps, t->n_levels));
+  json_object_set_new (o, "r1", jarr (t->r1, t->n_levels));
+  json_object_set_new (o, "floor1", jarr (t->floor1, t->n_levels));
+  json_object_set_new (o, "rate1", jarr (t->rate1, t->n_levels));
+  json_object_set_new (o, "r2", jarr (t->r2, t->n_levels));
+  json_object_set_new (o, "floor2", jarr (t->floor2, t->n_levels));
+  json_object_set_new (o, "rate2", jarr (t->rate2, t->n_levels));
+  char *s = json_dumps (o, JSON_INDENT (2) | JSON_PRESERVE_ORDER
+                        | JSON_REAL_PRECISION (17));
+  json_decref (o);
+  if (!s)
+    return NULL;
+  /* a string of the C library's allocator, as every report */
+  char *c = malloc (strlen (s) + 2);
+  if (c)
+    {
+      strcpy (c, s);
+      strcat (c, "\n");
+    }
+  free (s);
+  return c;
+}
+
+static void
+tap_report (gc__buf *b, const gc_taylor *t)
+{
+  size_t np = t->verdict_hvp == GC_ERROR ? 1 : 2;
+  gc__buf_printf (b, "1..%zu\n", np);
+  char name[256];
+  gc__escape (name, sizeof name, t->model_name, GC__ESC_TAP);
+  const gc_verdict vs[2] = { t->verdict, t->verdict_hvp };
+  for (size_t k = 0; k < np; k++)
+    {
+      gc_verdict v = vs[k];
+      gc__buf_printf (b, "%s %zu - %s Taylor %s rate%s\n",
+                      v == GC_PASS || v == GC_INCONCLUSIVE ? "ok" : "not ok",
+                      k + 1, name, k ? "r2" : "r1",
+                      v == GC_INCONCLUSIVE ? " # SKIP inconclusive"
+                      : t->status != GC_OK ? " # error" : "");
+    }
+}
+
+char *
+gc_taylor_report (const gc_taylor *t, gc_format format)
+{
+  if (!t)
+    return NULL;
+  if (format == GC_FMT_JSON)
+    return json_report (t);
+  gc__buf b = { 0 };
+  if (format == GC_FMT_TAP)
+    tap_report (&b, t);
+  else
+    text_report (&b, t, format == GC_FMT_MARKDOWN);
+  return gc__buf_take (&b);
+}
