@@ -56,7 +56,7 @@ validate (const gc_model *m, const gc_options *o, char *what, size_t size)
 typedef struct hvp_work
 {
   float *v, *y, *ym, *xf;
-  double *xp, *g[4], *spread, *mag, *magh, *tmp;
+  double *xp, *g[4], *spread, *mag, *magh, *tmp, *scale;
   /* the HVP's twin (hvp_f64): x and v in double, its value, a second
      value, its spread, its magnitudes  */
   double *xd, *vd, *y64, *y64m, *spread64, *magh64;
@@ -76,6 +76,7 @@ work_free (hvp_work *w)
   free (w->mag);
   free (w->magh);
   free (w->tmp);
+  free (w->scale);
   free (w->xd);
   free (w->vd);
   free (w->y64);
@@ -100,11 +101,12 @@ work_alloc (hvp_work *w, size_t n)
   w->mag = malloc (n * sizeof (double));
   w->magh = malloc (n * sizeof (double));
   w->tmp = malloc (n * sizeof (double));
+  w->scale = malloc (n * sizeof (double));
   double **d64[] = { &w->xd, &w->vd, &w->y64, &w->y64m, &w->spread64,
                      &w->magh64 };
   for (size_t k = 0; k < sizeof d64 / sizeof *d64; k++)
     ok = (*d64[k] = malloc (n * sizeof (double))) && ok;
-  return ok && w->spread && w->mag && w->magh && w->tmp;
+  return ok && w->spread && w->mag && w->magh && w->tmp && w->scale;
 }
 
 /* The gradient at x + s h v, s = SIGN, into G (doubles): the twin's at the
@@ -274,7 +276,8 @@ one_vector (gc_result *r, const gc_model *m, const gc__env *e,
   if (!(h > 0))
     {
       int ex;
-      frexp (gc__vector_scale (m, x, w->v, index), &ex);
+      frexp (index != SIZE_MAX ? w->scale[index]
+             : gc__support_norm (x, w->v, 0, n), &ex);
       h = ldexp (1, ex - 1 + (int) r->step_exponent);
     }
   /* ... and v rounded to the grid on which every stencil point is exact:
@@ -411,6 +414,7 @@ hvp_check (gc_result *r, const gc_model *m, const float *x,
       return gc__refuse (r, GC_ENOMEM, NULL);
     }
   r->n_directions = nv * n;
+  gc__scales (m, x, w.scale);
   gc__env e;
   gc__env_enter (&e, o);
   unsigned dropped = 0;
