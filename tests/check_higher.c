@@ -421,6 +421,99 @@ END_TEST
 /* ---------------------------------------------------------------------- */
 /* Reports and shards                                                      */
 
+/* The HVP check in SC shards (vectors I, I + SC, ...), each read back from
+   its JSON and merged: the unsharded check, direction by direction; with
+   one shard left out, or one of a JVP check in its place, no merge.  */
+static void
+hvp_shards_merge (gct_model *t, gc_options o, size_t sc)
+{
+  gc_result *whole = NULL;
+  ck_assert_int_eq (gc_hvp_check (&t->model, t->x, &o, &whole), GC_OK);
+  gc_result *rd[4];
+  ck_assert (sc <= 4);
+  o.shard_count = sc;
+  for (size_t k = 0; k < sc; k++)
+    {
+      gc_result *sh = NULL;
+      o.shard_index = k;
+      ck_assert_int_eq (gc_hvp_check (&t->model, t->x, &o, &sh), GC_OK);
+      ck_assert_uint_eq (sh->n_total, whole->n_total);
+      char *js = gc_report (sh, GC_FMT_JSON);
+      ck_assert_int_eq (gc_result_parse_json (js, strlen (js), &rd[k]),
+                        GC_OK);
+      ck_assert_int_eq (rd[k]->kind, GC_CHECK_HVP);
+      free (js);
+      gc_result_free (sh);
+    }
+  gc_result *mg = NULL;
+  ck_assert_int_eq (gc_result_merge (rd, sc, &mg), GC_OK);
+  ck_assert_int_eq (mg->kind, GC_CHECK_HVP);
+  ck_assert_int_eq (mg->verdict, whole->verdict);
+  ck_assert_uint_eq (mg->n_directions, whole->n_directions);
+  ck_assert_uint_eq (mg->n_failed, whole->n_failed);
+  for (size_t q = 0; q < mg->n_directions; q++)
+    {
+      const gc_direction *a = &mg->dirs[q], *b = &whole->dirs[q];
+      ck_assert_uint_eq (a->id, b->id);
+      ck_assert_uint_eq (a->index, b->index);
+      ck_assert_int_eq (a->verdict, b->verdict);
+      ck_assert_int_eq (a->verdict_algorithm, b->verdict_algorithm);
+      /* the values themselves: JSON keeps a double's 17 digits */
+      ck_assert (a->analytic == b->analytic && a->reference == b->reference);
+    }
+  gc_result_free (mg);
+  mg = NULL;
+  if (sc > 1)
+    {
+      /* a shard missing */
+      ck_assert_int_eq (gc_result_merge (rd, sc - 1, &mg), GC_EMISMATCH);
+      gc_result_free (mg);
+      mg = NULL;
+      /* a JVP check's shard in place of one */
+      gc_options oj;
+      gc_options_init (&oj);
+      oj.shard_count = sc;
+      oj.shard_index = sc - 1;
+      gc_result *j = NULL, *keep = rd[sc - 1];
+      ck_assert_int_eq (gc_jvp_check (&t->model, t->x, &oj, &j), GC_OK);
+      rd[sc - 1] = j;
+      ck_assert_int_eq (gc_result_merge (rd, sc, &mg), GC_EMISMATCH);
+      gc_result_free (mg);
+      rd[sc - 1] = keep;
+      gc_result_free (j);
+    }
+  for (size_t k = 0; k < sc; k++)
+    gc_result_free (rd[k]);
+  gc_result_free (whole);
+}
+
+START_TEST (test_hvp_shards)
+{
+  static const size_t list[] = { 1, 4, 7, 11, 20 };
+  for (size_t s = 0; s < 3; s++)
+    {
+      gct_model *t = tanh_gemm (s == 0 ? 2 : 1, gct_seed () + s,
+                                s == 2 ? "hvp-transposed" : NULL);
+      gc_options o;
+      gc_options_init (&o);
+      if (s == 0)
+        {
+          o.directions = GC_DIR_RANDOM;
+          o.n_random = 3;
+        }
+      else
+        {
+          o.directions = GC_DIR_LIST;
+          o.indices = list;
+          o.n_indices = 5;
+        }
+      for (size_t sc = 1; sc <= 4; sc++)
+        hvp_shards_merge (t, o, sc);
+      gct_free (t);
+    }
+}
+END_TEST
+
 START_TEST (test_reports_and_shards)
 {
   gct_model *t = tanh_gemm (2, gct_seed (), NULL);
@@ -604,6 +697,7 @@ START_TEST (test_hostile)
   /* bad options */
   gc_options_init (&o);
   o.shard_count = 2;
+  o.shard_index = 2;     /* no shard 2 of 2 */
   ck_assert_int_eq (gc_hvp_check (&t->model, t->x, &o, &r), GC_EINVAL);
   gc_result_free (r);
   gc_options_init (&o);
@@ -662,6 +756,7 @@ higher_suite (void)
   tcase_add_test (tc, test_taylor_correct);
   tcase_add_test (tc, test_taylor_wrong);
   tcase_add_test (tc, test_reports_and_shards);
+  tcase_add_test (tc, test_hvp_shards);
   tcase_add_test (tc, test_hostile);
   suite_add_tcase (s, tc);
   return s;
