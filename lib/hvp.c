@@ -349,6 +349,14 @@ one_vector (gc_result *r, const gc_model *m, const gc__env *e,
         = gc__terms_hvp (d->terms, d->reference, d->d2h,
                          d->d2h - d->reference, h, b, r->lambda_backward,
                          r->backward_depth, w->magh[i], w->spread[i]);
+      /* manual: "The HVP check", the HVP's measured rounding: the depth
+         its spread implies, S^H_i / (2 (u m^H_i + 2^-150)) */
+      double q = w->spread[i] / (2 * (GC_U32 * w->magh[i] + 0x1p-150));
+      if (q > r->depth_implied)
+        {
+          r->depth_implied = q;
+          r->depth_implied_at = i;
+        }
       gc__judge (d, INFINITY);
       gc__judge_resolution (d);
       if (r->twin)
@@ -397,6 +405,8 @@ hvp_check (gc_result *r, const gc_model *m, const float *x,
   r->lambda_backward = gc__lambda (o->false_alarm, 2 * r->n_total,
                                    r->backward_depth);
   r->step_exponent = gc__default_step_exponent (r->reference, 0);
+  r->depth_implied = 0;
+  r->depth_implied_at = SIZE_MAX;     /* every spread 0, until one is not */
   r->loss_f32 = r->loss_reference = r->loss_magnitude = NAN;
   if ((st = gc__copy_blocks (r, m->blocks, m->n_blocks)) != GC_OK
       || (st = gc__copy_constants (r, m->constants, m->n_constants)) != GC_OK)
