@@ -220,6 +220,17 @@ fold_shard (gc_result *r, const gc_result *sh, bool *filled, size_t total)
       snprintf (r->nd_detail, sizeof r->nd_detail, "%s", sh->nd_detail);
     }
   r->nondeterministic |= sh->nondeterministic;
+  /* the JVP's and HVP's measured depth is their directions' (manual: "The
+     JVP check", "The HVP check"): the largest over the shards, at its
+     first place, as the unsharded check finds it; a gradient check's
+     (its centre's) is the same in every shard */
+  if (sh->depth_implied > r->depth_implied
+      || (sh->depth_implied == r->depth_implied
+          && sh->depth_implied_at < r->depth_implied_at))
+    {
+      r->depth_implied = sh->depth_implied;
+      r->depth_implied_at = sh->depth_implied_at;
+    }
   for (size_t q = 0; q < sh->n_directions; q++)
     {
       size_t id = sh->dirs[q].id;
