@@ -374,12 +374,14 @@ worst_case_text (gc__buf *b, const gc_result *r)
   double db = (double) r->backward_depth;
   double prob = r->lambda_backward * sqrt (db);
   double gu = gc__gamma_over_u (r->backward_depth, 24);
-  gc__buf_printf (b, "bounds: adjoint multiplier %s decided (lambda "
-                  "sqrt(d_b) = %.3g, gamma_d / u = %.3g); under the "
+  const char *dn, *what = depth_of (r, &dn);
+  gc__buf_printf (b, "bounds: %s multiplier %s%s%s decided (lambda "
+                  "sqrt(%s) = %.3g, gamma_d / u = %.3g); under the "
                   "worst-case bounds gamma_d the worst nu is %.3g",
-                  prob <= gu ? "lambda sqrt(d_b), probabilistic,"
-                             : "gamma_d / u, worst case,", prob, gu,
-                  r->worst_nu_worst_case);
+                  r->kind == GC_CHECK_GRADIENT ? "adjoint" : what,
+                  prob <= gu ? "lambda sqrt(" : "gamma_d / u, worst case,",
+                  prob <= gu ? dn : "", prob <= gu ? "), probabilistic," : "",
+                  dn, prob, gu, r->worst_nu_worst_case);
   if (r->n_failed)
     gc__buf_printf (b, "; %zu of %zu failure%s exceed%s it (no alignment of "
                     "roundings explains %s)", r->n_failed_certain,
