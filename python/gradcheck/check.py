@@ -293,21 +293,24 @@ class _Trampolines:
     def _x(self, addr, ctype, dtype):
         # A copy, not a view: the library frees its buffer after the call,
         # and a view the callable kept (a cache, torch.from_numpy) would
-        # read freed memory.
-        buf = (ctype * self.n).from_address(addr)
-        x = np.frombuffer(buf, dtype=dtype).reshape(self.shape).copy()
-        x.flags.writeable = False
-        return x
+        # read freed memory.  ctypes.string_at makes the one copy (bytes,
+        # so the array over it is read-only) without a ctypes array type
+        # or a second copy per call.
+        return np.frombuffer(ctypes.string_at(addr, self.n * ctypes.sizeof(
+            ctype)), dtype=dtype).reshape(self.shape)
 
     def scalar(self, name, fn, ctype, dtype):
         def cb(ctx, xp, outp):
             try:
-                v = np.asarray(fn(self._x(xp, ctype, dtype)))
-                if v.size != 1 or v.dtype.kind not in "fiub":
-                    raise ValueError(
-                        "%s must return one real number; it returned %s"
-                        % (name, _describe(v)))
-                ctype.from_address(outp).value = float(v.reshape(()))
+                v = fn(self._x(xp, ctype, dtype))
+                if type(v) is not float:   # a Python float needs no check
+                    v = np.asarray(v)
+                    if v.size != 1 or v.dtype.kind not in "fiub":
+                        raise ValueError(
+                            "%s must return one real number; it returned %s"
+                            % (name, _describe(v)))
+                    v = float(v.reshape(()))
+                ctype.from_address(outp).value = v
                 return 0
             except BaseException as e:   # KeyboardInterrupt too: stop
                 return self._fail(name, e)
