@@ -121,12 +121,13 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
                     "fixed cotangent c, standard normal from seed %d, "
                     "rounded to float32" % int(cotangent_seed))
 
+    shapes0 = [o.shape for o in outs0]
+
     def loss_of(out, dtype):
         outs = out if isinstance(out, (tuple, list)) else (out,)
         outs = [o for o in outs if isinstance(o, torch.Tensor)
                 and o.is_floating_point()]
-        if len(outs) != len(outs0) or any(
-                o.shape != o0.shape for o, o0 in zip(outs, outs0)):
+        if [o.shape for o in outs] != shapes0:
             raise ValueError("gradcheck.torch: fn's outputs changed shape "
                              "between calls")
         if cots is None:
