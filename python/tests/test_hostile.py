@@ -175,7 +175,7 @@ def test_closed_result(model, point):
     (dict(directions=[0, 99]), gradcheck.CheckError),
     (dict(directions="some"), ValueError),
     (dict(false_alarm=2.0), gradcheck.CheckError),
-    (dict(blocks={"w": (5,)}), gradcheck.CheckError),
+    (dict(blocks={"w": (5,)}), ValueError),   # names the sizes
     (dict(blocks={"w": (1,) * 7}), ValueError),
     (dict(backward_depth=2**25), gradcheck.CheckError),
 ])
