@@ -130,6 +130,10 @@ gc__arith_words (gc_arith a)
     case GC_ARITH_MISMATCH:
       return "beyond any rounding: the f32 path alone is wrong, or the twin "
              "is not the same algorithm";
+    case GC_ARITH_INCONCLUSIVE:
+      return "beyond the derived bound by the f32 spread alone, against "
+             "defaulted magnitudes: INCONCLUSIVE (declare "
+             "grad_magnitude_f32)";
     case GC_ARITH_NONE: break;
     }
   return "no twin";
