@@ -456,6 +456,11 @@ heading_text (gc__buf *b, const gc_result *r, bool fwd)
     gc__buf_printf (b, ", %zu outputs\n"
                     "reference: the MPFR forward, element by element\n",
                     r->n);
+  else if (r->status != GC_OK && r->precision == 0 && !r->n_directions)
+    /* refused before a reference was set up: no "MPFR at 0 bits" */
+    gc__buf_printf (b, ", %zu parameters\n"
+                    "reference: none (the check was refused before it "
+                    "ran)\ndirections: none checked\n", r->n);
   else
     {
       gc__buf_printf (b, ", %zu parameters\n", r->n);

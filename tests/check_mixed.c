@@ -244,6 +244,14 @@ START_TEST (test_hostile)
       gc_status st = gc_check (&m, inst->x, NULL, &r);
       ck_assert_msg (st == GC_EINVAL && r && r->detail[0],
                      "%s: %s", cases[c].what, gc_strerror (st));
+      /* a depth refused names the class, its depth and the largest one
+         its u allows (128 u = 1/2: 127) */
+      if (c == 8 || c == 9)
+        ck_assert_msg (strstr (r->detail, ok.name)
+                       && strstr (r->detail, c == 8 ? "depth 128"
+                                                    : "depth 1024")
+                       && strstr (r->detail, "at most 127"), "%s: %s",
+                       cases[c].what, r->detail);
       gc_result_free (r);
       r = NULL;
       m.outputs_f32 = inst->model.outputs_f32;
@@ -283,6 +291,10 @@ START_TEST (test_oracle_and_reports)
       ck_assert (gct_json_valid (json));
       ck_assert_ptr_nonnull (strstr (text, "precisions: "));
       ck_assert_ptr_nonnull (strstr (text, inst->precisions[0].name));
+      /* the arithmetic's bound is named as the classes' */
+      ck_assert_ptr_nonnull (strstr (text, "the declared precisions' "
+                                     "derived bound"));
+      ck_assert_ptr_null (strstr (text, "derived f32 bound"));
       ck_assert_ptr_nonnull (strstr (json, "\"precisions\""));
       ck_assert_ptr_nonnull (strstr (json, k ? "\"mode_reached\":true"
                                              : "\"mode_reached\":false"));
