@@ -267,6 +267,12 @@ START_TEST (test_hostile)
   gc_result *r = NULL;
   ck_assert_int_eq (gc_check (&inst->model, inst->x, &o, &r), GC_EINVAL);
   ck_assert_ptr_nonnull (strstr (r->detail, "rounding classes"));
+  /* refused before it ran: its report claims no reference or count */
+  char *t = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (strstr (t, "reference: none"));
+  ck_assert_ptr_null (strstr (t, "at 0 bits"));
+  ck_assert_ptr_null (strstr (t, "0 checked"));
+  free (t);
   gc_result_free (r);
   gcm_destroy (inst);
 }
