@@ -392,8 +392,14 @@ typedef enum gc_arith
   GC_ARITH_NONE = 0,      /* no twin */
   GC_ARITH_OK,            /* |g32 - g64| within the derived f32 bound */
   GC_ARITH_PRECISION,     /* beyond it, within 2^16 times it (bf16's u) */
-  GC_ARITH_MISMATCH       /* beyond any rounding: the f32 path alone is
+  GC_ARITH_MISMATCH,      /* beyond any rounding: the f32 path alone is
                              wrong, or the twin is not the same algorithm */
+  GC_ARITH_INCONCLUSIVE   /* beyond the bound by the f32 spread alone
+                             (|g32 - g64| within it), against defaulted
+                             magnitudes: the spread says the magnitude
+                             undercounts the element's computation, not
+                             that its arithmetic is wrong (manual: "Spread
+                             against defaulted magnitudes") */
 } gc_arith;
 
 /* What was seen non-deterministic (gc_result.nondeterministic).  */
@@ -711,6 +717,13 @@ typedef struct gc_result
   gc_precision *precisions;
   char *precision_names;
   size_t n_unvalidated;
+  /* Manual: "Spread against defaulted magnitudes".  With a twin, the
+     directions whose arithmetic is GC_ARITH_INCONCLUSIVE (the f32 spread
+     beyond the bound against defaulted magnitudes, |g32 - g64| within
+     it; made inconclusive), and the one of them with the largest
+     nu_arith, its position in dirs[] (SIZE_MAX: none): its magnitudes
+     are at least nu_arith times the defaulted ones.  */
+  size_t n_spread_defaulted, spread_defaulted_at;
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

@@ -187,15 +187,25 @@ gc__judge_twin (gc_direction *d)
   d->arith = d->nu_arith <= 1 ? GC_ARITH_OK
              : d->nu_arith <= GC_PRECISION_CUT ? GC_ARITH_PRECISION
              : GC_ARITH_MISMATCH;
+  /* Manual: "Spread against defaulted magnitudes": an excess of the
+     spread's share S_w / C alone (|g32 - g64| within the bound) is a
+     finding only against declared magnitudes; against defaulted ones it
+     says the magnitude undercounts the element's computation.  */
+  if (d->arith != GC_ARITH_OK
+      && !(fabs (d->analytic - d->analytic_f64) > d->arith_bar)
+      && gc__term_input (&d->adjoint_f64, "m defaulted", 0) != 0)
+    d->arith = GC_ARITH_INCONCLUSIVE;
   /* Combined, in the documented order: a kink, a wrong algorithm, an f32
-     path beyond any rounding, a precision loss, then the algorithm's
-     pass or inconclusive.  */
+     path beyond any rounding, a precision loss, a spread against
+     defaulted magnitudes, then the algorithm's pass or inconclusive.  */
   if (t.verdict == GC_NONSMOOTH)
     d->verdict = GC_NONSMOOTH;
   else if (t.verdict == GC_FAIL || d->arith == GC_ARITH_MISMATCH)
     d->verdict = GC_FAIL;
   else if (d->arith == GC_ARITH_PRECISION)
     d->verdict = GC_PRECISION;
+  else if (d->arith == GC_ARITH_INCONCLUSIVE)
+    d->verdict = GC_INCONCLUSIVE;
   else
     d->verdict = t.verdict;
 }
@@ -305,6 +315,8 @@ twin_summary (gc_result *r)
   r->n_failed_algorithm = r->n_precision = r->n_mismatch = 0;
   r->worst_nu_arith = r->worst_nu_f64 = NAN;
   r->worst_arith = r->worst_f64 = SIZE_MAX;
+  r->n_spread_defaulted = 0;
+  r->spread_defaulted_at = SIZE_MAX;
   if (!r->twin)
     return;
   for (size_t k = 0; k < r->n_directions; k++)
@@ -318,6 +330,14 @@ twin_summary (gc_result *r)
         r->n_precision++;
       if (d->arith == GC_ARITH_MISMATCH)
         r->n_mismatch++;
+      /* Manual: "Spread against defaulted magnitudes" */
+      if (d->arith == GC_ARITH_INCONCLUSIVE && d->verdict == GC_INCONCLUSIVE)
+        {
+          r->n_spread_defaulted++;
+          if (r->spread_defaulted_at == SIZE_MAX
+              || d->nu_arith > r->dirs[r->spread_defaulted_at].nu_arith)
+            r->spread_defaulted_at = k;
+        }
       if (r->worst_arith == SIZE_MAX || d->nu_arith > r->worst_nu_arith)
         {
           r->worst_arith = k;

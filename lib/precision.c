@@ -62,7 +62,20 @@ gc__precision_validate_list (const gc_precision *p, size_t n, char *detail,
         why = "a finite underflow error >= 0";
       else if (!((double) c->forward_depth * c->unit_roundoff < 0.5
                  && (double) c->backward_depth * c->unit_roundoff < 0.5))
-        why = "depths d with d u < 1/2 (gamma_d undefined beyond)";
+        {
+          /* name the class, the depth and u (manual: "Rounding
+             classes") */
+          size_t d = c->forward_depth > c->backward_depth
+                     ? c->forward_depth : c->backward_depth;
+          char nm[48];
+          gc__utf8_copy (nm, sizeof nm, c->name);
+          snprintf (detail, size, "rounding class %zu (%s): depth %zu at "
+                    "u = %.3g gives d u = %.3g; needs d u < 1/2 (gamma_d "
+                    "undefined beyond): at most %.0f", k, nm, d,
+                    c->unit_roundoff, (double) d * c->unit_roundoff,
+                    ceil (0.5 / c->unit_roundoff) - 1);
+          return GC_EINVAL;
+        }
       if (why)
         {
           snprintf (detail, size, "rounding class %zu: needs %s", k, why);

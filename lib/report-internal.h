@@ -33,7 +33,7 @@ void gc__put_esc (gc__buf *b, const char *s, gc__escape_kind kind);
 void gc__put_label (gc__buf *b, const gc_result *r, const gc_direction *d,
                     gc__escape_kind kind);
 /* The arithmetic class's words (manual: "Two verdicts, one report").  */
-const char *gc__arith_words (gc_arith a);
+const char *gc__arith_words (gc_arith a, bool classes);
 /* The tensors of R, or NULL: none to show, or memory ran out (which fails
    the report: B is marked failed).  */
 gc__tensor *gc__tensors_of (gc__buf *b, const gc_result *r, size_t *nt);

@@ -116,20 +116,31 @@ gc__put_label (gc__buf *b, const gc_result *r, const gc_direction *d,
     }
 }
 
-/* The arithmetic class's words.  */
+/* The arithmetic class's words; CLASSES: the bound is the declared
+   rounding classes' (manual: "Rounding classes"), not f32's alone.  */
 const char *
-gc__arith_words (gc_arith a)
+gc__arith_words (gc_arith a, bool classes)
 {
   switch (a)
     {
-    case GC_ARITH_OK: return "within the derived f32 bound";
+    case GC_ARITH_OK:
+      return classes ? "within the declared precisions' derived bound"
+                     : "within the derived f32 bound";
     case GC_ARITH_PRECISION:
+      if (classes)
+        return "beyond the declared precisions' derived bound, within 2^16 "
+               "of it: PRECISION (an operation of lower precision than "
+               "declared, or a cancellation in the f32 path)";
       return "beyond the derived f32 bound, within 2^16 of it: PRECISION "
              "(a reduced-precision operation or a cancellation in the f32 "
              "path)";
     case GC_ARITH_MISMATCH:
       return "beyond any rounding: the f32 path alone is wrong, or the twin "
              "is not the same algorithm";
+    case GC_ARITH_INCONCLUSIVE:
+      return "beyond the derived bound by the f32 spread alone, against "
+             "defaulted magnitudes: INCONCLUSIVE (declare "
+             "grad_magnitude_f32)";
     case GC_ARITH_NONE: break;
     }
   return "no twin";

@@ -121,7 +121,7 @@ direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
           gc__buf_printf (b, "  arithmetic   max(|g32 - g64|, S_w / C) = %.3e, "
                           "bound %.3e, nu = %.3g: %s\n", d->arith_diff,
                           d->arith_bar, d->nu_arith,
-                          gc__arith_words (d->arith));
+                          gc__arith_words (d->arith, r->n_precisions > 0));
         }
       if (r->reference == GC_REF_AUTO)
         gc__buf_printf (b, "  decided by   %s\n",

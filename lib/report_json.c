@@ -412,6 +412,11 @@ twin_json (json_t *o, const gc_result *r)
                     jnum (r->resolution_f64_median))
             && put (tw, "resolution_f64_worst", jnum (r->resolution_f64_worst))
             && put (tw, "rounding_modes", juint (r->twin_rounding_modes))
+            /* manual: "Spread against defaulted magnitudes" (only when
+               there are any: reports without them are unchanged) */
+            && (!r->n_spread_defaulted
+                || put (tw, "n_spread_defaulted",
+                        juint (r->n_spread_defaulted)))
             && put (o, "twin", json_incref (tw));
   json_decref (tw);
   return ok;

@@ -108,7 +108,7 @@ gc__derivation_markdown (gc__buf *b, const gc_result *r, const gc_direction *d)
                       "| %.3e |\n", d->arith_diff);
       gc__buf_printf (b, "| arithmetic bound | %.3e |\n", d->arith_bar);
       gc__buf_printf (b, "| arithmetic ν | %.3g: %s |\n", d->nu_arith,
-                      gc__arith_words (d->arith));
+                      gc__arith_words (d->arith, r->n_precisions > 0));
     }
   gc__buf_printf (b, "| verdict | **%s** |\n\n", gc_verdict_name (d->verdict));
   gc__buf_puts (b, "The bar is the sum of three terms; each is derived in the "

@@ -61,7 +61,7 @@ gc__report_tap (gc__buf *b, const gc_result *r)
         gc__buf_printf (b, "#   twin g64 %.17g nu_64 %.3g (%s); arithmetic "
                         "nu %.3g: %s\n", d->analytic_f64, d->nu_f64,
                         gc_verdict_name (d->verdict_algorithm), d->nu_arith,
-                        gc__arith_words (d->arith));
+                        gc__arith_words (d->arith, r->n_precisions > 0));
     }
   if (r->diagnosis.kind != GC_DIAG_NONE)
     {

@@ -450,6 +450,23 @@ twin_text (gc__buf *b, const gc_result *r)
       gc__put_label (b, r, &r->dirs[r->worst_arith], GC__ESC_TEXT);
     }
   gc__buf_puts (b, "\n");
+  /* Manual: "Spread against defaulted magnitudes" */
+  if (r->n_spread_defaulted && r->spread_defaulted_at < r->n_directions)
+    {
+      const gc_direction *d = &r->dirs[r->spread_defaulted_at];
+      double m = gc__term_input (&d->terms[GC_TERM_ADJOINT],
+                                 "sum |w_i| m_i", NAN);
+      gc__buf_printf (b, "  INCONCLUSIVE: %zu direction(s) beyond the bound "
+                      "by the f32 spread alone (|g32 - g64| within it), "
+                      "against defaulted magnitudes; at ",
+                      r->n_spread_defaulted);
+      gc__put_label (b, r, d, GC__ESC_TEXT);
+      gc__buf_printf (b, " the defaulted magnitude %s%.4g, the spread implies "
+                      "at least %.4g (%.3g times): declare grad_magnitude_f32 "
+                      "(manual: \"Spread against defaulted magnitudes\")\n",
+                      d->index == SIZE_MAX ? "sum |w_i| m_i = " : "m = ", m,
+                      d->nu_arith * m, d->nu_arith);
+    }
 }
 
 /* The heading: version, model, reference and directions.  */
@@ -467,6 +484,11 @@ heading_text (gc__buf *b, const gc_result *r, bool fwd)
     gc__buf_printf (b, ", %zu outputs\n"
                     "reference: the MPFR forward, element by element\n",
                     r->n);
+  else if (r->status != GC_OK && r->precision == 0 && !r->n_directions)
+    /* refused before a reference was set up: no "MPFR at 0 bits" */
+    gc__buf_printf (b, ", %zu parameters\n"
+                    "reference: none (the check was refused before it "
+                    "ran)\ndirections: none checked\n", r->n);
   else
     {
       gc__buf_printf (b, ", %zu parameters\n", r->n);

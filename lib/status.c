@@ -100,6 +100,7 @@ gc__arith_name (gc_arith a)
     case GC_ARITH_OK: return "ok";
     case GC_ARITH_PRECISION: return "precision";
     case GC_ARITH_MISMATCH: return "mismatch";
+    case GC_ARITH_INCONCLUSIVE: return "inconclusive";
     }
   return "unknown";
 }
@@ -107,7 +108,7 @@ gc__arith_name (gc_arith a)
 int
 gc__arith_from_name (const char *name)
 {
-  for (int a = GC_ARITH_NONE; a <= GC_ARITH_MISMATCH; a++)
+  for (int a = GC_ARITH_NONE; a <= GC_ARITH_INCONCLUSIVE; a++)
     if (strcmp (gc__arith_name ((gc_arith) a), name) == 0)
       return a;
   return -1;

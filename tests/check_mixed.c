@@ -16,7 +16,11 @@
      gives the same report as the ABI-3 description without classes;
    - hostile declarations are refused with GC_EINVAL and a reason; an f32
      reference of a model with forward classes too;
-   - the forward oracle of both passes, and the reports name the classes.
+   - the forward oracle of both passes, and the reports name the classes;
+   - a spread beyond the arithmetic's bound against defaulted magnitudes,
+     |g32 - g64| within it, is inconclusive, and a finding once the
+     magnitudes are declared (gdn-fp16's two cells of the wider run, and
+     an f32 sum of large opposite terms).
    These programs run under whatever OpenBLAS kernel they get.  */
 
 #include "gctest.h"
@@ -240,6 +244,14 @@ START_TEST (test_hostile)
       gc_status st = gc_check (&m, inst->x, NULL, &r);
       ck_assert_msg (st == GC_EINVAL && r && r->detail[0],
                      "%s: %s", cases[c].what, gc_strerror (st));
+      /* a depth refused names the class, its depth and the largest one
+         its u allows (128 u = 1/2: 127) */
+      if (c == 8 || c == 9)
+        ck_assert_msg (strstr (r->detail, ok.name)
+                       && strstr (r->detail, c == 8 ? "depth 128"
+                                                    : "depth 1024")
+                       && strstr (r->detail, "at most 127"), "%s: %s",
+                       cases[c].what, r->detail);
       gc_result_free (r);
       r = NULL;
       m.outputs_f32 = inst->model.outputs_f32;
@@ -255,6 +267,12 @@ START_TEST (test_hostile)
   gc_result *r = NULL;
   ck_assert_int_eq (gc_check (&inst->model, inst->x, &o, &r), GC_EINVAL);
   ck_assert_ptr_nonnull (strstr (r->detail, "rounding classes"));
+  /* refused before it ran: its report claims no reference or count */
+  char *t = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (strstr (t, "reference: none"));
+  ck_assert_ptr_null (strstr (t, "at 0 bits"));
+  ck_assert_ptr_null (strstr (t, "0 checked"));
+  free (t);
   gc_result_free (r);
   gcm_destroy (inst);
 }
@@ -279,6 +297,10 @@ START_TEST (test_oracle_and_reports)
       ck_assert (gct_json_valid (json));
       ck_assert_ptr_nonnull (strstr (text, "precisions: "));
       ck_assert_ptr_nonnull (strstr (text, inst->precisions[0].name));
+      /* the arithmetic's bound is named as the classes' */
+      ck_assert_ptr_nonnull (strstr (text, "the declared precisions' "
+                                     "derived bound"));
+      ck_assert_ptr_null (strstr (text, "derived f32 bound"));
       ck_assert_ptr_nonnull (strstr (json, "\"precisions\""));
       ck_assert_ptr_nonnull (strstr (json, k ? "\"mode_reached\":true"
                                              : "\"mode_reached\":false"));
@@ -386,6 +408,280 @@ START_TEST (test_store)
 }
 END_TEST
 
+
+/* ---------------------------------------------------------------------- */
+/* Manual: "Spread against defaulted magnitudes".  Whatever the kernel,
+   every direction of R whose arithmetic exceeds its bound by the spread's
+   share alone (|g32 - g64| within arith_bar) against defaulted magnitudes
+   is inconclusive (arith GC_ARITH_INCONCLUSIVE), counted in
+   n_spread_defaulted, and no direction is PRECISION or FAIL by it.
+   Returns how many there were.  */
+static size_t
+spread_alone_is_inconclusive (const gc_result *r, const char *what)
+{
+  size_t n = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      bool alone = d->arith_diff > d->arith_bar
+                   && !(fabs (d->analytic - d->analytic_f64) > d->arith_bar);
+      if (!alone)
+        continue;
+      n++;
+      ck_assert_msg (d->arith == GC_ARITH_INCONCLUSIVE
+                     && d->verdict == GC_INCONCLUSIVE, "%s at %zu: arith "
+                     "%d, verdict %s (nu_arith %g)", what, d->index,
+                     (int) d->arith, gc_verdict_name (d->verdict),
+                     d->nu_arith);
+    }
+  ck_assert_uint_eq (r->n_spread_defaulted, n);
+  return n;
+}
+
+/* The model whose magnitudes the callback below declares (the tensor's
+   largest |g64|, what the default would use): test-local.  */
+static const gc_model *declared_of;
+
+static int
+declared_as_default (void *ctx, const float *x, float *m)
+{
+  const gc_model *md = declared_of;
+  size_t n = md->n;
+  double *xd = malloc (n * sizeof *xd), *g = malloc (n * sizeof *g);
+  if (!xd || !g)
+    {
+      free (xd);
+      free (g);
+      return 1;
+    }
+  for (size_t i = 0; i < n; i++)
+    xd[i] = x[i];
+  int rc = md->grad_f64 (ctx, xd, g);
+  size_t nb = md->n_blocks ? md->n_blocks : 1;
+  for (size_t b = 0; !rc && b < nb; b++)
+    {
+      size_t lo = md->n_blocks ? md->blocks[b].offset : 0;
+      size_t hi = md->n_blocks ? lo + md->blocks[b].count : n;
+      double mx = 0;
+      for (size_t i = lo; i < hi; i++)
+        mx = fmax (mx, fabs (g[i]));
+      for (size_t i = lo; i < hi; i++)
+        m[i] = (float) mx;
+    }
+  free (xd);
+  free (g);
+  return rc;
+}
+
+/* The two cells of the wider run (bench/results/mixed-wide-gdn-fp16.tsv)
+   where the correct gdn-fp16 kernel was a PRECISION finding under
+   Haswell: its fp16 stores spread under the directed modes beyond the
+   class's worst case at the defaulted magnitude, |g32 - g64| within it.
+   Under any kernel: no false alarm, and such directions inconclusive.
+   Declaring the very magnitudes the default uses makes the same spread a
+   finding: the rule turns on the declaration, not on the numbers.  */
+START_TEST (test_fp16_spread_defaulted)
+{
+  static const struct { const char *shape; uint64_t seed; } cells[] = {
+    { "B=1,T=5,H=1,K=4,V=4,BT=4,GATE=1", 30 },
+    { "B=1,T=16,H=1,K=4,V=4,BT=16,GATE=0", 56 } };
+  for (size_t c = 0; c < 2; c++)
+    {
+      gcm_instance *inst = make ("gdn-fp16", cells[c].shape, cells[c].seed, 0);
+      gc_result *r = run (&inst->model, inst->x, 0);
+      ck_assert_msg (r->verdict == GC_PASS || r->verdict == GC_INCONCLUSIVE,
+                     "gdn-fp16 [%s] seed %llu: %s", cells[c].shape,
+                     (unsigned long long) cells[c].seed,
+                     gc_verdict_name (r->verdict));
+      ck_assert_uint_eq (r->n_precision, 0);
+      size_t n = spread_alone_is_inconclusive (r, cells[c].shape);
+      if (n)
+        {
+          char *t = gc_report (r, GC_FMT_TEXT);
+          ck_assert_ptr_nonnull (strstr (t, "declare grad_magnitude_f32"));
+          free (t);
+          gc_model m = inst->model;
+          declared_of = &inst->model;
+          m.grad_magnitude_f32 = declared_as_default;
+          gc_result *dm = run (&m, inst->x, 0);
+          const gc_direction *d = &r->dirs[r->spread_defaulted_at];
+          const gc_direction *e = &dm->dirs[r->spread_defaulted_at];
+          ck_assert_uint_eq (e->index, d->index);
+          /* the same numbers within f32's rounding of the magnitude */
+          ck_assert_double_le (fabs (e->nu_arith - d->nu_arith),
+                               1e-6 * d->nu_arith);
+          ck_assert_int_eq (e->arith, GC_ARITH_PRECISION);
+          ck_assert_int_eq (e->verdict, GC_PRECISION);
+          ck_assert_uint_eq (dm->n_spread_defaulted, 0);
+          gc_result_free (dm);
+        }
+      gc_result_free (r);
+      gcm_destroy (inst);
+    }
+}
+END_TEST
+
+/* The same kind in f32: L = sum x_i^2 / 2 with the backward g_i = (K +
+   x_i) - K, K = 1024, a sum of large opposite terms.  At these points
+   K + x_i rounds to nearest with an error of 2^-24 (within f32's bound at
+   the tensor's largest |g|, 0.875), while the directed modes round it
+   2^-14 or 2^-13 apart: a spread hundreds of times the worst case of the
+   defaulted magnitude.  The twin computes the same sum in f64, exactly.
+   The true magnitude of g_i's computation is 2K + |x_i|.  */
+#define CANCEL_N 4
+static const float cancel_x[CANCEL_N] = {
+  0.75f + 0x1p-24f, 0.5f + 0x1p-24f, -0.625f + 0x1p-24f, 0.875f - 0x1p-24f };
+static volatile float cancel_k = 1024;
+
+static int
+cancel_loss32 (void *ctx, const float *x, float *loss)
+{
+  (void) ctx;
+  float s = 0;
+  for (int i = 0; i < CANCEL_N; i++)
+    s += x[i] * x[i] / 2;
+  *loss = s;
+  return 0;
+}
+
+static int
+cancel_loss64 (void *ctx, const double *x, double *loss)
+{
+  (void) ctx;
+  double s = 0;
+  for (int i = 0; i < CANCEL_N; i++)
+    s += x[i] * x[i] / 2;
+  *loss = s;
+  return 0;
+}
+
+static int
+cancel_lossmp (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
+{
+  (void) ctx;
+  mpfr_t t;
+  mpfr_init2 (t, mpfr_get_prec (loss));
+  mpfr_set_zero (loss, 1);
+  for (int i = 0; i < CANCEL_N; i++)
+    {
+      mpfr_sqr (t, x + i, MPFR_RNDN);
+      mpfr_div_2ui (t, t, 1, MPFR_RNDN);
+      mpfr_add (loss, loss, t, MPFR_RNDN);
+    }
+  mpfr_clear (t);
+  return 0;
+}
+
+static int
+cancel_grad32 (void *ctx, const float *x, float *g)
+{
+  (void) ctx;
+  float k = cancel_k;
+  for (int i = 0; i < CANCEL_N; i++)
+    {
+      volatile float s = k + x[i];
+      g[i] = s - k;
+    }
+  return 0;
+}
+
+static int
+cancel_grad64 (void *ctx, const double *x, double *g)
+{
+  (void) ctx;
+  double k = cancel_k;
+  for (int i = 0; i < CANCEL_N; i++)
+    {
+      volatile double s = k + x[i];
+      g[i] = s - k;
+    }
+  return 0;
+}
+
+static int cancel_declare;   /* 1: 2K + |x_i|; 2: |x_i| (too small) */
+
+static int
+cancel_mag (void *ctx, const float *x, float *m)
+{
+  (void) ctx;
+  for (int i = 0; i < CANCEL_N; i++)
+    m[i] = cancel_declare == 1 ? 2 * cancel_k + fabsf (x[i]) : fabsf (x[i]);
+  return 0;
+}
+
+START_TEST (test_f32_spread_defaulted)
+{
+  gc_model m = { .abi = GC_MODEL_ABI, .name = "cancel", .n = CANCEL_N,
+                 .loss_f32 = cancel_loss32, .grad_f32 = cancel_grad32,
+                 .grad_f64 = cancel_grad64, .loss_f64 = cancel_loss64,
+                 .loss_mpfr = cancel_lossmp,
+                 .forward_depth = 2 + CANCEL_N, .backward_depth = 2 };
+  /* defaulted magnitudes: inconclusive, never precision, and the report
+     names the defaulted magnitude and the one the spread implies */
+  gc_result *r = run (&m, cancel_x, 0);
+  ck_assert_int_eq (r->verdict, GC_INCONCLUSIVE);
+  ck_assert_uint_eq (spread_alone_is_inconclusive (r, "cancel"), CANCEL_N);
+  ck_assert_uint_eq (r->n_precision, 0);
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      ck_assert_int_eq (d->verdict_algorithm, GC_PASS);
+      /* the bound the spread implies, nu_arith times the defaulted m, is
+         a lower bound of the true magnitude 2K + |x_i| ("Spread against
+         defaulted magnitudes") */
+      const gc_term *at = &d->terms[GC_TERM_ADJOINT];
+      double mdef = NAN;
+      for (size_t q = 0; q < at->n_inputs; q++)
+        if (strcmp (at->inputs[q].name, "sum |w_i| m_i") == 0)
+          mdef = at->inputs[q].value;
+      ck_assert_double_eq_tol (mdef, 0.875 - 0x1p-24, 1e-12);
+      ck_assert_double_gt (d->nu_arith, 1);
+      ck_assert_double_le (d->nu_arith * mdef,
+                           2 * cancel_k + fabs (cancel_x[d->index]));
+    }
+  char *t = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (strstr (t, "the spread implies at least"));
+  free (t);
+  /* its JSON read back and merged judges the same */
+  char *j = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (strstr (j, "\"arith\":\"inconclusive\""));
+  gc_result *back = NULL, *mg = NULL;
+  ck_assert_int_eq (gc_result_parse_json (j, strlen (j), &back), GC_OK);
+  ck_assert_int_eq (gc_result_merge (&back, 1, &mg), GC_OK);
+  ck_assert_int_eq (mg->verdict, GC_INCONCLUSIVE);
+  ck_assert_uint_eq (mg->n_spread_defaulted, CANCEL_N);
+  gc_result_free (mg);
+  gc_result_free (back);
+  free (j);
+  gc_result_free (r);
+  /* the true magnitudes declared: the spread is within their worst case */
+  m.grad_magnitude_f32 = cancel_mag;
+  cancel_declare = 1;
+  r = run (&m, cancel_x, 0);
+  ck_assert_msg (r->verdict == GC_PASS, "cancel, 2K + |x| declared: %s",
+                 gc_verdict_name (r->verdict));
+  gc_result_free (r);
+  /* magnitudes declared too small: the same spread is a finding (its
+     differences g32 - g64, a few 2^-24 of one sign, may show the
+     structure of a logic error to the diagnosis, which then makes it a
+     failure: "The f64 twin") */
+  cancel_declare = 2;
+  r = run (&m, cancel_x, 0);
+  ck_assert_msg (r->verdict == GC_PRECISION || r->verdict == GC_FAIL,
+                 "cancel, |x| declared: %s", gc_verdict_name (r->verdict));
+  ck_assert_uint_eq (r->n_spread_defaulted, 0);
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      ck_assert_int_eq (d->verdict_algorithm, GC_PASS);
+      ck_assert_msg (d->arith == GC_ARITH_PRECISION
+                     || d->arith == GC_ARITH_MISMATCH, "cancel at %zu: "
+                     "arith %d", d->index, (int) d->arith);
+    }
+  gc_result_free (r);
+}
+END_TEST
+
 static Suite *
 suite (void)
 {
@@ -401,6 +697,8 @@ suite (void)
   tcase_add_test (tc, test_oracle_and_reports);
   tcase_add_test (tc, test_store);
   tcase_add_test (tc, test_merge);
+  tcase_add_test (tc, test_fp16_spread_defaulted);
+  tcase_add_test (tc, test_f32_spread_defaulted);
   suite_add_tcase (s, tc);
   return s;
 }
