@@ -22,6 +22,7 @@ change.  Writes OUTDIR/python-side.json (every cell) and
 OUTDIR/python-side.md (the tables report.md includes).
 """
 
+import collections
 import json
 import os
 import platform
@@ -38,12 +39,13 @@ from gradcheck import CheckError, Verdict               # noqa: E402
 from gradcheck.torch import check_function              # noqa: E402
 
 CHECKERS = ["torch-f32", "torch-f64", "torch-f64-fast", "gradcheck-f32",
-            "gradcheck-f32-random"]
+            "gradcheck-f32-notwin", "gradcheck-f32-random"]
 RANDOM = 8          # random directions per input tensor
 HEAD = {"torch-f32": "torch f32 (defaults)",
         "torch-f64": "torch f64 (full)",
         "torch-f64-fast": "torch f64 fast_mode",
         "gradcheck-f32": "gradcheck f32 (all coordinates)",
+        "gradcheck-f32-notwin": "gradcheck f32 (all coordinates, twin=False)",
         "gradcheck-f32-random": "gradcheck f32 (%d random per tensor)"
                                 % RANDOM}
 
@@ -72,7 +74,8 @@ def run_cell(name, bug, checker):
     if checker.startswith("gradcheck-f32"):
         ins = inputs(torch.float32)
         kw = (dict(directions=RANDOM, random_per_block=True)
-              if checker.endswith("random") else {})
+              if checker.endswith("random") else
+              dict(twin=False) if checker.endswith("notwin") else {})
         t0 = time.perf_counter()
         try:
             r = check_function(op.apply, *ins, **kw)
@@ -98,6 +101,28 @@ def run_cell(name, bug, checker):
     except Exception as e:              # noqa: BLE001 -- a cell's outcome
         out, extra = "error", {"error": "%s: %s" % (type(e).__name__, e)}
     return out, time.perf_counter() - t0, extra
+
+
+def forward_calls(name):
+    """The correct op's forward calls per dtype in one untimed full check
+    by gradcheck (float32 op, float64 reference and twin) and by
+    torch.autograd.gradcheck in float64: what a full check's time is made
+    of, per coordinate."""
+    make, inputs, _ = P.OPS[name]
+    op = make(None)
+    cnt = collections.Counter()
+
+    def counted(*a):
+        cnt[str(a[0].dtype).replace("torch.", "")] += 1
+        return op.apply(*a)
+    check_function(counted, *inputs(torch.float32))
+    gc = dict(cnt)
+    cnt.clear()
+    ins = [t.requires_grad_() for t in inputs(torch.float64)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.autograd.gradcheck(counted, ins, raise_exception=False)
+    return {"gradcheck-f32": gc, "torch-f64": dict(cnt)}
 
 
 def main():
@@ -128,19 +153,21 @@ def main():
         c["median_s"] = statistics.median(c["seconds"])
     n = {name: sum(t.numel() for t in P.OPS[name][1](torch.float32))
          for name in P.OPS}
+    calls = {name: forward_calls(name) for name in P.OPS}
     info = {"started": started, "reps": reps, "torch": torch.__version__,
             "python": platform.python_version(), "machine": platform.machine(),
-            "parameters": n, "cells": list(cells.values())}
+            "parameters": n, "forward_calls": calls,
+            "cells": list(cells.values())}
     with open(os.path.join(outdir, "python-side.json"), "w") as f:
         json.dump(info, f, indent=1)
         f.write("\n")
     with open(os.path.join(outdir, "python-side.md"), "w") as f:
-        f.write(markdown(info, cells, n))
+        f.write(markdown(info, cells, n, calls))
     print("python_side.py: wrote %s/python-side.json and python-side.md"
           % outdir)
 
 
-def markdown(info, cells, n):
+def markdown(info, cells, n, calls):
     L = []
     w = L.append
     w("### From Python: custom torch ops, side by side with "
@@ -204,6 +231,20 @@ def markdown(info, cells, n):
             for nm in P.OPS)
         w("| %s | %d of %d | %d of %d | %d | %d | %s |" % (
             HEAD[ch], fa, len(P.OPS), caught, total, inc, miss, ratios))
+    w("")
+    per = [(calls[nm]["gradcheck-f32"].get("float64", 0) / n[nm],
+            calls[nm]["torch-f64"].get("float64", 0) / n[nm]) for nm in P.OPS]
+    w("Calls of the op's float64 forward per coordinate in one untimed full "
+      "check of the correct op (gla, layernorm, xent; the centre's few "
+      "calls and the twin's backward included): gradcheck f32 %s; "
+      "torch f64 full %s.  Per direction gradcheck's are the stencil's four "
+      "(x +- h, "
+      "x +- 2h: D(h), the truncation term, the kink estimate) and "
+      "Richardson's six, eight where its step doubles (x +- h', +- 2h', "
+      "+- 4h', +- 8h', h' = 2^11 h: the twin's R(h) and its terms), every "
+      "one a number of the report (manual: \"Python side by side\")."
+      % (", ".join("%.2f" % a for a, _ in per),
+         ", ".join("%.2f" % b for _, b in per)))
     w("")
     w("An outcome marked * differed between reps (the first is shown).  "
       "torch's f32 false alarms are its defaults (eps 1e-6, atol 1e-5, rtol "

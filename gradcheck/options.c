@@ -71,7 +71,7 @@ static const struct cli_option
     "text|json|md|tap", "report format (default text; explain: md)" },
   { "threads", O_THREADS, C_RUN | C_SWEEP, "N",
     "directions in parallel (results identical)" },
-  { "shard", O_SHARD, C_RUN | C_SWEEP | C_JVP, "I/N",
+  { "shard", O_SHARD, C_RUN | C_SWEEP | C_JVP | C_HVP, "I/N",
     "check only shard I of N (for gradcheck merge)" },
   { "dump", O_DUMP, C_RUN | C_ORACLE | C_EXPLAIN, "DIR",
     "write every tensor of the check as .npy files" },

@@ -22,35 +22,22 @@ static void
 scales_and_magnitudes (shared *sh, const float *mag_model)
 {
   const gc_model *m = sh->m;
-  size_t nb = m->n_blocks ? m->n_blocks : 1;
-  double total_sq = 0;
-  for (size_t b = 0; b < nb; b++)
+  gc__scales (m, sh->x, sh->scale);     /* scales.c */
+  sh->scale_random = gc__support_norm (sh->x, NULL, 0, sh->n);
+  for (size_t i = 0; i < sh->n; i++)
+    sh->mag[i] = mag_model ? fabs ((double) mag_model[i])
+                 : fabs (sh->g64 ? sh->g64[i] : (double) sh->g[i]);
+  if (!mag_model)
+    gc__block_max (m, sh->mag, sh->mag);
+  for (size_t i = 0; i < sh->n; i++)
     {
-      size_t off = m->n_blocks ? m->blocks[b].offset : 0;
-      size_t cnt = m->n_blocks ? m->blocks[b].count : sh->n;
-      double sq = 0, gmax = 0;
-      for (size_t i = off; i < off + cnt; i++)
-        {
-          sq += (double) sh->x[i] * sh->x[i];
-          gmax = fmax (gmax, fabs (sh->g64 ? sh->g64[i] : (double) sh->g[i]));
-        }
-      total_sq += sq;
-      double rms = sqrt (sq / (double) cnt);
-      for (size_t i = off; i < off + cnt; i++)
-        {
-          double s = fmax (fabs ((double) sh->x[i]), rms);
-          sh->scale[i] = s > 0 ? s : 1.0;
-          sh->mag[i] = mag_model ? fabs ((double) mag_model[i]) : gmax;
-          /* A magnitude bounds its value: |x|^T|y| >= |x^T y| ("What the
-             bar assumes").  Below half of it is no rounding: counted.  */
-          double gi = fabs (sh->g64 ? sh->g64[i] : (double) sh->g[i]);
-          if (sh->mag[i] < gi / 2)
-            sh->r->n_magnitude_low++;
-          sh->mag[i] = fmax (sh->mag[i], gi);
-        }
+      /* A magnitude bounds its value: |x|^T|y| >= |x^T y| ("What the
+         bar assumes").  Below half of it is no rounding: counted.  */
+      double gi = fabs (sh->g64 ? sh->g64[i] : (double) sh->g[i]);
+      if (sh->mag[i] < gi / 2)
+        sh->r->n_magnitude_low++;
+      sh->mag[i] = fmax (sh->mag[i], gi);
     }
-  double norm = sqrt (total_sq);
-  sh->scale_random = norm > 0 ? norm : 1.0;
 }
 
 /* The model's M_L (loss_magnitude_f32) at the centre into SH->mag_loss,

@@ -27,6 +27,7 @@
 #define GC_CHECK_INTERNAL_H
 
 #include "internal.h"
+#include "scales.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

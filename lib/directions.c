@@ -33,13 +33,8 @@ gc__step_scaled (const shared *sh, size_t index, size_t id, double *hm,
   double s = index == SIZE_MAX ? sh->scale_random : sh->scale[index];
   const gc_block *b = index == SIZE_MAX ? random_block (sh, id) : NULL;
   if (b)
-    {
-      /* the norm of x over the block, as scale_random is over x */
-      double sq = 0;
-      for (size_t j = b->offset; j < b->offset + b->count; j++)
-        sq += (double) sh->x[j] * sh->x[j];
-      s = sq > 0 ? sqrt (sq) : 1.0;
-    }
+    /* the norm of x over the block, as scale_random is over x */
+    s = gc__support_norm (sh->x, NULL, b->offset, b->offset + b->count);
   int e;
   frexp (s, &e);     /* s in [2^(e-1), 2^e) */
   *hm = 1;

@@ -627,17 +627,29 @@ gc__terms_output (gc_term t[GC_N_TERMS], double lambda, size_t depth,
 
 /* Manual: "The JVP check".  The tangent's rounding: the adjoint term's
    chain at the tangent's depth DEPTH, over the same magnitude
-   sum_i |w_i| (u m_i + 2^-150) = BASE (M_t = sum_i |w_i| m_i), plus the
-   tangent's measured spread.  Returns the worst-case value (gamma_d).  */
+   u sum_i |w_i| m_i + 2^-150 sum_i |w_i| (WM = sum_i |w_i| m_i, W1 =
+   sum_i |w_i|: the inputs the adjoint term has, so that judge.c reads
+   both alike, "What the measurement does not support"), or, where the
+   gradient check gave only the random direction's form, that sum whole
+   (QV, NAN otherwise); plus the tangent's measured spread.  Returns the
+   worst-case value (gamma_d).  */
 double
-gc__term_tangent (gc_term *t, double lambda, size_t depth, double base,
-                  double spread)
+gc__term_tangent (gc_term *t, double lambda, size_t depth, double wm,
+                  double w1, double qv, double spread)
 {
   term_texts (t, GC_CHECK_JVP, GC_TERM_ADJOINT);
   add_input (t, "lambda", lambda);
   add_input (t, "d_t", (double) depth);
   add_input (t, "u", GC_U32);
-  add_input (t, "sum |w_i| (u m_i + 2^-150)", base);
+  double base = qv;
+  if (isnan (qv))
+    {
+      add_input (t, "sum |w_i| m_i", wm);
+      add_input (t, "sum |w_i|", w1);
+      base = GC_U32 * wm + 0x1p-150 * w1;
+    }
+  else
+    add_input (t, "sum |v_i| (u m_i + 2^-150)", qv);
   add_input (t, "S_w", spread);
   double gu = gc__gamma_over_u (depth, 24);
   add_input (t, "gamma_d / u", gu);

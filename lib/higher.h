@@ -7,6 +7,7 @@
 #define GC_HIGHER_H
 
 #include "internal.h"
+#include "scales.h"
 
 /* The floating-point environments (manual: "Floating-point environment"):
    the caller's, set back on leave; the model's (the caller's without
@@ -50,16 +51,5 @@ gc_result *gc__higher_result (gc_check_kind kind, const gc_model *m,
 /* R stopped with ST and the sentence WHAT (NULL: gc_strerror); returns
    ST.  */
 gc_status gc__refuse (gc_result *r, gc_status st, const char *what);
-
-/* Manual: "Adjoint rounding", the default magnitude: m_i the largest |g_j|
-   of the block holding i (of all of G without blocks).  */
-void gc__block_max (const gc_model *m, const double *g, double *mag);
-
-/* Manual: "Default precision and step", the scale of a step along V: for
-   the coordinate vector COORDINATE, max(|x_i|, the RMS of x over i's
-   block); for another V (COORDINATE SIZE_MAX), the norm of x over V's
-   support; 1 where that is 0.  */
-double gc__vector_scale (const gc_model *m, const float *x, const float *v,
-                         size_t coordinate);
 
 #endif

@@ -31,12 +31,10 @@ validate (const gc_model *m, const gc_options *o, char *what, size_t size)
       || !gc__blocks_valid (m->blocks, m->n_blocks, m->n)
       || (m->n_constants && !m->constants))
     return GC_EINVAL;
-  if (o->shard_count > 1)
-    {
-      snprintf (what, size, "the HVP check is not sharded (shard_count "
-                "%zu)", o->shard_count);
-      return GC_EINVAL;
-    }
+  /* manual: "Merging shards": shard I of N takes vectors I, I + N, ... */
+  if ((o->shard_count > 1 && o->shard_index >= o->shard_count)
+      || (o->shard_count <= 1 && o->shard_index != 0))
+    return GC_EINVAL;
   if (o->directions == GC_DIR_RANDOM && o->n_random == 0)
     return GC_EINVAL;
   if (o->directions == GC_DIR_LIST)
@@ -56,7 +54,7 @@ validate (const gc_model *m, const gc_options *o, char *what, size_t size)
 typedef struct hvp_work
 {
   float *v, *y, *ym, *xf;
-  double *xp, *g[4], *spread, *mag, *magh, *tmp;
+  double *xp, *g[4], *spread, *mag, *magh, *tmp, *scale;
   /* the HVP's twin (hvp_f64): x and v in double, its value, a second
      value, its spread, its magnitudes  */
   double *xd, *vd, *y64, *y64m, *spread64, *magh64;
@@ -76,6 +74,7 @@ work_free (hvp_work *w)
   free (w->mag);
   free (w->magh);
   free (w->tmp);
+  free (w->scale);
   free (w->xd);
   free (w->vd);
   free (w->y64);
@@ -100,11 +99,12 @@ work_alloc (hvp_work *w, size_t n)
   w->mag = malloc (n * sizeof (double));
   w->magh = malloc (n * sizeof (double));
   w->tmp = malloc (n * sizeof (double));
+  w->scale = malloc (n * sizeof (double));
   double **d64[] = { &w->xd, &w->vd, &w->y64, &w->y64m, &w->spread64,
                      &w->magh64 };
   for (size_t k = 0; k < sizeof d64 / sizeof *d64; k++)
     ok = (*d64[k] = malloc (n * sizeof (double))) && ok;
-  return ok && w->spread && w->mag && w->magh && w->tmp;
+  return ok && w->spread && w->mag && w->magh && w->tmp && w->scale;
 }
 
 /* The gradient at x + s h v, s = SIGN, into G (doubles): the twin's at the
@@ -191,7 +191,8 @@ hvp_at (gc_result *r, const gc_model *m, const gc__env *e, const float *x,
    (a mode whose call fails is left out), its magnitudes.  */
 static gc_status
 hvp64_at (gc_result *r, const gc_model *m, const gc__env *e, const float *x,
-          hvp_work *w, size_t k, int *code, char *what, size_t size)
+          hvp_work *w, size_t k, bool first, int *code, char *what,
+          size_t size)
 {
   size_t n = m->n;
   for (size_t i = 0; i < n; i++)
@@ -226,7 +227,7 @@ hvp64_at (gc_result *r, const gc_model *m, const gc__env *e, const float *x,
       if (gc__call (m, e, GC_CALL_HVP_F64, w->xd, w->vd, modes[j], w->y64m,
                     &c2, ignore, sizeof ignore) != GC_OK)
         continue;
-      if (k == 0)
+      if (first)
         r->twin_rounding_modes++;
       for (size_t i = 0; i < n; i++)
         w->spread64[i] = fmax (w->spread64[i], fabs (w->y64m[i] - w->y64[i]));
@@ -257,8 +258,8 @@ twin_element (const gc_result *r, gc_direction *d, const hvp_work *w,
 static gc_status
 one_vector (gc_result *r, const gc_model *m, const gc__env *e,
             const float *x, const gc_options *o, hvp_work *w, size_t k,
-            size_t index, bool twin, size_t db, int *code, char *what,
-            size_t size, unsigned *dropped)
+            size_t pos, size_t index, bool twin, size_t db, int *code,
+            char *what, size_t size, unsigned *dropped)
 {
   size_t n = m->n;
   if (index != SIZE_MAX)
@@ -274,7 +275,8 @@ one_vector (gc_result *r, const gc_model *m, const gc__env *e,
   if (!(h > 0))
     {
       int ex;
-      frexp (gc__vector_scale (m, x, w->v, index), &ex);
+      frexp (index != SIZE_MAX ? w->scale[index]
+             : gc__support_norm (x, w->v, 0, n), &ex);
       h = ldexp (1, ex - 1 + (int) r->step_exponent);
     }
   /* ... and v rounded to the grid on which every stencil point is exact:
@@ -316,7 +318,7 @@ one_vector (gc_result *r, const gc_model *m, const gc__env *e,
   if (st == GC_OK)
     st = hvp_at (r, m, e, x, w, k, dropped, code, what, size);
   if (st == GC_OK && r->twin)
-    st = hvp64_at (r, m, e, x, w, k, code, what, size);
+    st = hvp64_at (r, m, e, x, w, k, pos == 0, code, what, size);
   if (st != GC_OK)
     return st;
   for (size_t i = 0; i < n; i++)
@@ -324,7 +326,7 @@ one_vector (gc_result *r, const gc_model *m, const gc__env *e,
   gc__block_max (m, w->tmp, w->magh);
   for (size_t i = 0; i < n; i++)
     {
-      gc_direction *d = &r->dirs[k * n + i];
+      gc_direction *d = &r->dirs[pos * n + i];
       d->id = k * n + i;
       d->index = i;
       d->analytic = w->y[i];
@@ -347,6 +349,14 @@ one_vector (gc_result *r, const gc_model *m, const gc__env *e,
         = gc__terms_hvp (d->terms, d->reference, d->d2h,
                          d->d2h - d->reference, h, b, r->lambda_backward,
                          r->backward_depth, w->magh[i], w->spread[i]);
+      /* manual: "The HVP check", the HVP's measured rounding: the depth
+         its spread implies, S^H_i / (2 (u m^H_i + 2^-150)) */
+      double q = w->spread[i] / (2 * (GC_U32 * w->magh[i] + 0x1p-150));
+      if (q > r->depth_implied)
+        {
+          r->depth_implied = q;
+          r->depth_implied_at = i;
+        }
       gc__judge (d, INFINITY);
       gc__judge_resolution (d);
       if (r->twin)
@@ -366,8 +376,11 @@ hvp_check (gc_result *r, const gc_model *m, const float *x,
   size_t n = m->n;
   size_t nv = o->directions == GC_DIR_ALL ? n
               : o->directions == GC_DIR_RANDOM ? o->n_random : o->n_indices;
+  /* this shard's vectors: K = shard_index, shard_index + sc, ...  */
+  size_t sc = o->shard_count > 1 ? o->shard_count : 1;
+  size_t mine = nv / sc + (o->shard_index < nv % sc ? 1 : 0);
   if (nv > SIZE_MAX / 64 / n
-      || !gc__within_memory ((double) nv * n * sizeof *r->dirs))
+      || !gc__within_memory ((double) mine * n * sizeof *r->dirs))
     return gc__refuse (r, GC_ENOMEM, "the directions of this HVP check "
                        "cannot be allocated");
   if ((st = gc__point_finite (x, n, what, sizeof what)) != GC_OK)
@@ -379,6 +392,8 @@ hvp_check (gc_result *r, const gc_model *m, const float *x,
   size_t db = m->backward_depth ? m->backward_depth : n;
   r->n = n;
   r->n_total = nv * n;
+  r->shard_index = o->shard_index;
+  r->shard_count = sc;
   r->reference = twin ? GC_REF_F64 : GC_REF_F32;
   r->truncation_source = r->reference;
   r->forward_depth = db;     /* the gradient's, for its rounding B_i */
@@ -390,6 +405,8 @@ hvp_check (gc_result *r, const gc_model *m, const float *x,
   r->lambda_backward = gc__lambda (o->false_alarm, 2 * r->n_total,
                                    r->backward_depth);
   r->step_exponent = gc__default_step_exponent (r->reference, 0);
+  r->depth_implied = 0;
+  r->depth_implied_at = SIZE_MAX;     /* every spread 0, until one is not */
   r->loss_f32 = r->loss_reference = r->loss_magnitude = NAN;
   if ((st = gc__copy_blocks (r, m->blocks, m->n_blocks)) != GC_OK
       || (st = gc__copy_constants (r, m->constants, m->n_constants)) != GC_OK)
@@ -400,7 +417,7 @@ hvp_check (gc_result *r, const gc_model *m, const float *x,
   gc__identity_set (r, x, n, o);
   r->kind = GC_CHECK_HVP;
   r->identity.digest = gc__identity_digest (r);
-  r->dirs = calloc (nv * n, sizeof *r->dirs);
+  r->dirs = calloc (mine ? mine * n : 1, sizeof *r->dirs);
   hvp_work w;
   if (!r->dirs || !work_alloc (&w, n))
     {
@@ -410,7 +427,8 @@ hvp_check (gc_result *r, const gc_model *m, const float *x,
       r->dirs = NULL;
       return gc__refuse (r, GC_ENOMEM, NULL);
     }
-  r->n_directions = nv * n;
+  r->n_directions = mine * n;
+  gc__scales (m, x, w.scale);
   gc__env e;
   gc__env_enter (&e, o);
   unsigned dropped = 0;
@@ -424,13 +442,14 @@ hvp_check (gc_result *r, const gc_model *m, const float *x,
       r->loss_f32 = r->loss_reference = l;
       r->loss_magnitude = fabs ((double) l);
     }
-  for (size_t k = 0; k < nv && st == GC_OK; k++)
+  for (size_t k = o->shard_index, pos = 0; pos < mine && st == GC_OK;
+       k += sc, pos++)
     {
       size_t index = o->directions == GC_DIR_ALL ? k
                      : o->directions == GC_DIR_LIST ? o->indices[k]
                      : SIZE_MAX;
-      st = one_vector (r, m, &e, x, o, &w, k, index, twin, db, &code, what,
-                       sizeof what, &dropped);
+      st = one_vector (r, m, &e, x, o, &w, k, pos, index, twin, db, &code,
+                       what, sizeof what, &dropped);
     }
   gc__env_leave (&e);
   work_free (&w);

@@ -271,10 +271,11 @@ const char *gc__known_name (const char *s);
 void gc__terms_output (gc_term t[GC_N_TERMS], double lambda, size_t depth,
                        mpfr_prec_t p, double mk, double r);
 /* (errmodel.c) Manual: "The JVP check": the tangent rounding term of
-   depth DEPTH over BASE = sum_i |w_i| (u m_i + 2^-150) with the tangent's
-   spread; returns its worst-case value.  */
+   depth DEPTH over u WM + 2^-150 W1 (WM = sum_i |w_i| m_i, W1 =
+   sum_i |w_i|), or over QV = sum_i |v_i| (u m_i + 2^-150) where QV is not
+   NAN, with the tangent's spread; returns its worst-case value.  */
 double gc__term_tangent (gc_term *t, double lambda, size_t depth,
-                         double base, double spread);
+                         double wm, double w1, double qv, double spread);
 /* (errmodel.c) Manual: "The HVP check": a gradient element's rounding
    B_i at magnitude M (the twin's, or f32's), and an HVP element's three
    terms; the latter returns the worst-case bar.  */

@@ -336,10 +336,21 @@ twin_summary (gc_result *r)
    measured spreads support, D_S roundings of the declared magnitudes:
    min(1, gamma_{d_s} / u / mult) times what the declared multiplier
    MULT = min(lambda sqrt(d_b), gamma_d / u) gave.  */
+/* The depth of an adjoint-like term A: the backward's d_b, the tangent's
+   d_t or the HVP's d_H (manual: "The JVP check", "The HVP check"); NAN
+   for none.  */
+static double
+term_depth (const gc_term *a)
+{
+  double d = gc__term_input (a, "d_b", NAN);
+  d = isnan (d) ? gc__term_input (a, "d_t", NAN) : d;
+  return isnan (d) ? gc__term_input (a, "d_H", NAN) : d;
+}
+
 static double
 supported_part (const gc_term *a, double derived, double d_s)
 {
-  double db = gc__term_input (a, "d_b", NAN);
+  double db = term_depth (a);
   double gu = gc__term_input (a, "gamma_d / u", NAN);
   double lambda = gc__term_input (a, "lambda", NAN);
   if (isnan (lambda))
@@ -378,7 +389,7 @@ judge_declarations (gc_result *r)
     {
       gc_direction *d = &r->dirs[k];
       const gc_term *a = &d->terms[GC_TERM_ADJOINT];
-      if (!isnan (d->analytic_f64) || isnan (gc__term_input (a, "d_b", NAN)))
+      if (!isnan (d->analytic_f64) || isnan (term_depth (a)))
         continue;
       /* Manual: "Rounding the modes do not reach" */
       if (unreached && d->verdict == GC_FAIL && d->nu_worst_case <= 1)

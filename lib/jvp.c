@@ -36,18 +36,17 @@ direction_vector (const gc_result *r, const gc_model *m,
   gc__draw_direction (r->seed, n, lo, hi, d->id, v, NULL);
 }
 
-/* Manual: "The JVP check": sum_i |w_i| (u m_i + 2^-150), the magnitude of
-   the tangent's computation, from the gradient check's adjoint term of D
-   (its worst-case form, or the random direction's).  */
-static double
-tangent_base (const gc_direction *d)
+/* Manual: "The JVP check": the magnitude of the tangent's computation,
+   from the gradient check's adjoint term of D: sum_i |w_i| m_i and
+   sum_i |w_i| (*WM, *W1) of its worst-case form, or the random
+   direction's sum_i |v_i| (u m_i + 2^-150) (*QV, NAN otherwise).  */
+static void
+tangent_base (const gc_direction *d, double *wm, double *w1, double *qv)
 {
   const gc_term *a = &d->terms[GC_TERM_ADJOINT];
-  double qv = gc__term_input (a, "sum |v_i| (u m_i + 2^-150)", NAN);
-  if (!isnan (qv))
-    return qv;
-  return GC_U32 * gc__term_input (a, "sum |w_i| m_i", 0)
-         + 0x1p-150 * gc__term_input (a, "sum |w_i|", 0);
+  *qv = gc__term_input (a, "sum |v_i| (u m_i + 2^-150)", NAN);
+  *wm = gc__term_input (a, "sum |w_i| m_i", 0);
+  *w1 = gc__term_input (a, "sum |w_i|", 0);
 }
 
 /* Judge D again with its new analytic value and third term: a direction
@@ -86,6 +85,11 @@ tangents (gc_result *r, const gc_model *m, const float *x,
   int modes[GC_N_MODES];
   int nm = gc__other_modes (e.round, modes);
   unsigned dropped = 0;
+  /* the header's measured depth becomes the tangent's own (manual: "The
+     JVP check"); the reference forward's S_L and forward depth stay, the
+     JVP check's reference being the gradient check's */
+  r->depth_implied = 0;
+  r->depth_implied_at = SIZE_MAX;
   char what[160];
   int code = 0;
   gc_status st = GC_OK;
@@ -125,18 +129,36 @@ tangents (gc_result *r, const gc_model *m, const float *x,
             }
           spread = fmax (spread, fabs ((double) tm - t));
         }
+      double wm, w1, qv;
+      tangent_base (d, &wm, &w1, &qv);
       gc__term_tangent (&d->terms[GC_TERM_ADJOINT], r->lambda_backward, dt,
-                        tangent_base (d), spread);
+                        wm, w1, qv, spread);
+      /* manual: "The JVP check", the tangent's measured rounding: the
+         depth its spread implies, S_w / (2 (u M_t + 2^-150 |w|_1)) */
+      double base = isnan (qv) ? GC_U32 * wm + 0x1p-150 * w1 : qv;
+      double q = base > 0 ? spread / (2 * base)
+                 : spread > 0 ? INFINITY : 0;
+      /* per coordinate, as the backward's is per element: a random
+         direction's spread cancels across its terms and implies no
+         depth (it marks n: SIZE_MAX is "every spread 0") */
+      if (d->index == SIZE_MAX)
+        {
+          if (spread > 0 && r->depth_implied_at == SIZE_MAX)
+            r->depth_implied_at = n;
+        }
+      else if (q > r->depth_implied)
+        {
+          r->depth_implied = q;
+          r->depth_implied_at = d->index;
+        }
       d->analytic = t;
       d->analytic_f64 = NAN;
       judge_again (d);
     }
   gc__env_leave (&e);
   free (v);
-  /* the header's rounding fields stay the gradient check's (its centre's
-     measurement, the same in every shard); a mode the tangent failed
-     under is said in the detail-free note only when the backward's
-     were all measured */
+  /* a mode the tangent failed under is said in the detail-free note only
+     when the backward's were all measured */
   unsigned tdrop = 0;
   for (int j = 0; j < nm; j++)
     tdrop += (dropped >> j) & 1;

@@ -57,11 +57,21 @@ stored_jump_noise (const gc_result *r, const gc_direction *d)
                             - format_bits (src, r->precision));
 }
 
-/* The directions of shard I of SC in a check of TOTAL: ids I, I + SC, ...  */
+/* What a check is sharded by (manual: "Merging shards"): a direction, or
+   for the HVP check a vector, its n elements ids k n to k n + n - 1.  */
 static size_t
-shard_size (size_t total, size_t i, size_t sc)
+shard_unit (const gc_result *r)
 {
-  return total / sc + (i < total % sc ? 1 : 0);
+  return r->kind == GC_CHECK_HVP && r->n ? r->n : 1;
+}
+
+/* The directions of shard I of SC in a check of TOTAL sharded by UNIT:
+   units I, I + SC, ...  */
+static size_t
+shard_size (size_t total, size_t i, size_t sc, size_t unit)
+{
+  size_t units = total / unit;
+  return unit * (units / sc + (i < units % sc ? 1 : 0));
 }
 
 /* Whether shard SH is sound on its own: its identity is the digest of its
@@ -72,15 +82,25 @@ shard_sound (const gc_result *sh)
 {
   if (sh->status == GC_OK && sh->identity.digest != gc__identity_digest (sh))
     return false;
-  if (sh->n_directions != shard_size (sh->n_total, sh->shard_index,
-                                      sh->shard_count))
+  size_t u = shard_unit (sh);
+  if (sh->n_total % u != 0
+      || sh->n_directions != shard_size (sh->n_total, sh->shard_index,
+                                         sh->shard_count, u))
     return false;
   for (size_t q = 0; q < sh->n_directions; q++)
     {
       const gc_direction *d = &sh->dirs[q];
-      if (d->id >= sh->n_total || d->id % sh->shard_count != sh->shard_index
+      if (d->id >= sh->n_total
+          || d->id / u % sh->shard_count != sh->shard_index
           || (q > 0 && d->id <= sh->dirs[q - 1].id))
         return false;
+      /* an HVP element: its element of its vector */
+      if (u > 1)
+        {
+          if (sh->status == GC_OK && d->index != d->id % u)
+            return false;
+          continue;
+        }
       /* the coordinate a direction of its kind must have  */
       if (sh->status == GC_OK
           && ((sh->direction_kind == GC_DIR_ALL && d->index != d->id)
@@ -200,6 +220,17 @@ fold_shard (gc_result *r, const gc_result *sh, bool *filled, size_t total)
       snprintf (r->nd_detail, sizeof r->nd_detail, "%s", sh->nd_detail);
     }
   r->nondeterministic |= sh->nondeterministic;
+  /* the JVP's and HVP's measured depth is their directions' (manual: "The
+     JVP check", "The HVP check"): the largest over the shards, at its
+     first place, as the unsharded check finds it; a gradient check's
+     (its centre's) is the same in every shard */
+  if (sh->depth_implied > r->depth_implied
+      || (sh->depth_implied == r->depth_implied
+          && sh->depth_implied_at < r->depth_implied_at))
+    {
+      r->depth_implied = sh->depth_implied;
+      r->depth_implied_at = sh->depth_implied_at;
+    }
   for (size_t q = 0; q < sh->n_directions; q++)
     {
       size_t id = sh->dirs[q].id;
@@ -270,7 +301,7 @@ merge (gc_result *const *shards, size_t n, gc_result **out)
   bool *filled = calloc (total ? total : 1, sizeof *filled);
   if (!r->dirs || !filled)
     return merge_fail (r, filled, GC_ENOMEM);
-  /* Directions by id: shard s holds ids s, s + n, s + 2n, ...  */
+  /* Directions by id: shard s holds units s, s + n, s + 2n, ...  */
   r->n_directions = total;
   for (size_t s = 0; s < n; s++)
     if ((st = fold_shard (r, shards[s], filled, total)) != GC_OK)
@@ -283,7 +314,9 @@ merge (gc_result *const *shards, size_t n, gc_result **out)
     {
       /* The listed coordinates, in id order, are the list the identity
          names.  */
-      if (r->direction_kind == GC_DIR_LIST
+      /* (an HVP check's directions are elements: its list is of
+         vectors, which the shards' identities name) */
+      if (r->direction_kind == GC_DIR_LIST && r->kind != GC_CHECK_HVP
           && (st = list_matches (r, total)) != GC_OK)
         return merge_fail (r, NULL, st);
       /* Every verdict from the direction's own numbers, by the judge of

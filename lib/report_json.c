@@ -156,6 +156,7 @@ direction_json (const gc_result *r, const gc_direction *d, bool terms)
   if (ok && !terms && d->terms[GC_TERM_ADJOINT].n_inputs)
     {
       static const char *const want[] = { "lambda", "lambda_n", "d_b",
+                                          "d_t", "d_H",   /* JVP, HVP */
                                           "gamma_d / u", "sum |w_i| m_i",
                                           "sum |w_i|", "S_w",
                                           /* "Rounding classes" */

@@ -141,28 +141,54 @@ f64_text (gc__buf *b, const gc_result *r)
                     "of the adjoint term): keep MPFR\n", r->f64_term_ratio);
 }
 
+/* What R's measured depth is of, its name, and where it was measured:
+   the backward's d_b, the JVP's tangent d_t (a random direction: n), the
+   HVP's d_H (manual: "The JVP check", "The HVP check").  */
+static const char *
+depth_of (const gc_result *r, const char **dname)
+{
+  const char *nm[2], *dflt[2];
+  gc__kind_depths (r->kind, nm, dflt);
+  *dname = nm[1];
+  return r->kind == GC_CHECK_JVP ? "tangent"
+         : r->kind == GC_CHECK_HVP ? "HVP" : "backward";
+}
+
+static void
+depth_at (gc__buf *b, const gc_result *r)
+{
+  char nm[96];
+  if (r->depth_implied_at >= r->n)
+    gc__buf_puts (b, "a random direction");
+  else
+    gc__put_esc (b, gc_param_name (r, r->depth_implied_at, nm, sizeof nm),
+                 GC__ESC_TEXT);
+}
+
 /* Manual: "What the measurement does not support": the declared depth
    (or magnitudes) of R beyond what the measured spreads support.  */
 static void
 unsupported_text (gc__buf *b, const gc_result *r)
 {
+  const char *dn;
+  depth_of (r, &dn);
   double f = (double) r->backward_depth / r->depth_implied;
   if (!(r->defaulted & GC_DEFAULTED_MAGNITUDES) && r->depth_implied < 1)
     gc__buf_printf (b, "  UNSUPPORTED: the declared magnitudes "
                     "(grad_magnitude_f32) leave the measured spreads "
-                    "%.3g rounding(s) of them, fewer than one; with d_b "
+                    "%.3g rounding(s) of them, fewer than one; with %s "
                     "= %zu they are %.3g times what the spreads imply, "
                     "and the measurement supports magnitudes up to %.3g "
-                    "times the declared ones;", r->depth_implied,
+                    "times the declared ones;", r->depth_implied, dn,
                     r->backward_depth, f,
                     r->depth_supported / (double) r->backward_depth);
   else
-    gc__buf_printf (b, "  UNSUPPORTED: the declared d_b = %zu is %.3g "
+    gc__buf_printf (b, "  UNSUPPORTED: the declared %s = %zu is %.3g "
                     "times the depth the measured spreads imply "
-                    "(%.3g);", r->backward_depth, f, r->depth_implied);
-  gc__buf_printf (b, " the measurement supports d_b m_i up to %d times "
+                    "(%.3g);", dn, r->backward_depth, f, r->depth_implied);
+  gc__buf_printf (b, " the measurement supports %s m_i up to %d times "
                   "the implied (%.3g roundings of the declared "
-                  "magnitudes)", GC_COARSE_FACTOR, r->depth_supported);
+                  "magnitudes)", dn, GC_COARSE_FACTOR, r->depth_supported);
   if (r->n_unsupported)
     gc__buf_printf (b, ": %zu direction(s) that pass only on the excess "
                     "are INCONCLUSIVE (or the directed modes did not "
@@ -187,13 +213,15 @@ rounding_text (gc__buf *b, const gc_result *r)
   if (r->spread_loss > 0)
     gc__buf_printf (b, "; reference forward's spread S_L = %.3g",
                     r->spread_loss);
-  if (r->depth_implied_at != SIZE_MAX)
+  const char *dn, *what = depth_of (r, &dn);
+  if (r->depth_implied_at != SIZE_MAX && r->depth_implied_at >= r->n)
+    gc__buf_printf (b, "; the %s's spread measured along random directions "
+                    "only: no depth implied", what);
+  else if (r->depth_implied_at != SIZE_MAX)
     {
-      char nm[96];
-      gc__buf_printf (b, "; implied backward depth >= %.3g (at ",
+      gc__buf_printf (b, "; implied %s depth >= %.3g (at ", what,
                       r->depth_implied);
-      gc__put_esc (b, gc_param_name (r, r->depth_implied_at, nm, sizeof nm),
-               GC__ESC_TEXT);
+      depth_at (b, r);
       gc__buf_puts (b, ")");
     }
   if (r->forward_depth_implied >= 1)
@@ -225,20 +253,18 @@ rounding_text (gc__buf *b, const gc_result *r)
                   "their own worst case: \"Rounding classes\")\n");
   else if (r->depth_implied > (double) r->backward_depth)
     {
-      char nm[96];
-      gc__buf_puts (b, "  WARNING: the backward's spread at ");
-      gc__put_esc (b, gc_param_name (r, r->depth_implied_at, nm, sizeof nm),
-               GC__ESC_TEXT);
+      gc__buf_printf (b, "  WARNING: the %s's spread at ", what);
+      depth_at (b, r);
       gc__buf_printf (b, " needs at least %.3g roundings of magnitude m_i, "
-                      "more than the declared d_b = %zu: the depth or that "
-                      "magnitude is too small", r->depth_implied,
+                      "more than the declared %s = %zu: the depth or that "
+                      "magnitude is too small", r->depth_implied, dn,
                       r->backward_depth);
       if (r->n_spread_beyond)
         gc__buf_printf (b, "; %zu direction(s) whose spread exceeds the "
-                        "worst case 2 gamma_d of d_b are PRECISION (a "
+                        "worst case 2 gamma_d of %s are PRECISION (a "
                         "spread beyond it is not a rounding of the declared "
                         "arithmetic: a lower precision, or a wrong "
-                        "declaration)", r->n_spread_beyond);
+                        "declaration)", r->n_spread_beyond, dn);
       else
         gc__buf_puts (b, " (the bar includes the measured spread)");
       gc__buf_puts (b, "\n");
@@ -247,10 +273,10 @@ rounding_text (gc__buf *b, const gc_result *r)
     unsupported_text (b, r);
   else if (r->rounding_modes && r->depth_implied_at == SIZE_MAX)
     {
-      gc__buf_puts (b, "  note: every spread of the backward is 0: its "
+      gc__buf_printf (b, "  note: every spread of the %s is 0: its "
                     "arithmetic is exact, or the directed modes did not "
                     "reach it (threads started before the check keep their "
-                    "own mode); the measurement vouches for nothing");
+                    "own mode); the measurement vouches for nothing", what);
       /* Manual: "Rounding the modes do not reach" */
       if (r->n_unreached)
         gc__buf_printf (b, "; %zu failure(s) within the worst-case bar "
@@ -261,8 +287,8 @@ rounding_text (gc__buf *b, const gc_result *r)
     }
   else if (r->n_spread_beyond)
     gc__buf_printf (b, "  PRECISION: %zu direction(s) whose measured spread "
-                    "exceeds the worst case 2 gamma_d of the declared d_b = "
-                    "%zu\n", r->n_spread_beyond, r->backward_depth);
+                    "exceeds the worst case 2 gamma_d of the declared %s = "
+                    "%zu\n", r->n_spread_beyond, dn, r->backward_depth);
   if (r->forward_depth_implied > (double) r->forward_depth)
     gc__buf_printf (b, "  WARNING: the reference forward's spread S_L needs "
                     "at least %.3g roundings of magnitude M_L, more than the "
@@ -348,12 +374,14 @@ worst_case_text (gc__buf *b, const gc_result *r)
   double db = (double) r->backward_depth;
   double prob = r->lambda_backward * sqrt (db);
   double gu = gc__gamma_over_u (r->backward_depth, 24);
-  gc__buf_printf (b, "bounds: adjoint multiplier %s decided (lambda "
-                  "sqrt(d_b) = %.3g, gamma_d / u = %.3g); under the "
+  const char *dn, *what = depth_of (r, &dn);
+  gc__buf_printf (b, "bounds: %s multiplier %s%s%s decided (lambda "
+                  "sqrt(%s) = %.3g, gamma_d / u = %.3g); under the "
                   "worst-case bounds gamma_d the worst nu is %.3g",
-                  prob <= gu ? "lambda sqrt(d_b), probabilistic,"
-                             : "gamma_d / u, worst case,", prob, gu,
-                  r->worst_nu_worst_case);
+                  r->kind == GC_CHECK_GRADIENT ? "adjoint" : what,
+                  prob <= gu ? "lambda sqrt(" : "gamma_d / u, worst case,",
+                  prob <= gu ? dn : "", prob <= gu ? "), probabilistic," : "",
+                  dn, prob, gu, r->worst_nu_worst_case);
   if (r->n_failed)
     gc__buf_printf (b, "; %zu of %zu failure%s exceed%s it (no alignment of "
                     "roundings explains %s)", r->n_failed_certain,

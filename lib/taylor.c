@@ -336,7 +336,10 @@ taylor (gc_taylor *t, const gc_model *m, const float *x, const gc_options *o,
       if (!(eps0 > 0))
         {
           int ex;
-          frexp (gc__vector_scale (m, x, v, t->direction), &ex);
+          if (t->direction != SIZE_MAX)
+            gc__scales (m, x, mag);     /* mag is free here: scratch */
+          frexp (t->direction != SIZE_MAX ? mag[t->direction]
+                 : gc__support_norm (x, v, 0, n), &ex);
           eps0 = ldexp (1, ex - 3);
         }
       if (eval_at (t, m, &e, &re, x, v, 0, l0) == GC_OK)

@@ -3,7 +3,7 @@
 # Copyright (C) 2026 The gradcheck authors
 # higher.sh -- gradcheck jvp, hvp and taylor (manual: "Beyond the
 # gradient"): exit statuses on the correct models and their mutants, list,
-# shards of a JVP check merged, refusals.
+# shards of a JVP and an HVP check merged, refusals.
 . "${srcdir:-.}/tests/tap.sh"
 G=$GRADCHECK
 
@@ -20,13 +20,21 @@ expect_rc 1 "hvp catches hvp-transposed" $G hvp tanh-gemm --directions 3,200 --m
 expect_rc 0 "taylor on tanh-gemm passes" $G taylor tanh-gemm
 expect_rc 1 "taylor sees dw-twice" $G taylor tanh-gemm --mutant dw-twice
 expect_rc 2 "hvp on a model without one" $G hvp kda
-expect_rc 2 "hvp refuses --shard" $G hvp tanh-gemm --shard 0/2
+expect_rc 2 "hvp refuses a shard past its count" $G hvp tanh-gemm --shard 2/2
 $G hvp tanh-gemm --directions random:1 --format json > "$TMPD/h.json"
 check "hvp's JSON report has kind hvp" grep -q '"kind": *"hvp"' "$TMPD/h.json"
 $G taylor tanh-gemm --format json > "$TMPD/t.json"
 check "taylor's JSON report has its rates" grep -q '"rate1"' "$TMPD/t.json"
 $G taylor tanh-gemm --format tap > "$TMPD/t.tap"
 check "taylor's TAP has two points" grep -q '^1\.\.2$' "$TMPD/t.tap"
+# shards of an HVP check (by vectors), merged: the unsharded JSON report
+$G hvp tanh-gemm --directions 3,9,200 --mutant hvp-transposed --format json > "$TMPD/hw.json"
+$G hvp tanh-gemm --directions 3,9,200 --mutant hvp-transposed --shard 0/2 --format json > "$TMPD/h0.json"
+$G hvp tanh-gemm --directions 3,9,200 --mutant hvp-transposed --shard 1/2 --format json > "$TMPD/h1.json"
+$G merge --format json "$TMPD/h1.json" "$TMPD/h0.json" > "$TMPD/hm.json"; rc=$?
+check "merge of two HVP shards exits 1, the mutant's (exit $rc)" test "$rc" -eq 1
+check "the merged HVP report is the unsharded one" cmp -s "$TMPD/hw.json" "$TMPD/hm.json"
+expect_rc 2 "an HVP shard does not merge alone" $G merge "$TMPD/h0.json"
 # shards of a JVP check, merged: the unsharded JSON report
 $G jvp tanh-gemm --format json > "$TMPD/whole.json"
 $G jvp tanh-gemm --shard 0/2 --format json > "$TMPD/s0.json"

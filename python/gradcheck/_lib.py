@@ -132,7 +132,9 @@ def _load():
         try:
             return ctypes.CDLL(path)
         except OSError as e:
-            errors.append("%s: %s" % (path, e))
+            # the loader's message usually names the path already
+            msg = str(e)
+            errors.append(msg if path in msg else "%s: %s" % (path, msg))
     raise ImportError("gradcheck: libgradcheck not found (set "
                       "GRADCHECK_LIBRARY to its path): " + "; ".join(errors))
 

@@ -11,7 +11,9 @@ the verdicts, the diagnosis and the reports are the library's (manual:
 
 import enum
 import json
+import re
 import threading
+import warnings
 
 import numpy as np
 import ctypes
@@ -84,7 +86,11 @@ class CheckError(RuntimeError):
         self.result = result
         msg = "gradcheck: %s" % lib.gc_strerror(int(status)).decode()
         if detail:
-            msg += ": " + detail
+            # the library names its CLI option and C field; from Python it
+            # is check()'s argument
+            msg += ": " + re.sub(r"--ref (\w+)", r'reference="\1"',
+                                 detail.replace(" (gc_options.reference)",
+                                                ""))
         super().__init__(msg)
 
 
@@ -149,6 +155,16 @@ class Directions:
 
     def __len__(self):
         return self._n
+
+    def __getitem__(self, k):
+        """Direction K's row: {field: value} (K as in a list: negative
+        counts from the end)."""
+        if not isinstance(k, (int, np.integer)):
+            raise TypeError("gradcheck: directions[k] takes an integer; the "
+                            "per-field arrays are attributes (directions.nu)")
+        if not -self._n <= k < self._n:
+            raise IndexError("gradcheck: no direction %d of %d" % (k, self._n))
+        return {f: getattr(self, f)[k] for f in self.fields}
 
 
 class Result:
@@ -293,21 +309,24 @@ class _Trampolines:
     def _x(self, addr, ctype, dtype):
         # A copy, not a view: the library frees its buffer after the call,
         # and a view the callable kept (a cache, torch.from_numpy) would
-        # read freed memory.
-        buf = (ctype * self.n).from_address(addr)
-        x = np.frombuffer(buf, dtype=dtype).reshape(self.shape).copy()
-        x.flags.writeable = False
-        return x
+        # read freed memory.  ctypes.string_at makes the one copy (bytes,
+        # so the array over it is read-only) without a ctypes array type
+        # or a second copy per call.
+        return np.frombuffer(ctypes.string_at(addr, self.n * ctypes.sizeof(
+            ctype)), dtype=dtype).reshape(self.shape)
 
     def scalar(self, name, fn, ctype, dtype):
         def cb(ctx, xp, outp):
             try:
-                v = np.asarray(fn(self._x(xp, ctype, dtype)))
-                if v.size != 1 or v.dtype.kind not in "fiub":
-                    raise ValueError(
-                        "%s must return one real number; it returned %s"
-                        % (name, _describe(v)))
-                ctype.from_address(outp).value = float(v.reshape(()))
+                v = fn(self._x(xp, ctype, dtype))
+                if type(v) is not float:   # a Python float needs no check
+                    v = np.asarray(v)
+                    if v.size != 1 or v.dtype.kind not in "fiub":
+                        raise ValueError(
+                            "%s must return one real number; it returned %s"
+                            % (name, _describe(v)))
+                    v = float(v.reshape(()))
+                ctype.from_address(outp).value = v
                 return 0
             except BaseException as e:   # KeyboardInterrupt too: stop
                 return self._fail(name, e)
@@ -353,6 +372,13 @@ def _blocks(blocks, n):
         for i, s in enumerate(shape):
             b.shape[i] = int(s)
         off += count
+    if off != n:
+        # the offsets are accumulated here, so their total is known here:
+        # say which sizes, not only the library's "invalid argument"
+        raise ValueError("gradcheck: the blocks cover %d elements (%s); x "
+                         "has %d" % (off, ", ".join(
+                             "%s: %d" % (b.name.decode(), b.count)
+                             for b in arr), n))
     return arr, names
 
 
@@ -458,6 +484,13 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
     lib.gc_options_init(ctypes.byref(o))
     if reference is None:
         reference = "f64" if loss_f64 is not None else "f32"
+        if loss_f64 is None:
+            warnings.warn(
+                "gradcheck: no loss_f64, so the reference is f32 central "
+                "differences of the f32 forward, which resolve a gradient "
+                "only coarsely (see each direction's resolution): a small "
+                "bug can pass; give loss_f64 (the same code in float64) or "
+                "say reference=\"f32\" to silence this", stacklevel=2)
     if reference not in _REFERENCES:
         raise ValueError("gradcheck: reference %r: one of %s"
                          % (reference, ", ".join(_REFERENCES)))

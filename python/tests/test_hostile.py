@@ -175,7 +175,7 @@ def test_closed_result(model, point):
     (dict(directions=[0, 99]), gradcheck.CheckError),
     (dict(directions="some"), ValueError),
     (dict(false_alarm=2.0), gradcheck.CheckError),
-    (dict(blocks={"w": (5,)}), gradcheck.CheckError),
+    (dict(blocks={"w": (5,)}), ValueError),   # names the sizes
     (dict(blocks={"w": (1,) * 7}), ValueError),
     (dict(backward_depth=2**25), gradcheck.CheckError),
 ])
@@ -186,3 +186,28 @@ def test_bad_options(model, point, kw, exc):
     if exc is gradcheck.CheckError:
         assert e.value.status != Status.OK
         assert str(e.value).startswith("gradcheck: ")
+
+
+@pytest.mark.parametrize("which", ["loss", "loss_f64"])
+def test_number_forms_agree(model, point, which):
+    # the trampoline takes a Python float as it is and anything else through
+    # NumPy's checks: each form of the same value gives the same report
+    reports = set()
+    for form in (float, np.float64, np.asarray, lambda v: np.asarray([v])):
+        kw = kwargs(model, which, None)
+        f = getattr(model, which)
+        kw[which] = lambda x, f=f, form=form: form(float(f(x)))
+        del kw["grad_magnitude"], kw["loss_magnitude"]
+        r = gradcheck.check(x=point, **kw)
+        reports.add(r.report("json"))
+    assert len(reports) == 1
+
+
+@pytest.mark.parametrize("which", ["loss", "loss_f64"])
+def test_nan_as_python_float(model, point, which):
+    kw = kwargs(model, which, lambda x: float("nan"))
+    del kw["grad_magnitude"], kw["loss_magnitude"]
+    with pytest.raises(gradcheck.CheckError) as e:
+        gradcheck.check(x=point, **kw)
+    assert not isinstance(e.value, gradcheck.CallbackError)
+    assert e.value.status == Status.ENONFINITE

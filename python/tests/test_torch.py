@@ -130,3 +130,44 @@ def test_rounding_measurement_reaches_torch(inputs):
     r = check_function(layernorm().apply, *inputs)
     assert r.rounding_modes == 3
     assert r.depth_implied is not None and r.depth_implied > 0
+
+
+def test_outputs_changing_shape_are_refused(inputs):
+    op = layernorm()
+    calls = [0]
+
+    def f(x, w, b):
+        calls[0] += 1
+        y = op.apply(x, w, b)
+        return y if calls[0] < 5 else y[:-1]
+    with pytest.raises(gradcheck.CallbackError) as e:
+        check_function(f, *inputs)
+    assert isinstance(e.value.__cause__, ValueError)
+    assert "changed shape" in str(e.value.__cause__)
+
+
+def test_zero_dim_input_is_a_block(inputs):
+    # a 0-d input among the leaves: its own block, of shape ()
+    op = layernorm()
+    x, w, b = inputs
+    s = torch.tensor(1.5)
+
+    def f(x, s, w, b):
+        return op.apply(x * s, w, b)
+    r = check_function(f, x, s, w, b, names=["x", "s", "w", "b"])
+    assert r.n == x.numel() + 1 + w.numel() + b.numel()
+    assert [bl["name"] for bl in r.blocks] == ["x", "s", "w", "b"]
+    assert r.param_name(x.numel()).startswith("s")
+    assert r.json["twin"]["n_failed_algorithm"] == 0
+    # its analytic value is torch's f32 gradient of s (one thread, as the
+    # check runs), bit for bit
+    leaves = [t.clone().requires_grad_() for t in (x, s, w, b)]
+    c = torch.randn(x.shape, generator=torch.Generator().manual_seed(0),
+                    dtype=torch.float64).to(torch.float32)
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        gs = torch.autograd.grad((f(*leaves) * c).sum(), leaves[1])[0]
+    finally:
+        torch.set_num_threads(n)
+    assert r.directions.analytic[x.numel()] == float(gs)
