@@ -204,6 +204,9 @@ int cli_cmd_sweep (int argc, char **argv);
    A->operands.  Returns -1 to go on, or an exit code (--help, --version,
    a usage error).  */
 int cli_parse_options (int argc, char **argv, cli_args *a);
+/* The same into a cleared *A, for a subcommand that checks no model (list,
+   merge): nothing of A is left to free.  */
+int cli_parse_plain (int argc, char **argv, cli_args *a);
 /* A subcommand that checks a model: its one operand, MODEL, into
    A->model (not with --plugin).  Returns -1 to go on, or EXIT_USAGE.  */
 int cli_model_operand (cli_args *a);

@@ -87,9 +87,7 @@ int
 cli_cmd_merge (int argc, char **argv)
 {
   cli_args a;
-  memset (&a, 0, sizeof a);
-  int rc = cli_parse_options (argc, argv, &a);
-  free (a.indices);
+  int rc = cli_parse_plain (argc, argv, &a);
   if (rc >= 0)
     return rc;
   size_t n = (size_t) a.n_operands;

@@ -550,3 +550,13 @@ cli_model_operand (cli_args *a)
     }
   return -1;
 }
+
+int
+cli_parse_plain (int argc, char **argv, cli_args *a)
+{
+  memset (a, 0, sizeof *a);
+  int rc = cli_parse_options (argc, argv, a);
+  free (a->indices);
+  a->indices = NULL;
+  return rc;
+}

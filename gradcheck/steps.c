@@ -198,6 +198,52 @@ svg (const char *path, const char *model, size_t index, const char *name,
   return fclose (o) == 0 && !failed;
 }
 
+/* The f32 and MPFR references' errors against EXACT and their bars at
+   the NSTEPS steps from TOP / 2 down, into PT.  GC_OK, or the status of a
+   check that failed other than by its step vanishing.  */
+static gc_status
+measure (const cli_args *a, const cli_model *cm, size_t idx, double top,
+         double exact, point *pt)
+{
+  for (size_t k = 0; k < NSTEPS; k++)
+    {
+      pt[k].h = ldexp (top, -(int) k - 1);
+      for (int w = 0; w < 2; w++)
+        {
+          gc_direction d;
+          gc_status st = one (cm, w ? GC_REF_MPFR : GC_REF_F32,
+                              a->opts.precision, pt[k].h, idx, &d, NULL);
+          if (st == GC_OK)
+            {
+              pt[k].err[w] = fabs (d.reference - exact);
+              pt[k].bar[w] = d.terms[GC_TERM_TRUNCATION].value
+                             + d.terms[GC_TERM_REFERENCE].value;
+            }
+          else if (st == GC_ESTEP || st == GC_ENONFINITE)
+            pt[k].err[w] = pt[k].bar[w] = NAN;   /* the step vanished */
+          else
+            return st;
+        }
+    }
+  return GC_OK;
+}
+
+/* The plot's default file, steps-MODEL-IDX.svg, in DEF (SIZE bytes).  */
+static const char *
+default_path (const char *model, size_t idx, char *def, size_t size)
+{
+  /* A file name in the current directory, whatever the model's name
+     holds ("../x", "a/b", control characters): other bytes become _.  */
+  char safe[64];
+  size_t k = 0;
+  for (const char *p = model; *p && k + 1 < sizeof safe; p++)
+    safe[k++] = (isalnum ((unsigned char) *p) || strchr ("+-_", *p))
+                && (unsigned char) *p < 0x80 ? *p : '_';
+  safe[k] = 0;
+  snprintf (def, size, "steps-%s-%zu.svg", safe, idx);
+  return def;
+}
+
 int
 cli_steps (const cli_args *a, const cli_model *cm)
 {
@@ -233,28 +279,11 @@ cli_steps (const cli_args *a, const cli_model *cm)
      truncation arm shows for small parameters) down 48 halvings.  */
   double top = ldexp (1.0, (int) ceil (log2 (fmax (xi, 0x1p-3))) + 2);
   point pt[NSTEPS];
-  for (size_t k = 0; k < NSTEPS; k++)
+  st = measure (a, cm, idx, top, exact, pt);
+  if (st != GC_OK)
     {
-      pt[k].h = ldexp (top, -(int) k - 1);
-      for (int w = 0; w < 2; w++)
-        {
-          gc_direction d;
-          st = one (cm, w ? GC_REF_MPFR : GC_REF_F32,
-                    a->opts.precision, pt[k].h, idx, &d, NULL);
-          if (st == GC_OK)
-            {
-              pt[k].err[w] = fabs (d.reference - exact);
-              pt[k].bar[w] = d.terms[GC_TERM_TRUNCATION].value
-                             + d.terms[GC_TERM_REFERENCE].value;
-            }
-          else if (st == GC_ESTEP || st == GC_ENONFINITE)
-            pt[k].err[w] = pt[k].bar[w] = NAN;   /* the step vanished */
-          else
-            {
-              fprintf (stderr, "%s: %s\n", progname, gc_strerror (st));
-              return cli_status_exit (st);
-            }
-        }
+      fprintf (stderr, "%s: %s\n", progname, gc_strerror (st));
+      return cli_status_exit (st);
     }
   const char *model = cm->model->name ? cm->model->name : "model";
   char tmodel[1024], tname[1024];
@@ -277,18 +306,7 @@ cli_steps (const cli_args *a, const cli_model *cm)
   char def[256];
   const char *path = a->output;
   if (!path)
-    {
-      /* A file name in the current directory, whatever the model's name
-         holds ("../x", "a/b", control characters): other bytes become _.  */
-      char safe[64];
-      size_t k = 0;
-      for (const char *p = model; *p && k + 1 < sizeof safe; p++)
-        safe[k++] = (isalnum ((unsigned char) *p) || strchr ("+-_", *p))
-                    && (unsigned char) *p < 0x80 ? *p : '_';
-      safe[k] = 0;
-      snprintf (def, sizeof def, "steps-%s-%zu.svg", safe, idx);
-      path = def;
-    }
+    path = default_path (model, idx, def, sizeof def);
   errno = 0;
   if (!svg (path, model, idx, name, pt, NSTEPS, adjoint, exact))
     {

@@ -175,6 +175,91 @@ gc__cmp_double (const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* The medians of tensor T (directions K with BIDX[K] == B): its
+   resolution over the directions that resolve, its relative error over
+   the failures.  RES: scratch for every direction of R.  */
+static void
+medians (const gc_result *r, const size_t *bidx, size_t b, double *res,
+         gc__tensor *t)
+{
+  size_t nr = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    if (bidx[k] == b && r->dirs[k].verdict != GC_ERROR
+        && isfinite (r->dirs[k].resolution))
+      res[nr++] = r->dirs[k].resolution;
+  if (nr)
+    {
+      qsort (res, nr, sizeof *res, gc__cmp_double);
+      t->resolution = res[nr / 2];
+    }
+  else
+    t->resolution = NAN;
+  nr = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    if (bidx[k] == b && r->dirs[k].verdict == GC_FAIL)
+      res[nr++] = r->dirs[k].reference != 0
+                  ? r->dirs[k].diff / fabs (r->dirs[k].reference)
+                  : INFINITY;
+  if (nr)
+    {
+      qsort (res, nr, sizeof *res, gc__cmp_double);
+      t->rel_error = res[nr / 2];
+    }
+}
+
+/* The structure of the failures of tensor T (block BL; directions K with
+   BIDX[K] == B), some of which fail, in T->structure.  False when memory
+   runs out.  */
+static bool
+structure (const gc_result *r, const size_t *bidx, size_t b,
+           const gc_block *bl, gc__tensor *t)
+{
+  if (t->failed == t->checked)
+    {
+      snprintf (t->structure, sizeof t->structure,
+                "every checked element fails");
+      return true;
+    }
+  unsigned char *state = calloc (bl->count ? bl->count : 1, 1);
+  if (!state)
+    return false;
+  /* A pass is evidence of a right element only where an error of the
+     failures' size would show: its resolution at most half their
+     median relative error (manual: "Diagnosis").  A coarser pass (a
+     uniform 1e-4 error where the resolution is 1e-4) says nothing,
+     and no axis structure is built on it.  */
+  size_t ninformative = 0, coarse = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (bidx[k] != b || d->index == SIZE_MAX)
+        continue;
+      size_t e = d->index - bl->offset;
+      if (d->verdict == GC_FAIL)
+        state[e] = 2;
+      else if (d->verdict == GC_PASS && state[e] != 2
+               && fabs (d->resolution) <= t->rel_error / 2)
+        {
+          state[e] = 1;
+          ninformative++;
+        }
+      else if (d->verdict == GC_PASS)
+        coarse++;
+    }
+  if (!ninformative)
+    {
+      snprintf (t->structure, sizeof t->structure,
+                "every element that resolves an error of this size "
+                "fails (%zu %s coarser)", coarse,
+                coarse == 1 ? "pass is" : "passes are");
+      free (state);
+      return true;
+    }
+  bool ok = axis_structure (bl, state, t->structure, sizeof t->structure);
+  free (state);
+  return ok;
+}
+
 gc_status
 gc__tensors (const gc_result *r, gc__tensor **out, size_t *count)
 {
@@ -185,7 +270,6 @@ gc__tensors (const gc_result *r, gc__tensor **out, size_t *count)
   size_t nt = per_block ? r->n_blocks : 1;
   gc__tensor *t = calloc (nt, sizeof *t);
   double *res = malloc ((r->n_directions ? r->n_directions : 1) * sizeof *res);
-  unsigned char *state = NULL;
   size_t *bidx = malloc ((r->n_directions ? r->n_directions : 1)
                          * sizeof *bidx);
   if (!t || !res || !bidx)
@@ -211,82 +295,12 @@ gc__tensors (const gc_result *r, gc__tensor **out, size_t *count)
     }
   for (size_t b = 0; b < nt; b++)
     {
-      size_t nr = 0;
-      for (size_t k = 0; k < r->n_directions; k++)
-        if (bidx[k] == b && r->dirs[k].verdict != GC_ERROR
-            && isfinite (r->dirs[k].resolution))
-          res[nr++] = r->dirs[k].resolution;
-      if (nr)
-        {
-          qsort (res, nr, sizeof *res, gc__cmp_double);
-          t[b].resolution = res[nr / 2];
-        }
-      else
-        t[b].resolution = NAN;
-      nr = 0;
-      for (size_t k = 0; k < r->n_directions; k++)
-        if (bidx[k] == b && r->dirs[k].verdict == GC_FAIL)
-          res[nr++] = r->dirs[k].reference != 0
-                      ? r->dirs[k].diff / fabs (r->dirs[k].reference)
-                      : INFINITY;
-      if (nr)
-        {
-          qsort (res, nr, sizeof *res, gc__cmp_double);
-          t[b].rel_error = res[nr / 2];
-        }
+      medians (r, bidx, b, res, &t[b]);
       if (!t[b].failed || !coords)
         continue;
       gc_block whole = { "x", 0, r->n, 1, { r->n } };
-      const gc_block *bl = per_block ? &r->blocks[b] : &whole;
-      if (t[b].failed == t[b].checked)
-        {
-          snprintf (t[b].structure, sizeof t[b].structure,
-                    "every checked element fails");
-          continue;
-        }
-      state = calloc (bl->count ? bl->count : 1, 1);
-      if (!state)
+      if (!structure (r, bidx, b, per_block ? &r->blocks[b] : &whole, &t[b]))
         goto oom;
-      /* A pass is evidence of a right element only where an error of the
-         failures' size would show: its resolution at most half their
-         median relative error (manual: "Diagnosis").  A coarser pass (a
-         uniform 1e-4 error where the resolution is 1e-4) says nothing,
-         and no axis structure is built on it.  */
-      size_t ninformative = 0, coarse = 0;
-      for (size_t k = 0; k < r->n_directions; k++)
-        {
-          const gc_direction *d = &r->dirs[k];
-          if (bidx[k] != b || d->index == SIZE_MAX)
-            continue;
-          size_t e = d->index - bl->offset;
-          if (d->verdict == GC_FAIL)
-            state[e] = 2;
-          else if (d->verdict == GC_PASS && state[e] != 2
-                   && fabs (d->resolution) <= t[b].rel_error / 2)
-            {
-              state[e] = 1;
-              ninformative++;
-            }
-          else if (d->verdict == GC_PASS)
-            coarse++;
-        }
-      if (!ninformative)
-        {
-          snprintf (t[b].structure, sizeof t[b].structure,
-                    "every element that resolves an error of this size "
-                    "fails (%zu %s coarser)", coarse,
-                    coarse == 1 ? "pass is" : "passes are");
-          free (state);
-          state = NULL;
-          continue;
-        }
-      bool ok = axis_structure (bl, state, t[b].structure,
-                                sizeof t[b].structure);
-      free (state);
-      state = NULL;
-      if (!ok)
-        goto oom;
-      state = NULL;
     }
   free (res);
   free (bidx);
@@ -297,6 +311,5 @@ oom:
   free (t);
   free (res);
   free (bidx);
-  free (state);
   return GC_ENOMEM;
 }

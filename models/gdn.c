@@ -27,6 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---------------------------------------------------------------------- */
+/* Shape and layout: the shape keys, the mutants' numbers, the instance.  */
+
 enum { KEY_B, KEY_T, KEY_H, KEY_K, KEY_V, KEY_BT, KEY_NORM, KEY_SIGMOID,
        KEY_GATE, KEY_LOSS };
 
@@ -46,6 +49,8 @@ const gcm_key gcm_gdn_keys[GCM_GDN_N_KEYS] = {
 
 #define keys gcm_gdn_keys
 
+/* The mutants' numbers, in the catalogue's order (section "Mutants"
+   below); gdn_bf16.c and gdn_tangent.h use them: not to be renumbered.  */
 enum { MUT_NONE, MUT_SCRATCH_ZEROS, MUT_SHIFT_CHUNK, MUT_SHIFT_ROW,
        MUT_PAD_LEAK, MUT_NO_READ_SCALE, MUT_NO_DG_CUMSUM, MUT_DBETA_SIGN,
        MUT_A_TRANSPOSED, MUT_DV_SCALE_1E6, MUT_DS_BF16,
@@ -53,24 +58,6 @@ enum { MUT_NONE, MUT_SCRATCH_ZEROS, MUT_SHIFT_CHUNK, MUT_SHIFT_ROW,
        /* gdn-bf16's and gdn-fp16's own (models/gdn_bf16.c), past the
           end of gdn's list: sums kept in the storage format */
        MUT_ACC_LOWP };
-
-static const gcm_mutant mutants[] = {
-  { "scratch-zeros", "the backward reads zeros where the saved chunk states are" },
-  { "scratch-shift-chunk", "the backward reads the previous chunk's state" },
-  { "scratch-shift-row", "the backward reads Vnew one row on" },
-  { "pad-leak", "gradients of padding rows are added into the last real row" },
-  { "no-read-scale", "the read scale is missing in dq" },
-  { "no-dg-cumsum", "the reverse cumulative sum of dg is skipped" },
-  { "dbeta-sign", "dbeta is negated" },
-  { "a-transposed", "A is used where A^T belongs in the WY backward" },
-  { "dv-scale-1e-6", "dv is scaled by 1 + 1e-6 (seen at a finer resolution"
-    " than f32's: the twin's algorithm check)" },
-  { "ds-bf16", "the state's adjoint dS is stored in bf16 between chunks in"
-    " the f32 path only (a precision loss: PRECISION with the twin)" , 1 },
-  /* gdn_tangent.h: gradcheck jvp sees it, run does not */
-  { "jvp-no-dk", "the tangent forgets dk in the state update (gradcheck"
-    " jvp)", 0, "jvp" },
-};
 
 typedef struct gdn
 {
@@ -92,10 +79,11 @@ typedef struct gdn
   atomic_int f64_none;           /* 1: not to be built (memory) */
 } gdn;
 
-
 /* ---------------------------------------------------------------------- */
-/* The production path, once over the element type: the f32 op and the f64
-   twin of its backward (manual: "Writing a twin").  */
+/* Forward and backward: the production path, once over the element type:
+   the f32 op and the f64 twin of its backward (manual: "Writing a twin").
+   gdn_backward.h reads as the forward (seq_forward, forward_all) and the
+   backward (seq_backward, grad) over the padded scratch.  */
 #define GCM_REAL 32
 #include "gdn_backward.h"
 #undef GCM_REAL
@@ -107,7 +95,7 @@ typedef struct gdn
 #include "gdn_tangent.h"
 
 /* ---------------------------------------------------------------------- */
-/* Callbacks.  */
+/* Forward: the f32 op's loss, outputs and loss magnitude.  */
 
 static int
 loss_f32 (void *ctx, const float *x, float *loss)
@@ -152,8 +140,6 @@ loss_magnitude_f32 (void *ctx, const float *x, float *mag)
   *mag = (float) M;
   return rc;
 }
-
-
 
 /* ---------------------------------------------------------------------- */
 /* Reference forwards: the naive recurrence (§2.3), q and k normalised and
@@ -495,6 +481,33 @@ outputs_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr out)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Mutants: known-buggy backwards, numbered by the enum above.  Each breaks
+   the line marked MUTANT: scratch-zeros, scratch-shift-chunk,
+   scratch-shift-row, no-dg-cumsum, a-transposed, ds-bf16 and no-read-scale
+   in gdn_backward.h's seq_backward; dbeta-sign, pad-leak and dv-scale-1e-6
+   in its grad; jvp-no-dk in gdn_tangent.h; acc-lowp (gdn-bf16's and
+   gdn-fp16's own, models/gdn_bf16.c) in seq_backward.  */
+
+static const gcm_mutant mutants[] = {
+  { "scratch-zeros", "the backward reads zeros where the saved chunk states are" },
+  { "scratch-shift-chunk", "the backward reads the previous chunk's state" },
+  { "scratch-shift-row", "the backward reads Vnew one row on" },
+  { "pad-leak", "gradients of padding rows are added into the last real row" },
+  { "no-read-scale", "the read scale is missing in dq" },
+  { "no-dg-cumsum", "the reverse cumulative sum of dg is skipped" },
+  { "dbeta-sign", "dbeta is negated" },
+  { "a-transposed", "A is used where A^T belongs in the WY backward" },
+  { "dv-scale-1e-6", "dv is scaled by 1 + 1e-6 (seen at a finer resolution"
+    " than f32's: the twin's algorithm check)" },
+  { "ds-bf16", "the state's adjoint dS is stored in bf16 between chunks in"
+    " the f32 path only (a precision loss: PRECISION with the twin)" , 1 },
+  /* gdn_tangent.h: gradcheck jvp sees it, run does not */
+  { "jvp-no-dk", "the tangent forgets dk in the state update (gradcheck"
+    " jvp)", 0, "jvp" },
+};
+
+/* ---------------------------------------------------------------------- */
+/* Set-up: the instance from the shape, its inputs and cotangents.  */
 
 static void
 destroy (gcm_instance *inst)

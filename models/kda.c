@@ -32,6 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---------------------------------------------------------------------- */
+/* Shape and layout: the shape keys, the mutants' numbers, the instance and
+   its scratch sizes.  */
+
 enum { KEY_B, KEY_T, KEY_H, KEY_HV, KEY_K, KEY_V, KEY_BT, KEY_CHUNK,
        KEY_GATE, KEY_STRONG, KEY_LOSS };
 
@@ -49,16 +53,10 @@ static const gcm_key keys[] = {
   { "LOSS", 1, 1, 1000, "scale of the cotangents dO, dS_T" },
 };
 
+/* The mutants' numbers, in the catalogue's order (section "Mutants"
+   below).  */
 enum { MUT_NONE, MUT_SOFTPLUS_OUTSIDE, MUT_CHUNK_NO_READ_SCALE,
        MUT_DOUBLE_SCALE, MUT_GATE_GRAD_NO_SIGMOID, MUT_GVA_NO_GROUP_SUM };
-
-static const gcm_mutant mutants[] = {
-  { "softplus-outside", "g = -softplus(exp(A_log) x) in forward and backward alike" },
-  { "chunk-no-read-scale", "the chunked path uses read scale 1.0, forward and backward" },
-  { "double-scale", "the read scale is applied twice, forward and backward" },
-  { "gate-grad-no-sigmoid", "dg_raw lacks the sigmoid(x) factor" },
-  { "gva-no-group-sum", "dq, dk keep one value head of the group instead of the sum" },
-};
 
 static const float LOWER_BOUND = -5.0f;
 
@@ -82,10 +80,7 @@ typedef struct kda
   atomic_int f64_none;           /* 1: not to be built (memory) */
 } kda;
 
-/* ---------------------------------------------------------------------- */
-/* The path (kda_backward.h), once over the element type: the _f32
-   functions are the path under test, the _f64 ones its twin.  The sizes of
-   a sequence's scratch and of the work area, in elements.  */
+/* The sizes of a sequence's scratch and of the work area, in elements.  */
 
 static size_t
 seq_elems (const kda *m)
@@ -105,6 +100,11 @@ work_elems (const kda *m)
          + BT * BT + BT * BT + BT * K + 2 * K * V + K * V + 2 * V;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Forward and backward: the path (kda_backward.h), once over the element
+   type: the _f32 functions are the path under test, the _f64 ones its
+   twin.  */
+
 #define GCM_REAL 32
 #include "kda_backward.h"
 #undef GCM_REAL
@@ -112,7 +112,7 @@ work_elems (const kda *m)
 #include "kda_backward.h"
 
 /* ---------------------------------------------------------------------- */
-/* Callbacks.  */
+/* Forward: the f32 path's loss, its magnitude and outputs.  */
 
 static int
 loss_f32 (void *ctx, const float *x, float *loss)
@@ -151,6 +151,10 @@ outputs_f32 (void *ctx, const float *x, float *out)
   return 0;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Backward: the f32 path's gradient, its f64 twin's, and the gradient's
+   magnitude.  */
+
 static int
 grad_f32 (void *ctx, const float *x, float *grad)
 {
@@ -176,7 +180,7 @@ grad_magnitude_f32 (void *ctx, const float *x, float *mag)
 }
 
 /* ---------------------------------------------------------------------- */
-/* The f64 reference: the naive recurrence (§2.2), a different algorithm
+/* Reference forwards.  The f64 reference: the naive recurrence (§2.2), a different algorithm
    from the chunked path, with the gate, the sigmoid and the normalisation
    inside, the same function as the MPFR reference below (the read scale
    K^-1/2 whatever the mutant, the softplus without torch's threshold).
@@ -574,6 +578,22 @@ outputs_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr out)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Mutants: known-buggy paths, numbered by the enum above.  Each breaks
+   the line marked MUTANT: softplus-outside in kda_backward.h's gate
+   (forward and backward alike), gva-no-group-sum and gate-grad-no-sigmoid
+   in its backward; chunk-no-read-scale and double-scale in create's read
+   scale below.  */
+
+static const gcm_mutant mutants[] = {
+  { "softplus-outside", "g = -softplus(exp(A_log) x) in forward and backward alike" },
+  { "chunk-no-read-scale", "the chunked path uses read scale 1.0, forward and backward" },
+  { "double-scale", "the read scale is applied twice, forward and backward" },
+  { "gate-grad-no-sigmoid", "dg_raw lacks the sigmoid(x) factor" },
+  { "gva-no-group-sum", "dq, dk keep one value head of the group instead of the sum" },
+};
+
+/* ---------------------------------------------------------------------- */
+/* Set-up: the instance from the shape, its inputs and cotangents.  */
 
 static void
 destroy (gcm_instance *inst)
