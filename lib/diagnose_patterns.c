@@ -238,6 +238,13 @@ gc__diag_constant_factor (diag *g)
   double tol = fmax (3 * sd / sqrt ((double) nf), fround);
   tol = fmax (tol, 4 * GC_U64 * fabs (mean));
   double unc = fmax ((hi - lo) / 2, half);
+  /* A factor within its own uncertainty of 1 is no factor: c = 1 fits
+     the failures as well (manual: "Diagnosis", constant factor).  */
+  if (fabs (mean - 1) <= unc)
+    {
+      free (sorted);
+      return false;
+    }
   dg->factor = mean;
   double v = 0;
   closed_form (mean, tol, r, dg->closed_form, sizeof dg->closed_form, &v);

@@ -147,6 +147,21 @@ structured (gc_diagnosis_kind k)
          || k == GC_DIAG_AXIS_OFFSET || k == GC_DIAG_APPROX_SHIFT;
 }
 
+/* Manual: "Two verdicts, one report": a constant factor within
+   gamma_d(u) of 1, d the larger of the declared and the measured depth,
+   is what rounding at that depth makes, not a logic error's structure.  */
+static bool
+rounding_factor (const gc_result *r)
+{
+  if (r->diagnosis.kind != GC_DIAG_CONSTANT_FACTOR)
+    return false;
+  double d = fmax ((double) r->backward_depth, r->depth_implied);
+  if (!(d < 0x1p40))
+    return false;
+  double g = gc__gamma_over_u ((size_t) ceil (d), 24) * GC_U32;
+  return fabs (r->diagnosis.factor - 1) <= g;
+}
+
 void
 gc__twin_findings (gc_result *r)
 {
@@ -169,7 +184,7 @@ gc__twin_findings (gc_result *r)
                     || gc__direction_block (r, &r->dirs[k]) == bb);
       if (!here || !diagnose_view (r, is_precision, bb, true))
         continue;
-      if (!structured (r->diagnosis.kind))
+      if (!structured (r->diagnosis.kind) || rounding_factor (r))
         continue;
       for (size_t k = 0; k < r->n_directions; k++)
         {
@@ -203,5 +218,7 @@ gc__twin_findings (gc_result *r)
                               "a precision loss: " : "",
                 unexplained ? t + 13 : t);
       snprintf (r->diagnosis.text, sizeof r->diagnosis.text, "%s", text);
+      if (unexplained)
+        r->diagnosis.kind = GC_DIAG_PRECISION;
     }
 }

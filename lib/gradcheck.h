@@ -523,8 +523,10 @@ typedef enum gc_diagnosis_kind
                              be judged (manual: "Forward disagreement") */
   GC_DIAG_AXIS_OFFSET,    /* analytic - reference constant along an axis
                              (or the whole tensor): a dropped term */
-  GC_DIAG_APPROX_SHIFT    /* analytic ~ the reference `shift' places on on
+  GC_DIAG_APPROX_SHIFT,   /* analytic ~ the reference `shift' places on on
                              most failures, a few elements breaking it */
+  GC_DIAG_PRECISION       /* PRECISION findings only, no pattern above:
+                             the scatter of a precision loss (the twin) */
 } gc_diagnosis_kind;
 
 typedef struct gc_diagnosis

@@ -26,6 +26,7 @@ diagnosis_name (gc_diagnosis_kind k)
     case GC_DIAG_FORWARD_MISMATCH: return "forward-mismatch";
     case GC_DIAG_AXIS_OFFSET: return "axis-offset";
     case GC_DIAG_APPROX_SHIFT: return "approximate-shift";
+    case GC_DIAG_PRECISION: return "precision";
     }
   return "unknown";
 }

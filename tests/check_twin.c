@@ -431,6 +431,32 @@ START_TEST (test_recurrence_dropped_term)
 }
 END_TEST
 
+/* Under-declared depth on a correct backward: the arithmetic's excess is
+   a precision finding (or inconclusive), never a failure: a "constant
+   factor" within its own uncertainty of 1 is no logic error's structure
+   (manual: "Diagnosis", constant factor).  A new user's MLP declared d_b
+   = 4 where 11 were needed and got FAIL, "factor 1 - 6.06e-08 +-
+   3.2e-07".  */
+START_TEST (test_underdeclared_depth_correct)
+{
+  for (size_t depth = 1; depth <= 4; depth *= 2)
+    {
+      tw *t = tw_new (2000, 1);
+      t->model.backward_depth = depth;
+      t->model.grad_magnitude_f32 = mag32;   /* declared: no default */
+      gc_result *r = run_list (t, rec_ix, sizeof rec_ix / sizeof *rec_ix);
+      printf ("# correct recurrence, d_b = %zu declared: %s (%s)\n", depth,
+              gc_verdict_name (r->verdict), r->diagnosis.text);
+      ck_assert_msg (r->verdict != GC_FAIL && r->n_failed == 0,
+                     "d_b = %zu: a correct backward failed: %s", depth,
+                     r->diagnosis.text);
+      ck_assert_int_ne (r->diagnosis.kind, GC_DIAG_CONSTANT_FACTOR);
+      gc_result_free (r);
+      tw_free (t);
+    }
+}
+END_TEST
+
 /* ---------------------------------------------------------------------- */
 /* Over-declared depth and magnitudes: a 1e-3 scale error on 8 elements.  */
 
@@ -488,6 +514,12 @@ START_TEST (test_bf16_intermediate)
     ck_assert_int_eq (r->dirs[k].verdict_algorithm, GC_PASS);
   /* bf16's relative error is at most 2^-9: within 2^16 of f32's bound */
   ck_assert (r->worst_nu_arith <= 0x1p16);
+  /* the scatter of a precision loss is its own kind, not "logic" */
+  ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_PRECISION);
+  char *json = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (json);
+  ck_assert_ptr_nonnull (strstr (json, "\"kind\":\"precision\""));
+  free (json);
   gc_result_free (r);
   tw_free (t);
 }
@@ -875,6 +907,7 @@ twin_suite (void)
   tcase_add_test (tc, test_mixed_scale_mid_1e3);
   tcase_add_test (tc, test_recurrence_correct);
   tcase_add_test (tc, test_recurrence_dropped_term);
+  tcase_add_test (tc, test_underdeclared_depth_correct);
   tcase_add_test (tc, test_overdeclared_depth);
   tcase_add_test (tc, test_overdeclared_magnitudes);
   tcase_add_test (tc, test_bf16_intermediate);
