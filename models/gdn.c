@@ -453,31 +453,22 @@ loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
                          x, loss);
 }
 
+/* A step's outputs, at row (b, t, h) of o [B,T,H,V].  */
+static void
+mp_step_out (const void *ctx, size_t s, size_t t, mpfr_t *in, void *wk,
+             mpfr_ptr o)
+{
+  const gdn *m = ctx;
+  size_t row = (s / m->H * m->T + t) * m->H + s % m->H;
+  mp_step_o (m, s, t, in, wk, NULL, o + row * m->V);
+}
+
 /* The reference outputs o [B,T,H,V] and S_T [B,H,K,V], for the oracle.  */
 static int
 outputs_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr out)
 {
   const gdn *m = ctx;
-  size_t T = m->T, H = m->H, K = m->K, V = m->V;
-  gcm_delta_mp *w = mp_work_new (m, mpfr_get_prec (out));
-  if (!w)
-    return -1;
-  for (size_t s = 0; s < m->B * H; s++)
-    {
-      size_t b = s / H, hh = s % H;
-      mp_init_state (m, x, s, w);
-      for (size_t t = 0; t < T; t++)
-        {
-          mp_prepare (m, x, s, t, w, w->in);
-          mp_step_o (m, s, t, w->in, w, NULL,
-                     out + ((b * T + t) * H + hh) * V);
-        }
-      for (size_t ij = 0; ij < K * V; ij++)
-        mpfr_set (out + m->B * T * H * V + s * K * V + ij, w->S[ij],
-                  MPFR_RNDN);
-    }
-  gcm_delta_mp_free (w);
-  return 0;
+  return gcm_mpseq_outputs (&m->mp_ops, m, x, out);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -678,7 +669,8 @@ describe_blocks (gdn *m)
                                 mp_work_new, gcm_delta_mp_work_free,
                                 gcm_delta_mp_state,
                                 mp_init_state, mp_input_size (m), mp_prepare,
-                                mp_inputs_differ, mp_step, mp_final };
+                                mp_inputs_differ, mp_step, mp_final,
+                                V, mp_step_out };
 }
 
 /* Depths (manual: "The accumulation factor"): the rounded operations on
