@@ -453,31 +453,22 @@ loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
                          x, loss);
 }
 
+/* A step's outputs, at row (b, t, h) of o [B,T,H,V].  */
+static void
+mp_step_out (const void *ctx, size_t s, size_t t, mpfr_t *in, void *wk,
+             mpfr_ptr o)
+{
+  const gdn *m = ctx;
+  size_t row = (s / m->H * m->T + t) * m->H + s % m->H;
+  mp_step_o (m, s, t, in, wk, NULL, o + row * m->V);
+}
+
 /* The reference outputs o [B,T,H,V] and S_T [B,H,K,V], for the oracle.  */
 static int
 outputs_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr out)
 {
   const gdn *m = ctx;
-  size_t T = m->T, H = m->H, K = m->K, V = m->V;
-  gcm_delta_mp *w = mp_work_new (m, mpfr_get_prec (out));
-  if (!w)
-    return -1;
-  for (size_t s = 0; s < m->B * H; s++)
-    {
-      size_t b = s / H, hh = s % H;
-      mp_init_state (m, x, s, w);
-      for (size_t t = 0; t < T; t++)
-        {
-          mp_prepare (m, x, s, t, w, w->in);
-          mp_step_o (m, s, t, w->in, w, NULL,
-                     out + ((b * T + t) * H + hh) * V);
-        }
-      for (size_t ij = 0; ij < K * V; ij++)
-        mpfr_set (out + m->B * T * H * V + s * K * V + ij, w->S[ij],
-                  MPFR_RNDN);
-    }
-  gcm_delta_mp_free (w);
-  return 0;
+  return gcm_mpseq_outputs (&m->mp_ops, m, x, out);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -528,13 +519,14 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   return gcm_gdn_create_stored (val, seed, mutant, GCM_STORE_F32, out);
 }
 
-gc_status
-gcm_gdn_create_stored (const long *val, uint64_t seed, int mutant, int store,
-                       gcm_instance **out)
+/* The instance with its shape read from VAL, its locks and caches set up;
+   no buffers yet.  NULL when memory runs out.  */
+static gdn *
+gdn_new (const long *val, int mutant, int store)
 {
   gdn *m = calloc (1, sizeof *m);
   if (!m)
-    return GC_ENOMEM;
+    return NULL;
   gcm_mpseq_init (&m->mp);
   pthread_mutex_init (&m->f64_lock, NULL);
   atomic_init (&m->f64, NULL);
@@ -552,23 +544,37 @@ gcm_gdn_create_stored (const long *val, uint64_t seed, int mutant, int store,
   m->NT = (m->T + m->BT - 1) / m->BT;
   m->Tp = m->NT * m->BT;
   m->scale = (float) (1.0 / sqrt ((double) m->K));
-  size_t B = m->B, T = m->T, H = m->H, K = m->K, V = m->V;
-  size_t rows = B * T * H;
+  return m;
+}
+
+/* The parameters' layout (q, k, v, g, beta, S0 in that order) and the
+   buffers: the parameters, dO and dS_T.  The number of parameters, 0 when
+   memory runs out.  */
+static size_t
+layout_alloc (gdn *m)
+{
+  size_t rows = m->B * m->T * m->H, K = m->K, V = m->V;
   m->off_q = 0;
   m->off_k = m->off_q + rows * K;
   m->off_v = m->off_k + rows * K;
   m->off_g = m->off_v + rows * V;
   m->off_b = m->off_g + rows;
   m->off_s = m->off_b + rows;
-  size_t n = m->off_s + B * H * K * V;
+  size_t n = m->off_s + m->B * m->H * K * V;
   m->inst.x = malloc (n * sizeof (float));
   m->dout = malloc (rows * V * sizeof (float));
-  m->dst = malloc (B * H * K * V * sizeof (float));
+  m->dst = malloc (m->B * m->H * K * V * sizeof (float));
   if (!m->inst.x || !m->dout || !m->dst)
-    {
-      destroy (&m->inst);
-      return GC_ENOMEM;
-    }
+    return 0;
+  return n;
+}
+
+/* The inputs and cotangents, each block from its own stream of SEED.  */
+static void
+fill_inputs (gdn *m, const long *val, uint64_t seed)
+{
+  size_t rows = m->B * m->T * m->H, K = m->K, V = m->V;
+  size_t nS = m->B * m->H * K * V;
   float *x = m->inst.x;
   gcm_rng r;
   gcm_rng_seed (&r, seed, 21);
@@ -608,26 +614,41 @@ gcm_gdn_create_stored (const long *val, uint64_t seed, int mutant, int store,
       x[m->off_b + i] = (float) (m->sigmoid ? z : 1 / (1 + exp (-z)));
     }
   gcm_rng_seed (&r, seed, 26);
-  for (size_t i = 0; i < B * H * K * V; i++)
+  for (size_t i = 0; i < nS; i++)
     x[m->off_s + i] = (float) gcm_normal (&r);
   double ls = (double) val[KEY_LOSS];
   gcm_rng_seed (&r, seed, 27);
   for (size_t i = 0; i < rows * V; i++)
     m->dout[i] = (float) (ls * gcm_normal (&r));
   gcm_rng_seed (&r, seed, 28);
-  for (size_t i = 0; i < B * H * K * V; i++)
+  for (size_t i = 0; i < nS; i++)
     m->dst[i] = (float) (ls * gcm_normal (&r));
+}
 
-  /* Manual: "Rounding classes": a model that stores in a narrower format
-     stores its inputs so, and the reference runs on exactly those
-     values  */
+/* Manual: "Rounding classes": a model that stores in a narrower format
+   stores its inputs so (the N parameters and the cotangents), and the
+   reference runs on exactly those values.  */
+static void
+store_inputs (gdn *m, size_t n)
+{
+  int store = m->store;
+  size_t rows = m->B * m->T * m->H, nS = m->B * m->H * m->K * m->V;
+  float *x = m->inst.x;
   for (size_t i = 0; store && i < n; i++)
     x[i] = gcm_store (store, x[i]);
-  for (size_t i = 0; store && i < rows * V; i++)
+  for (size_t i = 0; store && i < rows * m->V; i++)
     m->dout[i] = gcm_store (store, m->dout[i]);
-  for (size_t i = 0; store && i < B * H * K * V; i++)
+  for (size_t i = 0; store && i < nS; i++)
     m->dst[i] = gcm_store (store, m->dst[i]);
+}
 
+/* The named blocks of the parameters and the outputs, the constants, and
+   the MPFR reference's sequence operations.  */
+static void
+describe_blocks (gdn *m)
+{
+  size_t B = m->B, T = m->T, H = m->H, K = m->K, V = m->V;
+  size_t rows = B * T * H;
   m->blocks[0] = (gc_block) { "q", m->off_q, rows * K, 4, { B, T, H, K } };
   m->blocks[1] = (gc_block) { "k", m->off_k, rows * K, 4, { B, T, H, K } };
   m->blocks[2] = (gc_block) { "v", m->off_v, rows * V, 4, { B, T, H, V } };
@@ -640,50 +661,48 @@ gcm_gdn_create_stored (const long *val, uint64_t seed, int mutant, int store,
   m->constants[2] = (gc_constant) { "BT", (double) m->BT };
   m->constants[3] = (gc_constant) { "T", (double) T };
   m->constants[4] = (gc_constant) { "H", (double) H };
+  m->out_blocks[0] = (gc_block) { "o", 0, rows * V, 4, { B, T, H, V } };
+  m->out_blocks[1] = (gc_block) { "S_T", rows * V, B * H * K * V, 4,
+                                  { B, H, K, V } };
 
   m->mp_ops = (gcm_mpseq_ops) { B * H, T, K * V, mp_initial_differs,
                                 mp_work_new, gcm_delta_mp_work_free,
                                 gcm_delta_mp_state,
                                 mp_init_state, mp_input_size (m), mp_prepare,
-                                mp_inputs_differ, mp_step, mp_final };
-  gc_model *md = &m->inst.model;
-  md->abi = GC_MODEL_ABI;
-  md->name = "gdn";
-  md->n = n;
-  md->loss_f32 = loss_f32;
-  md->grad_f32 = grad_f32;
-  md->grad_f64 = grad_f64;
-  md->loss_magnitude_f32 = loss_magnitude_f32;
-  md->loss_mpfr = loss_mpfr;
-  md->loss_f64 = loss_f64;
-  md->ctx = m;
-  /* Depths (manual: "The accumulation factor"): the rounded operations on
-     the longest path from an input to the loss (forward) and to a gradient
-     element (backward); a product of K terms counts K, A's forward
-     substitution 2 BT (row r reaches row r' > r through one product and at
-     most r' - r additions).
-     Forward.  The inputs: the L2 norm, sum q^2 (K), + eps, sqrt, 1/, *
-     (4); beta's sigmoid (3).  A chunk's inputs reach the next state
-     h_{n+1} along the longer of: g through the cumsum (BT), G_r - G_c and
-     exp (2), L's factor (1); k through K K^T (K) and L's two factors (2);
-     then A (2 BT), W = A Kb (BT), Vnew = U - W h_n (K + 1) and h_{n+1} =
-     El h_n + Kd^T Vnew (BT + 1): 5 BT + K + 5 or 4 BT + 2 K + 4.  Each
-     later chunk takes the state through Vnew and the update again
-     (K + BT + 2); a chunk's output from h_n (Vnew, then Aqk Vnew) is no
-     longer; the loss adds 2 (the product with dO, and the one rounding of
-     the double accumulation).
-     Backward.  The cotangent dS crosses a chunk through dVnew = ... + Kd dS
-     (K + 1) and dh = ... - W^T dVnew (BT + 1): K + BT + 2.  In its chunk
-     it leaves along the longer of: <dS, h_n> (K V), El and the addition to
-     dG_last (2), the later additions into that element of dG (BT in step
-     3, BT + 1 in step 4, 1 in step 6, BT - 1 in step 8) and the reverse
-     cumsum (BT): K V + 4 BT + 3; or dVnew (K + 1), dW (V), dA (K + 1),
-     dL = -A^T dA A^T (2 BT), dL's factors (3), the additions into dG in
-     step 8 (BT) and the cumsum (BT): 4 BT + 2 K + V + 5.  The backward
-     starts from the forward's saved values: its depth adds the forward's.
-     Then the chain rules: the L2 norm's, <dq, q> (K), a product, a
-     subtraction, a product (3); the sigmoid's (3).  */
-  size_t BT = m->BT, NT = m->NT;
+                                mp_inputs_differ, mp_step, mp_final,
+                                V, mp_step_out };
+}
+
+/* Depths (manual: "The accumulation factor"): the rounded operations on
+   the longest path from an input to the loss (forward) and to a gradient
+   element (backward); a product of K terms counts K, A's forward
+   substitution 2 BT (row r reaches row r' > r through one product and at
+   most r' - r additions).
+   Forward.  The inputs: the L2 norm, sum q^2 (K), + eps, sqrt, 1/, *
+   (4); beta's sigmoid (3).  A chunk's inputs reach the next state
+   h_{n+1} along the longer of: g through the cumsum (BT), G_r - G_c and
+   exp (2), L's factor (1); k through K K^T (K) and L's two factors (2);
+   then A (2 BT), W = A Kb (BT), Vnew = U - W h_n (K + 1) and h_{n+1} =
+   El h_n + Kd^T Vnew (BT + 1): 5 BT + K + 5 or 4 BT + 2 K + 4.  Each
+   later chunk takes the state through Vnew and the update again
+   (K + BT + 2); a chunk's output from h_n (Vnew, then Aqk Vnew) is no
+   longer; the loss adds 2 (the product with dO, and the one rounding of
+   the double accumulation).
+   Backward.  The cotangent dS crosses a chunk through dVnew = ... + Kd dS
+   (K + 1) and dh = ... - W^T dVnew (BT + 1): K + BT + 2.  In its chunk
+   it leaves along the longer of: <dS, h_n> (K V), El and the addition to
+   dG_last (2), the later additions into that element of dG (BT in step
+   3, BT + 1 in step 4, 1 in step 6, BT - 1 in step 8) and the reverse
+   cumsum (BT): K V + 4 BT + 3; or dVnew (K + 1), dW (V), dA (K + 1),
+   dL = -A^T dA A^T (2 BT), dL's factors (3), the additions into dG in
+   step 8 (BT) and the cumsum (BT): 4 BT + 2 K + V + 5.  The backward
+   starts from the forward's saved values: its depth adds the forward's.
+   Then the chain rules: the L2 norm's, <dq, q> (K), a product, a
+   subtraction, a product (3); the sigmoid's (3).  */
+static void
+set_depths (const gdn *m, gc_model *md)
+{
+  size_t K = m->K, V = m->V, BT = m->BT, NT = m->NT;
   size_t in = m->norm ? K + 4 : 0, chain = m->norm ? K + 3 : 0;
   if (m->sigmoid)
     {
@@ -696,24 +715,61 @@ gcm_gdn_create_stored (const long *val, uint64_t seed, int mutant, int store,
   md->forward_depth = in + entry + (NT - 1) * (K + BT + 2) + 2;
   md->backward_depth = md->forward_depth + (NT - 1) * (K + BT + 2) + leave
                        + chain;
-  md->jvp_f32 = jvp_recurrent_f32;
   md->tangent_depth = tangent_depth (m);
+  md->output_depth = md->forward_depth - 2;
+}
+
+/* The model description: N parameters, the f32, f64 and MPFR callbacks,
+   the depths, the blocks; then the extras dO and dS_T.  */
+static void
+describe_model (gdn *m, size_t n)
+{
+  size_t B = m->B, T = m->T, H = m->H, K = m->K, V = m->V;
+  size_t rows = B * T * H;
+  gc_model *md = &m->inst.model;
+  md->abi = GC_MODEL_ABI;
+  md->name = "gdn";
+  md->n = n;
+  md->loss_f32 = loss_f32;
+  md->grad_f32 = grad_f32;
+  md->grad_f64 = grad_f64;
+  md->loss_magnitude_f32 = loss_magnitude_f32;
+  md->loss_mpfr = loss_mpfr;
+  md->loss_f64 = loss_f64;
+  md->ctx = m;
+  md->jvp_f32 = jvp_recurrent_f32;
+  set_depths (m, md);
   md->n_blocks = 6;
   md->blocks = m->blocks;
   md->n_constants = 5;
   md->constants = m->constants;
-  m->out_blocks[0] = (gc_block) { "o", 0, rows * V, 4, { B, T, H, V } };
-  m->out_blocks[1] = (gc_block) { "S_T", rows * V, B * H * K * V, 4,
-                                  { B, H, K, V } };
   md->n_outputs = rows * V + B * H * K * V;
   md->outputs_f32 = outputs_f32;
   md->outputs_mpfr = outputs_mpfr;
-  md->output_depth = md->forward_depth - 2;
   md->n_output_blocks = 2;
   md->output_blocks = m->out_blocks;
   m->inst.destroy = destroy;
   gcm_extra (&m->inst, "dO", m->dout, 4, (size_t[]) { B, T, H, V });
   gcm_extra (&m->inst, "dS_T", m->dst, 4, (size_t[]) { B, H, K, V });
+}
+
+gc_status
+gcm_gdn_create_stored (const long *val, uint64_t seed, int mutant, int store,
+                       gcm_instance **out)
+{
+  gdn *m = gdn_new (val, mutant, store);
+  if (!m)
+    return GC_ENOMEM;
+  size_t n = layout_alloc (m);
+  if (!n)
+    {
+      destroy (&m->inst);
+      return GC_ENOMEM;
+    }
+  fill_inputs (m, val, seed);
+  store_inputs (m, n);
+  describe_blocks (m);
+  describe_model (m, n);
   *out = &m->inst;
   return GC_OK;
 }

@@ -550,38 +550,29 @@ loss_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
                          x, loss);
 }
 
+/* A step's outputs, at row (b, t, hv) of o [B,T,HV,V].  */
+static void
+mp_step_out (const void *ctx, size_t s, size_t t, mpfr_t *in, void *wk,
+             mpfr_ptr o)
+{
+  const kda *m = ctx;
+  size_t row = (s / m->HV * m->T + t) * m->HV + s % m->HV;
+  mp_step_o (m, s, t, in, wk, NULL, o + row * m->V);
+}
+
 /* The reference outputs o [B,T,HV,V] and S_T [B,HV,K,V], for the oracle.  */
 static int
 outputs_mpfr (void *ctx, mpfr_srcptr x, mpfr_ptr out)
 {
   const kda *m = ctx;
-  size_t T = m->T, HV = m->HV, K = m->K, V = m->V;
-  gcm_delta_mp *w = mp_work_new (m, mpfr_get_prec (out));
-  if (!w)
-    return -1;
-  for (size_t s = 0; s < m->B * HV; s++)
-    {
-      size_t b = s / HV, hv = s % HV;
-      mp_init_state (m, x, s, w);
-      for (size_t t = 0; t < T; t++)
-        {
-          mp_prepare (m, x, s, t, w, w->in);
-          mp_step_o (m, s, t, w->in, w, NULL,
-                     out + ((b * T + t) * HV + hv) * V);
-        }
-      for (size_t ij = 0; ij < K * V; ij++)
-        mpfr_set (out + m->B * T * HV * V + s * K * V + ij, w->S[ij],
-                  MPFR_RNDN);
-    }
-  gcm_delta_mp_free (w);
-  return 0;
+  return gcm_mpseq_outputs (&m->mp_ops, m, x, out);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Mutants: known-buggy paths, numbered by the enum above.  Each breaks
    the line marked MUTANT: softplus-outside in kda_backward.h's gate
    (forward and backward alike), gva-no-group-sum and gate-grad-no-sigmoid
-   in its backward; chunk-no-read-scale and double-scale in create's read
+   in its backward; chunk-no-read-scale and double-scale in kda_new's read
    scale below.  */
 
 static const gcm_mutant mutants[] = {
@@ -608,14 +599,15 @@ destroy (gcm_instance *inst)
   free (m);
 }
 
-static gc_status
-create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
+/* The instance with its shape read from VAL and its read scale (where two
+   mutants break it), its locks and caches set up; no buffers yet.  NULL
+   when memory runs out.  */
+static kda *
+kda_new (const long *val, int mutant)
 {
-  if (val[KEY_HV] % val[KEY_H] != 0)
-    return GC_EINVAL;
   kda *m = calloc (1, sizeof *m);
   if (!m)
-    return GC_ENOMEM;
+    return NULL;
   gcm_mpseq_init (&m->mp);
   pthread_mutex_init (&m->f64_lock, NULL);
   atomic_init (&m->f64, NULL);
@@ -640,8 +632,18 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
     scale *= scale;                                          /* MUTANT */
   m->scale = (float) scale;
   m->scale64 = scale;
-  size_t B = m->B, T = m->T, H = m->H, HV = m->HV, K = m->K, V = m->V;
-  size_t rh = B * T * H, rv = B * T * HV;
+  return m;
+}
+
+/* The parameters' layout (q, k, v, g_raw, b_raw, A_log, dt_bias, S0 in
+   that order) and the buffers: the parameters, dO and dS_T.  The number
+   of parameters, 0 when memory runs out.  */
+static size_t
+layout_alloc (kda *m)
+{
+  size_t HV = m->HV, K = m->K, V = m->V;
+  size_t rh = m->B * m->T * m->H, rv = m->B * m->T * HV;
+  size_t nS = m->B * HV * K * V;
   m->off_q = 0;
   m->off_k = m->off_q + rh * K;
   m->off_v = m->off_k + rh * K;
@@ -650,16 +652,23 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   m->off_a = m->off_b + rv;
   m->off_dt = m->off_a + HV;
   m->off_s = m->off_dt + HV * K;
-  size_t n = m->off_s + B * HV * K * V;
-  m->n_out = rv * V + B * HV * K * V;
+  size_t n = m->off_s + nS;
+  m->n_out = rv * V + nS;
   m->inst.x = malloc (n * sizeof (float));
   m->dout = malloc (rv * V * sizeof (float));
-  m->dst = malloc (B * HV * K * V * sizeof (float));
+  m->dst = malloc (nS * sizeof (float));
   if (!m->inst.x || !m->dout || !m->dst)
-    {
-      destroy (&m->inst);
-      return GC_ENOMEM;
-    }
+    return 0;
+  return n;
+}
+
+/* The inputs and cotangents, each block from its own stream of SEED.  */
+static void
+fill_inputs (kda *m, const long *val, uint64_t seed)
+{
+  size_t HV = m->HV, K = m->K, V = m->V;
+  size_t rh = m->B * m->T * m->H, rv = m->B * m->T * HV;
+  size_t nS = m->B * HV * K * V;
   float *x = m->inst.x;
   bool strong = val[KEY_STRONG] != 0;
   gcm_rng r;
@@ -689,16 +698,24 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
     x[m->off_dt + i] = (float) ((strong ? 0.0 : -2.0)
                                 + 0.5 * gcm_normal (&r));
   gcm_rng_seed (&r, seed, 48);
-  for (size_t i = 0; i < B * HV * K * V; i++)
+  for (size_t i = 0; i < nS; i++)
     x[m->off_s + i] = (float) gcm_normal (&r);
   double ls = (double) val[KEY_LOSS];
   gcm_rng_seed (&r, seed, 49);
   for (size_t i = 0; i < rv * V; i++)
     m->dout[i] = (float) (ls * gcm_normal (&r));
   gcm_rng_seed (&r, seed, 50);
-  for (size_t i = 0; i < B * HV * K * V; i++)
+  for (size_t i = 0; i < nS; i++)
     m->dst[i] = (float) (ls * gcm_normal (&r));
+}
 
+/* The named blocks of the parameters and the outputs, the constants, and
+   the MPFR reference's sequence operations.  */
+static void
+describe_blocks (kda *m)
+{
+  size_t B = m->B, T = m->T, H = m->H, HV = m->HV, K = m->K, V = m->V;
+  size_t rh = B * T * H, rv = B * T * HV;
   m->blocks[0] = (gc_block) { "q", m->off_q, rh * K, 4, { B, T, H, K } };
   m->blocks[1] = (gc_block) { "k", m->off_k, rh * K, 4, { B, T, H, K } };
   m->blocks[2] = (gc_block) { "v", m->off_v, rv * V, 4, { B, T, HV, V } };
@@ -720,51 +737,44 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
                                 mp_work_new, gcm_delta_mp_work_free,
                                 gcm_delta_mp_state,
                                 mp_init_state, mp_input_size (m), mp_prepare,
-                                mp_inputs_differ, mp_step, mp_final };
+                                mp_inputs_differ, mp_step, mp_final,
+                                V, mp_step_out };
+}
 
-  gc_model *md = &m->inst.model;
-  md->abi = GC_MODEL_ABI;
-  md->name = "kda";
-  md->n = n;
-  md->loss_f32 = loss_f32;
-  md->grad_f32 = grad_f32;
-  md->grad_f64 = grad_f64;
-  md->grad_magnitude_f32 = grad_magnitude_f32;
-  md->loss_magnitude_f32 = loss_magnitude_f32;
-  md->loss_f64 = loss_f64;
-  md->loss_mpfr = loss_mpfr;
-  md->ctx = m;
-  /* Depths (manual: "The accumulation factor"): the rounded operations on
-     the longest path from an input to the loss (forward) and to a gradient
-     element (backward), counted as gdn's (models/gdn.c), with per-channel
-     gates.
-     The inputs: the L2 norm, sum q^2 (K), + eps, sqrt, 1/, * (4); the gate,
-     z = g_raw + dt_bias, softplus (exp, log1p), times exp(A_log) (4; 5 for
-     the lower-bound gate); beta's sigmoid (3).
-     Chunked forward: g reaches h_{n+1} through the cumsum (BT), G_r - G_c
-     and exp (2), k_r k_c ex (1), L's K-term sum (K) and beta (1), A
-     (2 BT), W (BT), Vnew (K + 1) and the update (BT + 1): 5 BT + 2 K + 6,
-     longer than k's path; each later chunk adds K + BT + 2 (Vnew and the
-     update; an output is no longer); the loss 2.
-     Recurrent forward: g reaches S_t through exp and the decay (2), S^T k
-     (K), v - . and beta (2), the rank-1 update (2): K + 6; each later step
-     adds K + 5; the output (K + 1) is no longer; the loss 2.
-     Chunked backward: dS crosses a chunk in K + BT + 2 (as gdn's); it
-     leaves along the longest path through dVnew (K + 1), dW (V), dA
-     (K + 1), dL (2 BT), dL's factors (2), the additions into dG in step 8
-     (BT) and the cumsum (BT): 4 BT + 2 K + V + 4.  (Through <dS_i, h_n,i>
-     (V), E and the addition to dG_last (2), the later additions into that
-     element (BT, BT + 1, 1, BT - 1 in steps 3, 4, 6, 8) and the cumsum
-     (BT) it is 4 BT + V + 3, shorter.)
-     Recurrent backward: dS crosses a step through dS += (1), dd = dS k (K),
-     de = beta dd (1), dS - k de (2), the decay (1): K + 5; it leaves
-     through dd, de, dsp as above (K + 4), the product with Sp (1) and the
-     V-term sum for dg (V): K + V + 5.
-     The backward adds the forward's depth (it reads the forward's values),
-     then the chain rules: the group sum (G) and the L2 norm's, <dq, q> (K),
-     a product, a subtraction, a product (3); the gate's (at most 4) and
-     the sigmoid's (3) are shorter.  */
-  size_t BT = m->BT, NT = m->NT;
+/* Depths (manual: "The accumulation factor"): the rounded operations on
+   the longest path from an input to the loss (forward) and to a gradient
+   element (backward), counted as gdn's (models/gdn.c), with per-channel
+   gates.
+   The inputs: the L2 norm, sum q^2 (K), + eps, sqrt, 1/, * (4); the gate,
+   z = g_raw + dt_bias, softplus (exp, log1p), times exp(A_log) (4; 5 for
+   the lower-bound gate); beta's sigmoid (3).
+   Chunked forward: g reaches h_{n+1} through the cumsum (BT), G_r - G_c
+   and exp (2), k_r k_c ex (1), L's K-term sum (K) and beta (1), A
+   (2 BT), W (BT), Vnew (K + 1) and the update (BT + 1): 5 BT + 2 K + 6,
+   longer than k's path; each later chunk adds K + BT + 2 (Vnew and the
+   update; an output is no longer); the loss 2.
+   Recurrent forward: g reaches S_t through exp and the decay (2), S^T k
+   (K), v - . and beta (2), the rank-1 update (2): K + 6; each later step
+   adds K + 5; the output (K + 1) is no longer; the loss 2.
+   Chunked backward: dS crosses a chunk in K + BT + 2 (as gdn's); it
+   leaves along the longest path through dVnew (K + 1), dW (V), dA
+   (K + 1), dL (2 BT), dL's factors (2), the additions into dG in step 8
+   (BT) and the cumsum (BT): 4 BT + 2 K + V + 4.  (Through <dS_i, h_n,i>
+   (V), E and the addition to dG_last (2), the later additions into that
+   element (BT, BT + 1, 1, BT - 1 in steps 3, 4, 6, 8) and the cumsum
+   (BT) it is 4 BT + V + 3, shorter.)
+   Recurrent backward: dS crosses a step through dS += (1), dd = dS k (K),
+   de = beta dd (1), dS - k de (2), the decay (1): K + 5; it leaves
+   through dd, de, dsp as above (K + 4), the product with Sp (1) and the
+   V-term sum for dg (V): K + V + 5.
+   The backward adds the forward's depth (it reads the forward's values),
+   then the chain rules: the group sum (G) and the L2 norm's, <dq, q> (K),
+   a product, a subtraction, a product (3); the gate's (at most 4) and
+   the sigmoid's (3) are shorter.  */
+static void
+set_depths (const kda *m, gc_model *md)
+{
+  size_t T = m->T, K = m->K, V = m->V, BT = m->BT, NT = m->NT;
   size_t in = K + 4 > 5 ? K + 4 : 5, chain = m->G + K + 3;
   if (m->chunk)
     {
@@ -779,6 +789,28 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
       md->backward_depth = md->forward_depth + (T - 1) * (K + 5) + K + V + 5
                            + chain;
     }
+  md->output_depth = md->forward_depth - 2;
+}
+
+/* The model description: N parameters, the f32, f64 and MPFR callbacks,
+   the depths, the blocks; then the extras dO and dS_T.  */
+static void
+describe_model (kda *m, size_t n)
+{
+  size_t B = m->B, T = m->T, HV = m->HV, K = m->K, V = m->V;
+  gc_model *md = &m->inst.model;
+  md->abi = GC_MODEL_ABI;
+  md->name = "kda";
+  md->n = n;
+  md->loss_f32 = loss_f32;
+  md->grad_f32 = grad_f32;
+  md->grad_f64 = grad_f64;
+  md->grad_magnitude_f32 = grad_magnitude_f32;
+  md->loss_magnitude_f32 = loss_magnitude_f32;
+  md->loss_f64 = loss_f64;
+  md->loss_mpfr = loss_mpfr;
+  md->ctx = m;
+  set_depths (m, md);
   md->n_blocks = 8;
   md->blocks = m->blocks;
   md->n_constants = 5;
@@ -786,12 +818,30 @@ create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
   md->n_outputs = m->n_out;
   md->outputs_f32 = outputs_f32;
   md->outputs_mpfr = outputs_mpfr;
-  md->output_depth = md->forward_depth - 2;
   md->n_output_blocks = 2;
   md->output_blocks = m->out_blocks;
   m->inst.destroy = destroy;
   gcm_extra (&m->inst, "dO", m->dout, 4, (size_t[]) { B, T, HV, V });
   gcm_extra (&m->inst, "dS_T", m->dst, 4, (size_t[]) { B, HV, K, V });
+}
+
+static gc_status
+create (const long *val, uint64_t seed, int mutant, gcm_instance **out)
+{
+  if (val[KEY_HV] % val[KEY_H] != 0)
+    return GC_EINVAL;
+  kda *m = kda_new (val, mutant);
+  if (!m)
+    return GC_ENOMEM;
+  size_t n = layout_alloc (m);
+  if (!n)
+    {
+      destroy (&m->inst);
+      return GC_ENOMEM;
+    }
+  fill_inputs (m, val, seed);
+  describe_blocks (m);
+  describe_model (m, n);
   *out = &m->inst;
   return GC_OK;
 }

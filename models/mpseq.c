@@ -160,6 +160,48 @@ lookup (gcm_mpseq *c, const gcm_mpseq_ops *ops, const void *ctx,
   return found;
 }
 
+/* One step's prepared inputs: I numbers at precision P; NULL when memory
+   runs out.  */
+static mpfr_t *
+inputs_new (size_t I, mpfr_prec_t p)
+{
+  mpfr_t *in = malloc ((I + 1) * sizeof *in);
+  for (size_t i = 0; in && i < I; i++)
+    mpfr_init2 (in[i], p);
+  return in;
+}
+
+static void
+inputs_free (mpfr_t *in, size_t I)
+{
+  for (size_t i = 0; in && i < I; i++)
+    mpfr_clear (in[i]);
+  free (in);
+}
+
+/* The scratch of one evaluation at precision P and a step's inputs: 0, or
+   -1 holding nothing when memory runs out.  */
+static int
+eval_new (const gcm_mpseq_ops *ops, const void *ctx, mpfr_prec_t p,
+          void **w, mpfr_t **in)
+{
+  *w = ops->work_new (ctx, p);
+  *in = inputs_new (ops->input_size, p);
+  if (*w && *in)
+    return 0;
+  if (*w)
+    ops->work_free (ctx, *w);
+  inputs_free (*in, ops->input_size);
+  return -1;
+}
+
+static void
+eval_free (const gcm_mpseq_ops *ops, const void *ctx, void *w, mpfr_t *in)
+{
+  inputs_free (in, ops->input_size);
+  ops->work_free (ctx, w);
+}
+
 int
 gcm_mpseq_loss (gcm_mpseq *c, const gcm_mpseq_ops *ops, const void *ctx,
                 const float *x0, size_t n, mpfr_srcptr x, mpfr_ptr loss)
@@ -169,17 +211,10 @@ gcm_mpseq_loss (gcm_mpseq *c, const gcm_mpseq_ops *ops, const void *ctx,
   /* Without a cache (memory ran out) every sequence runs in full.  */
   const cache *k = lookup (c, ops, ctx, x0, n, p);
   size_t I = ops->input_size;
-  void *w = ops->work_new (ctx, p);
-  mpfr_t *in = malloc ((I + 1) * sizeof *in);
-  if (!w || !in)
-    {
-      if (w)
-        ops->work_free (ctx, w);
-      free (in);
-      return -1;
-    }
-  for (size_t i = 0; i < I; i++)
-    mpfr_init2 (in[i], p);
+  void *w;
+  mpfr_t *in;
+  if (eval_new (ops, ctx, p, &w, &in))
+    return -1;
   mpfr_t *st = ops->state (w);
   mpfr_t L, acc;
   mpfr_inits2 (p, L, acc, (mpfr_ptr) 0);
@@ -222,9 +257,32 @@ gcm_mpseq_loss (gcm_mpseq *c, const gcm_mpseq_ops *ops, const void *ctx,
     }
   mpfr_set (loss, L, MPFR_RNDN);
   mpfr_clears (L, acc, (mpfr_ptr) 0);
-  for (size_t i = 0; i < I; i++)
-    mpfr_clear (in[i]);
-  free (in);
-  ops->work_free (ctx, w);
+  eval_free (ops, ctx, w, in);
+  return 0;
+}
+
+int
+gcm_mpseq_outputs (const gcm_mpseq_ops *ops, const void *ctx,
+                   mpfr_srcptr x, mpfr_ptr out)
+{
+  size_t S = ops->n_seq, T = ops->steps, Z = ops->state_size;
+  void *w;
+  mpfr_t *in;
+  if (eval_new (ops, ctx, mpfr_get_prec (out), &w, &in))
+    return -1;
+  mpfr_t *st = ops->state (w);
+  mpfr_ptr final = out + S * T * ops->step_outputs;
+  for (size_t s = 0; s < S; s++)
+    {
+      ops->init_state (ctx, x, s, w);
+      for (size_t t = 0; t < T; t++)
+        {
+          ops->prepare (ctx, x, s, t, w, in);
+          ops->step_out (ctx, s, t, in, w, out);
+        }
+      for (size_t z = 0; z < Z; z++)
+        mpfr_set (final + s * Z + z, st[z], MPFR_RNDN);
+    }
+  eval_free (ops, ctx, w, in);
   return 0;
 }

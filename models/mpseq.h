@@ -45,6 +45,13 @@ typedef struct gcm_mpseq_ops
                 mpfr_ptr acc);
   /* The final-state term of sequence S, added to ACC.  */
   void (*final) (const void *ctx, size_t s, void *work, mpfr_ptr acc);
+  /* For gcm_mpseq_outputs: STEP_OUTPUTS outputs per step.  STEP_OUT is
+     STEP without the loss: it updates the state and writes step T's
+     outputs of sequence S into the model's step outputs, which start at
+     O (the callback places them in its own layout).  */
+  size_t step_outputs;
+  void (*step_out) (const void *ctx, size_t s, size_t t, mpfr_t *in,
+                    void *work, mpfr_ptr o);
 } gcm_mpseq_ops;
 
 typedef struct gcm_mpseq
@@ -60,5 +67,14 @@ void gcm_mpseq_clear (gcm_mpseq *c);
    X0 (n floats) the base point.  0 on success, -1 when memory runs out.  */
 int gcm_mpseq_loss (gcm_mpseq *c, const gcm_mpseq_ops *ops, const void *ctx,
                     const float *x0, size_t n, mpfr_srcptr x, mpfr_ptr loss);
+
+/* The reference outputs at X, at the precision of OUT, for the oracle:
+   every sequence run in full from its initial state.  OUT holds the
+   steps' outputs (n_seq * steps * step_outputs numbers, placed by
+   STEP_OUT), then each sequence's final state (state_size numbers a
+   sequence, in sequence order).  0 on success, -1 when memory runs
+   out.  */
+int gcm_mpseq_outputs (const gcm_mpseq_ops *ops, const void *ctx,
+                       mpfr_srcptr x, mpfr_ptr out);
 
 #endif
