@@ -184,9 +184,11 @@ rates (const gc_taylor *t, const double *r, const double *fl, double *rate,
   return ok ? GC_PASS : GC_FAIL;
 }
 
+/* The arguments' checks: the status of the first bad one, else GC_OK with
+   *REF the reference forward to use.  */
 static gc_status
-taylor (gc_taylor *t, const gc_model *m, const float *x, const gc_options *o,
-        unsigned levels)
+validate (gc_taylor *t, const gc_model *m, const float *x,
+          const gc_options *o, unsigned levels, gc_reference *ref_out)
 {
   size_t n = m->n;
   if (!gc__model_abi_known (m->abi))
@@ -217,164 +219,267 @@ taylor (gc_taylor *t, const gc_model *m, const float *x, const gc_options *o,
   gc_status st = gc__point_finite (x, n, what, sizeof what);
   if (st != GC_OK)
     return stop (t, st, 0, what);
+  *ref_out = ref;
+  return GC_OK;
+}
+
+/* One test's buffers: the direction, the f32 gradient and HVP, the twin's
+   gradient, scratch, the reference's point, and the MPFR accumulators.  */
+typedef struct work
+{
+  size_t n;
+  float *v, *g, *y;
+  double *gd, *mag, *g64, *xd0;
+  ref_eval re;
+  mpfr_t l0, l1, acc, slope, slope2, curv, tmp;
+} work;
+
+static void
+work_free (work *w)
+{
+  free (w->v); free (w->g); free (w->y); free (w->gd); free (w->mag);
+  free (w->g64); free (w->xd0); free (w->re.xd); free (w->re.xf);
+  free (w->re.xm);
+}
+
+/* Allocates and initialises W; GC_ENOMEM (W freed) if it cannot.  */
+static gc_status
+work_open (work *w, const gc_taylor *t, const gc_model *m,
+           const gc_options *o, gc_reference ref)
+{
+  size_t n = m->n;
+  w->n = n;
+  w->v = calloc (n, sizeof *w->v);
+  w->g = malloc (n * sizeof *w->g);
+  w->y = malloc (n * sizeof *w->y);
+  w->gd = malloc (n * sizeof *w->gd);
+  w->mag = malloc (n * sizeof *w->mag);
+  w->g64 = m->grad_f64 && !o->no_twin ? malloc (n * sizeof *w->g64) : NULL;
+  w->xd0 = w->g64 ? malloc (n * sizeof *w->xd0) : NULL;
+  w->re = (ref_eval) { ref, t->precision, NULL, { { 0 } }, NULL, NULL };
+  w->re.xd = malloc (n * sizeof *w->re.xd);
+  w->re.xf = malloc (n * sizeof *w->re.xf);
+  if (ref == GC_REF_MPFR && gc__fits ((double) n * gc__mpfr_bytes (320)))
+    w->re.xm = malloc (n * sizeof *w->re.xm);
+  if (!w->v || !w->g || !w->y || !w->gd || !w->mag
+      || (m->grad_f64 && !o->no_twin && (!w->g64 || !w->xd0))
+      || !w->re.xd || !w->re.xf || (ref == GC_REF_MPFR && !w->re.xm))
+    {
+      work_free (w);
+      return GC_ENOMEM;
+    }
+  if (w->re.xm)
+    for (size_t i = 0; i < n; i++)
+      mpfr_init2 (w->re.xm + i, 320);
+  mpfr_prec_t pw = (t->precision ? t->precision : 53) + 64;
+  for (int k = 0; k < 3; k++)
+    mpfr_init2 (w->re.out + k, k ? 2 : (t->precision ? t->precision : 53));
+  mpfr_inits2 (pw, w->l0, w->l1, w->acc, w->slope, w->slope2, w->curv,
+               w->tmp, (mpfr_ptr) 0);
+  return GC_OK;
+}
+
+static void
+work_close (work *w)
+{
+  mpfr_clears (w->l0, w->l1, w->acc, w->slope, w->slope2, w->curv, w->tmp,
+               (mpfr_ptr) 0);
+  for (int k = 0; k < 3; k++)
+    mpfr_clear (w->re.out + k);
+  if (w->re.xm)
+    for (size_t i = 0; i < w->n; i++)
+      mpfr_clear (w->re.xm + i);
+  work_free (w);
+}
+
+/* The model's derivatives at X: the f32 gradient, the HVP along v (if the
+   model has one), the twin's gradient (if asked), the loss magnitude.  */
+static void
+derivatives (gc_taylor *t, const gc_model *m, const gc__env *e,
+             const float *x, work *w, bool hvp, float *lmag)
+{
+  size_t n = m->n;
+  char what[160];
+  int code = 0;
+  gc_status st = gc__call (m, e, GC_CALL_GRAD_F32, x, NULL, e->round, w->g,
+                           &code, what, sizeof what);
+  if (st != GC_OK)
+    stop (t, st, code, what);
+  if (t->status == GC_OK && hvp
+      && (st = gc__call (m, e, GC_CALL_HVP, x, w->v, e->round, w->y, &code,
+                         what, sizeof what)) != GC_OK)
+    stop (t, st, code, what);
+  if (t->status == GC_OK && w->g64)
+    {
+      for (size_t i = 0; i < n; i++)
+        w->xd0[i] = x[i];
+      if ((st = gc__call (m, e, GC_CALL_GRAD_F64, w->xd0, NULL, e->round,
+                          w->g64, &code, what, sizeof what)) != GC_OK)
+        stop (t, st, code, what);
+    }
+  if (t->status == GC_OK && m->loss_magnitude_f32
+      && (st = gc__call (m, e, GC_CALL_LOSS_MAG, x, NULL, e->round, lmag,
+                         &code, what, sizeof what)) != GC_OK)
+    stop (t, st, code, what);
+}
+
+/* The slopes <g, v> (and the twin's, for r2) and the curvature <v, H v>,
+   with their rounding bars; returns the bar of r2's slope.  */
+static double
+slopes (gc_taylor *t, const gc_model *m, work *w, bool hvp, double lb,
+        size_t db, double lh, size_t dh)
+{
+  size_t n = m->n;
+  /* Manual: "Adjoint rounding" along v, default magnitudes */
+  double wm = 0, w1 = 0;
+  for (size_t i = 0; i < n; i++)
+    w->gd[i] = w->g[i];
+  gc__block_max (m, w->gd, w->mag);
+  for (size_t i = 0; i < n; i++)
+    {
+      wm += fabs ((double) w->v[i]) * w->mag[i];
+      w1 += fabs ((double) w->v[i]);
+    }
+  gc_term term;
+  t->adjoint = gc__term_adjoint (&term, lb, db, wm, w1, 0);
+  t->adjoint = term.value;
+  t->slope = dot_exact (w->slope, w->g, w->v, n);
+  double a2 = t->adjoint;
+  mpfr_set (w->slope2, w->slope, MPFR_RNDN);
+  if (w->g64)
+    {
+      /* r2 takes the twin's gradient: its rounding A_64 in the floor */
+      mpfr_set_zero (w->slope2, 1);
+      for (size_t i = 0; i < n; i++)
+        {
+          mpfr_set_d (w->tmp, w->g64[i], MPFR_RNDN);
+          mpfr_mul_d (w->tmp, w->tmp, (double) w->v[i], MPFR_RNDN);
+          mpfr_add (w->slope2, w->slope2, w->tmp, MPFR_RNDN);
+        }
+      gc__term_adjoint_f64 (&term, db, wm, w1, 0, true);
+      a2 = term.value;
+    }
+  t->curvature = t->adjoint_hvp = NAN;
+  if (hvp)
+    {
+      t->curvature = dot_exact (w->curv, w->y, w->v, n);
+      for (size_t i = 0; i < n; i++)
+        w->gd[i] = w->y[i];
+      gc__block_max (m, w->gd, w->mag);
+      double hm = 0;
+      for (size_t i = 0; i < n; i++)
+        hm += fabs ((double) w->v[i]) * w->mag[i];
+      t->adjoint_hvp = fmin (lh * sqrt ((double) dh),
+                             gc__gamma_over_u (dh, 24))
+                       * (GC_U32 * hm + 0x1p-150 * w1);
+    }
+  return a2;
+}
+
+/* eps_0 = 2^(floor(log2 s) - 2), or the caller's step */
+static double
+first_step (const gc_taylor *t, const gc_model *m, const float *x,
+            const gc_options *o, work *w)
+{
+  double eps0 = o->step;
+  if (!(eps0 > 0))
+    {
+      int ex;
+      if (t->direction != SIZE_MAX)
+        gc__scales (m, x, w->mag);     /* mag is free here: scratch */
+      frexp (t->direction != SIZE_MAX ? w->mag[t->direction]
+             : gc__support_norm (x, w->v, 0, m->n), &ex);
+      eps0 = ldexp (1, ex - 3);
+    }
+  return eps0;
+}
+
+/* The remainders r1 (and r2 with an HVP) and their floors on the levels
+   eps_0 2^-k.  */
+static void
+remainders (gc_taylor *t, const gc_model *m, const gc__env *e,
+            const float *x, work *w, bool hvp, double eps0, double a2)
+{
+  for (size_t k = 0; k < t->n_levels && t->status == GC_OK; k++)
+    {
+      double eps = ldexp (eps0, -(int) k);
+      t->eps[k] = eps;
+      if (eval_at (t, m, e, &w->re, x, w->v, eps, w->l1) != GC_OK)
+        break;
+      mpfr_sub (w->acc, w->l1, w->l0, MPFR_RNDN);
+      mpfr_mul_d (w->tmp, w->slope, eps, MPFR_RNDN);
+      mpfr_sub (w->tmp, w->acc, w->tmp, MPFR_RNDN);
+      t->r1[k] = fabs (mpfr_get_d (w->tmp, MPFR_RNDN));
+      t->floor1[k] = FLOOR_FACTOR * (2 * t->eval_error + eps * t->adjoint);
+      t->r2[k] = t->floor2[k] = NAN;
+      if (hvp)
+        {
+          mpfr_mul_d (w->tmp, w->slope2, eps, MPFR_RNDN);
+          mpfr_sub (w->tmp, w->acc, w->tmp, MPFR_RNDN);
+          mpfr_mul_d (w->l1, w->curv, eps * eps / 2, MPFR_RNDN);
+          mpfr_sub (w->tmp, w->tmp, w->l1, MPFR_RNDN);
+          t->r2[k] = fabs (mpfr_get_d (w->tmp, MPFR_RNDN));
+          t->floor2[k] = FLOOR_FACTOR * (2 * t->eval_error + eps * a2
+                                         + eps * eps / 2 * t->adjoint_hvp);
+        }
+    }
+}
+
+/* The bars, L(x) and its error, and the remainders, once the derivatives
+   are in.  */
+static void
+measure (gc_taylor *t, const gc_model *m, const gc__env *e, const float *x,
+         const gc_options *o, work *w, bool hvp, float lmag)
+{
+  size_t n = m->n;
+  size_t fd = m->forward_depth ? m->forward_depth : n;
+  size_t db = m->backward_depth ? m->backward_depth : n;
+  size_t dh = m->hvp_depth ? m->hvp_depth : fd + db;
+  size_t nb = 2 * t->n_levels;
+  double lf = gc__lambda (o->false_alarm, nb, fd);
+  double lb = gc__lambda (o->false_alarm, nb, db);
+  double lh = gc__lambda (o->false_alarm, nb, dh);
+  double a2 = slopes (t, m, w, hvp, lb, db, lh, dh);
+  double eps0 = first_step (t, m, x, o, w);
+  if (eval_at (t, m, e, &w->re, x, w->v, 0, w->l0) == GC_OK)
+    {
+      double ml = fmax (fabs (mpfr_get_d (w->l0, MPFR_RNDN)), lmag);
+      gc_term er;
+      gc__term_reference (&er, t->reference, t->precision, lf, fd, ml, 1, 0,
+                          0, 0);
+      t->eval_error = er.value;
+    }
+  remainders (t, m, e, x, w, hvp, eps0, a2);
+}
+
+static gc_status
+taylor (gc_taylor *t, const gc_model *m, const float *x, const gc_options *o,
+        unsigned levels)
+{
+  size_t n = m->n;
+  gc_reference ref;
+  if (validate (t, m, x, o, levels, &ref) != GC_OK)
+    return t->status;
   t->reference = ref;
   t->precision = ref == GC_REF_MPFR ? (o->precision ? o->precision
                                        : gc__default_precision ()) : 0;
   t->n_levels = levels ? levels : 24;
   t->direction = o->directions == GC_DIR_LIST ? o->indices[0] : SIZE_MAX;
 
-  float *v = calloc (n, sizeof *v), *g = malloc (n * sizeof *g);
-  float *y = malloc (n * sizeof *y);
-  double *gd = malloc (n * sizeof *gd), *mag = malloc (n * sizeof *mag);
-  double *g64 = m->grad_f64 && !o->no_twin ? malloc (n * sizeof *g64) : NULL;
-  double *xd0 = g64 ? malloc (n * sizeof *xd0) : NULL;
-  ref_eval re = { ref, t->precision, NULL, { { 0 } }, NULL, NULL };
-  re.xd = malloc (n * sizeof *re.xd);
-  re.xf = malloc (n * sizeof *re.xf);
-  if (ref == GC_REF_MPFR && gc__fits ((double) n * gc__mpfr_bytes (320)))
-    re.xm = malloc (n * sizeof *re.xm);
-  if (!v || !g || !y || !gd || !mag || (m->grad_f64 && !o->no_twin
-                                        && (!g64 || !xd0))
-      || !re.xd || !re.xf || (ref == GC_REF_MPFR && !re.xm))
-    {
-      free (v); free (g); free (y); free (gd); free (mag); free (g64);
-      free (xd0); free (re.xd); free (re.xf); free (re.xm);
-      return stop (t, GC_ENOMEM, 0, NULL);
-    }
-  if (re.xm)
-    for (size_t i = 0; i < n; i++)
-      mpfr_init2 (re.xm + i, 320);
-  mpfr_prec_t pw = (t->precision ? t->precision : 53) + 64;
-  for (int k = 0; k < 3; k++)
-    mpfr_init2 (re.out + k, k ? 2 : (t->precision ? t->precision : 53));
-  mpfr_t l0, l1, acc, slope, slope2, curv, tmp;
-  mpfr_inits2 (pw, l0, l1, acc, slope, slope2, curv, tmp, (mpfr_ptr) 0);
-
+  work w;
+  if (work_open (&w, t, m, o, ref) != GC_OK)
+    return stop (t, GC_ENOMEM, 0, NULL);
   if (t->direction != SIZE_MAX)
-    v[t->direction] = 1;
+    w.v[t->direction] = 1;
   else
-    gc__draw_direction (o->seed, n, 0, n, 0, v, NULL);
+    gc__draw_direction (o->seed, n, 0, n, 0, w.v, NULL);
   gc__env e;
   gc__env_enter (&e, o);
-  int code = 0;
-  st = gc__call (m, &e, GC_CALL_GRAD_F32, x, NULL, e.round, g, &code, what,
-                 sizeof what);
-  if (st != GC_OK)
-    stop (t, st, code, what);
   bool hvp = m->hvp_f32 != NULL;
-  if (t->status == GC_OK && hvp
-      && (st = gc__call (m, &e, GC_CALL_HVP, x, v, e.round, y, &code, what,
-                         sizeof what)) != GC_OK)
-    stop (t, st, code, what);
-  if (t->status == GC_OK && g64)
-    {
-      for (size_t i = 0; i < n; i++)
-        xd0[i] = x[i];
-      if ((st = gc__call (m, &e, GC_CALL_GRAD_F64, xd0, NULL, e.round, g64,
-                          &code, what, sizeof what)) != GC_OK)
-        stop (t, st, code, what);
-    }
   float lmag = 0;
-  if (t->status == GC_OK && m->loss_magnitude_f32
-      && (st = gc__call (m, &e, GC_CALL_LOSS_MAG, x, NULL, e.round, &lmag,
-                         &code, what, sizeof what)) != GC_OK)
-    stop (t, st, code, what);
+  derivatives (t, m, &e, x, &w, hvp, &lmag);
   if (t->status == GC_OK)
-    {
-      size_t fd = m->forward_depth ? m->forward_depth : n;
-      size_t db = m->backward_depth ? m->backward_depth : n;
-      size_t dh = m->hvp_depth ? m->hvp_depth : fd + db;
-      size_t nb = 2 * t->n_levels;
-      double lf = gc__lambda (o->false_alarm, nb, fd);
-      double lb = gc__lambda (o->false_alarm, nb, db);
-      double lh = gc__lambda (o->false_alarm, nb, dh);
-      /* Manual: "Adjoint rounding" along v, default magnitudes */
-      double wm = 0, w1 = 0;
-      for (size_t i = 0; i < n; i++)
-        gd[i] = g[i];
-      gc__block_max (m, gd, mag);
-      for (size_t i = 0; i < n; i++)
-        {
-          wm += fabs ((double) v[i]) * mag[i];
-          w1 += fabs ((double) v[i]);
-        }
-      gc_term term;
-      t->adjoint = gc__term_adjoint (&term, lb, db, wm, w1, 0);
-      t->adjoint = term.value;
-      t->slope = dot_exact (slope, g, v, n);
-      double a2 = t->adjoint;
-      mpfr_set (slope2, slope, MPFR_RNDN);
-      if (g64)
-        {
-          /* r2 takes the twin's gradient: its rounding A_64 in the floor */
-          mpfr_set_zero (slope2, 1);
-          for (size_t i = 0; i < n; i++)
-            {
-              mpfr_set_d (tmp, g64[i], MPFR_RNDN);
-              mpfr_mul_d (tmp, tmp, (double) v[i], MPFR_RNDN);
-              mpfr_add (slope2, slope2, tmp, MPFR_RNDN);
-            }
-          gc__term_adjoint_f64 (&term, db, wm, w1, 0, true);
-          a2 = term.value;
-        }
-      t->curvature = t->adjoint_hvp = NAN;
-      if (hvp)
-        {
-          t->curvature = dot_exact (curv, y, v, n);
-          for (size_t i = 0; i < n; i++)
-            gd[i] = y[i];
-          gc__block_max (m, gd, mag);
-          double hm = 0;
-          for (size_t i = 0; i < n; i++)
-            hm += fabs ((double) v[i]) * mag[i];
-          t->adjoint_hvp = fmin (lh * sqrt ((double) dh),
-                                 gc__gamma_over_u (dh, 24))
-                           * (GC_U32 * hm + 0x1p-150 * w1);
-        }
-      /* eps_0 = 2^(floor(log2 s) - 2), or the caller's step */
-      double eps0 = o->step;
-      if (!(eps0 > 0))
-        {
-          int ex;
-          if (t->direction != SIZE_MAX)
-            gc__scales (m, x, mag);     /* mag is free here: scratch */
-          frexp (t->direction != SIZE_MAX ? mag[t->direction]
-                 : gc__support_norm (x, v, 0, n), &ex);
-          eps0 = ldexp (1, ex - 3);
-        }
-      if (eval_at (t, m, &e, &re, x, v, 0, l0) == GC_OK)
-        {
-          double ml = fmax (fabs (mpfr_get_d (l0, MPFR_RNDN)), lmag);
-          gc_term er;
-          gc__term_reference (&er, ref, t->precision, lf, fd, ml, 1, 0, 0, 0);
-          t->eval_error = er.value;
-        }
-      for (size_t k = 0; k < t->n_levels && t->status == GC_OK; k++)
-        {
-          double eps = ldexp (eps0, -(int) k);
-          t->eps[k] = eps;
-          if (eval_at (t, m, &e, &re, x, v, eps, l1) != GC_OK)
-            break;
-          mpfr_sub (acc, l1, l0, MPFR_RNDN);
-          mpfr_mul_d (tmp, slope, eps, MPFR_RNDN);
-          mpfr_sub (tmp, acc, tmp, MPFR_RNDN);
-          t->r1[k] = fabs (mpfr_get_d (tmp, MPFR_RNDN));
-          t->floor1[k] = FLOOR_FACTOR * (2 * t->eval_error
-                                         + eps * t->adjoint);
-          t->r2[k] = t->floor2[k] = NAN;
-          if (hvp)
-            {
-              mpfr_mul_d (tmp, slope2, eps, MPFR_RNDN);
-              mpfr_sub (tmp, acc, tmp, MPFR_RNDN);
-              mpfr_mul_d (l1, curv, eps * eps / 2, MPFR_RNDN);
-              mpfr_sub (tmp, tmp, l1, MPFR_RNDN);
-              t->r2[k] = fabs (mpfr_get_d (tmp, MPFR_RNDN));
-              t->floor2[k] = FLOOR_FACTOR * (2 * t->eval_error + eps * a2
-                                             + eps * eps / 2
-                                               * t->adjoint_hvp);
-            }
-        }
-    }
+    measure (t, m, &e, x, o, &w, hvp, lmag);
   gc__env_leave (&e);
   if (t->status == GC_OK)
     {
@@ -386,14 +491,7 @@ taylor (gc_taylor *t, const gc_model *m, const float *x, const gc_options *o,
       for (size_t k = 0; k < t->n_levels && !hvp; k++)
         t->rate2[k] = NAN;
     }
-  mpfr_clears (l0, l1, acc, slope, slope2, curv, tmp, (mpfr_ptr) 0);
-  for (int k = 0; k < 3; k++)
-    mpfr_clear (re.out + k);
-  if (re.xm)
-    for (size_t i = 0; i < n; i++)
-      mpfr_clear (re.xm + i);
-  free (v); free (g); free (y); free (gd); free (mag); free (g64);
-  free (xd0); free (re.xd); free (re.xf); free (re.xm);
+  work_close (&w);
   mpfr_free_cache2 (MPFR_FREE_LOCAL_CACHE);
   return t->status;
 }
