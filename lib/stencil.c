@@ -9,7 +9,7 @@
    mode the points are exact; in f32 and f64 modes they are rounded and the
    steps actually applied are used ("Applied steps").  */
 
-#include "check-internal.h"
+#include "stencil.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,8 +17,8 @@
 
 /* A non-finite loss at a stencil point when the centre's was finite: the
    step has likely left the model's domain; say where.  */
-static void
-stencil_note (worker *w, int k, double h, size_t index)
+void
+gc__stencil_note (worker *w, int k, double h, size_t index)
 {
   if (w->st != GC_ENONFINITE)
     return;
@@ -35,20 +35,14 @@ stencil_note (worker *w, int k, double h, size_t index)
               index);
 }
 
-/* Manual: "Domain edges".  Levels of a finer first step tried where a
-   stencil point leaves the model's domain (MPFR: as many as confirmation
-   descends; f32 and f64: two, their rounding growing 2^8-fold a level).  */
-#define GC_EDGE_LEVELS_MPFR 8
-#define GC_EDGE_LEVELS_FLOAT 2
-
 /* Manual: "Domain edges".  Whether the failure W holds may be the
    check's own step leaving the model's domain -- a non-finite loss at a
    stencil point (the centre's was finite), with the check's default step
    -- and a finer first step, level LEVEL + 1 of at most MAX, is left to
    try: the failure is then cleared.  Else, after a descent, the detail
    says how far it went.  */
-static bool
-domain_retry (worker *w, int level, int max)
+bool
+gc__domain_retry (worker *w, int level, int max)
 {
   const shared *sh = w->sh;
   if (w->st != GC_ENONFINITE || sh->user_step || sh->o->exact_step)
@@ -66,26 +60,9 @@ domain_retry (worker *w, int level, int max)
   return true;
 }
 
-/* y = xi + t*2^te*vi exactly: the precision of y grows until the sum is
-   exact (manual: "Applied steps"; the scale 2^te keeps a step below the
-   doubles' range exact: "Default precision and step").  T1 is scratch.  */
-static void
-set_exact (mpfr_ptr y, float xi, double t, long te, float vi, mpfr_ptr t1)
-{
-  mpfr_set_d (t1, t, MPFR_RNDN);             /* t1 has 128 bits: exact */
-  mpfr_mul_2si (t1, t1, te, MPFR_RNDN);      /* exact */
-  mpfr_mul_d (t1, t1, (double) vi, MPFR_RNDN); /* 53 + 24 bits: exact */
-  for (mpfr_prec_t prec = 64;; prec *= 2)
-    {
-      mpfr_set_prec (y, prec);
-      mpfr_set_flt (y, xi, MPFR_RNDN);
-      if (mpfr_add (y, y, t1, MPFR_RNDN) == 0)
-        return;
-    }
-}
 
-static void
-reset_mpfr (worker *w, size_t i)
+void
+gc__reset_mpfr (worker *w, size_t i)
 {
   mpfr_set_prec (w->xm + i, 24);
   mpfr_set_flt (w->xm + i, w->sh->x[i], MPFR_RNDN);
@@ -118,7 +95,7 @@ eval_best_at_float (worker *w, const float *xf, const double *xd,
       if (!gc__eval_mpfr (w, w->lv))
         return false;
       for (size_t k = 0; k < nidx; k++)
-        reset_mpfr (w, idx ? idx[k] : k);
+        gc__reset_mpfr (w, idx ? idx[k] : k);
       /* The difference of two such values is taken in double: the values
          are within a few ulp_53 of each other's rounding, which the
          reference term of the f64/f32 reference dwarfs.  */
@@ -168,37 +145,28 @@ jump_estimate (double fp1, double fm1, double fp2, double fm2, double f0,
    (manual: "Non-smooth points"): J is a combination of five evaluations,
    each erring by at most eps; COEF * eps / h bounds it, COEF = h times the
    sum of the absolute coefficients (8 for a symmetric stencil).  */
-static double
-jump_noise (const shared *sh, gc_reference ref, mpfr_prec_t p, double lmax,
-            double hm, long he, double coef)
+double
+gc__jump_noise (const shared *sh, gc_reference ref, mpfr_prec_t p,
+                double lmax, double hm, long he, double coef)
 {
   return coef * gc__eval_error_over_step (ref, p, sh->r->lambda_forward,
                                           sh->r->forward_depth, lmax, hm, he);
 }
 
-/* COEF of jump_noise for one-sided steps A1, B1 (at h) and A2, B2 (at
+/* COEF of gc__jump_noise for one-sided steps A1, B1 (at h) and A2, B2 (at
    2h): J = 2 (f1+ - f0) / a1 - 2 (f0 - f1-) / b1 - (f2+ - f0) / a2
    + (f0 - f2-) / b2, whose coefficients sum in absolute value to
    2/a1 + 2/b1 + 1/a2 + 1/b2 + |2/a1 + 2/b1 - 1/a2 - 1/b2|.  */
-static double
-jump_coef (double h, double a1, double b1, double a2, double b2)
+double
+gc__jump_coef (double h, double a1, double b1, double a2, double b2)
 {
   double s1 = 2 / a1 + 2 / b1, s2 = 1 / a2 + 1 / b2;
   return h * (s1 + s2 + fabs (s1 - s2));
 }
 
-/* Manual: "Directional checks": the sums of a random direction's adjoint
-   term over its support (the elements where v_i != 0): their count K,
-   sum (u m_i + 2^-150)^2, sum |v_i| (u m_i + 2^-150) and sum |w_i - v_i|
-   (u m_i + 2^-150), w the applied direction.  */
-typedef struct random_sums
-{
-  size_t k;
-  double q2, qv, qd;
-} random_sums;
-
-static void
-random_add (random_sums *rs, double wj, float vj, double mag)
+/* Adds element j to RS (stencil.h).  */
+void
+gc__random_add (gc__random_sums *rs, double wj, float vj, double mag)
 {
   if (vj == 0)
     return;
@@ -209,9 +177,9 @@ random_add (random_sums *rs, double wj, float vj, double mag)
   rs->qd += fabs (wj - (double) vj) * e;
 }
 
-static double
-random_term (worker *w, gc_direction *d, double worst, const random_sums *rs,
-             double spread)
+double
+gc__random_term (worker *w, gc_direction *d, double worst,
+                 const gc__random_sums *rs, double spread)
 {
   const gc_result *r = w->sh->r;
   double alpha_dir = r->false_alarm / (2.0 * (double) (r->n_total ? r->n_total
@@ -230,362 +198,6 @@ random_term (worker *w, gc_direction *d, double worst, const random_sums *rs,
                                   spread);
 }
 
-/* Evaluate the MPFR stencil points K0 .. K1 - 1 of direction D (V the
-   random direction or NULL) at h = HM * 2^HE: x + h, x - h, x + 2h, x - 2h
-   into w->f[k].  */
-static bool
-eval_points (worker *w, const gc_direction *d, const float *v, double hm,
-             long he, int k0, int k1)
-{
-  shared *sh = w->sh;
-  size_t n = sh->n, i = d->index;
-  static const double mult[4] = { 1, -1, 2, -2 };
-  bool ok = true;
-  for (int k = k0; k < k1 && ok; k++)
-    {
-      if (v)
-        for (size_t j = 0; j < n; j++)
-          set_exact (w->xm + j, sh->x[j], mult[k] * hm, he, v[j], w->t1);
-      else
-        set_exact (w->xm + i, sh->x[i], mult[k] * hm, he, 1.0f, w->t1);
-      ok = gc__eval_mpfr (w, w->f[k]);
-      if (!ok)
-        stencil_note (w, k, ldexp (hm, (int) he), i);
-      if (v)
-        for (size_t j = 0; j < n; j++)
-          reset_mpfr (w, j);
-      else
-        reset_mpfr (w, i);
-    }
-  return ok;
-}
-
-/* Values, terms and verdict of direction D from its MPFR stencil values
-   w->f[] at h = HM * 2^HE.  With PR (the +-2h pair not evaluated), the
-   truncation term is PR's bound and there is no J of MPFR's own (manual:
-   "Skipping the 2h pair"); the result is then MPFR's verdict only when
-   the function returns true: (3) holds against MPFR's adjoint term, and
-   the direction passes, is not truncation-dominated and not inconclusive
-   whatever MPFR's own truncation term in [0, PR's bound] would have
-   been.  */
-static bool
-finish_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he,
-             const gc__prediction *pr)
-{
-  shared *sh = w->sh;
-  size_t n = sh->n, i = d->index;
-  mpfr_ptr f[4] = { w->f[0], w->f[1], w->f[2], w->f[3] };
-  /* D(h) (and D(2h)) with differences at twice the working precision; the
-     divisions by 2^he are exact.  */
-  mpfr_sub (w->t2, f[0], f[1], MPFR_RNDN);
-  mpfr_div_d (w->t2, w->t2, 2 * hm, MPFR_RNDN);
-  mpfr_div_2si (w->t2, w->t2, he, MPFR_RNDN);
-  d->reference = mpfr_get_d (w->t2, MPFR_RNDN);
-  double tdiff = 0;
-  if (pr)
-    {
-      d->d2h = NAN;
-      d->jump = NAN;      /* not measured: (3) bounds it */
-    }
-  else
-    {
-      mpfr_sub (w->t3, f[2], f[3], MPFR_RNDN);
-      mpfr_div_d (w->t3, w->t3, 4 * hm, MPFR_RNDN);
-      mpfr_div_2si (w->t3, w->t3, he, MPFR_RNDN);
-      d->d2h = mpfr_get_d (w->t3, MPFR_RNDN);
-      mpfr_sub (w->t3, w->t3, w->t2, MPFR_RNDN);
-      tdiff = mpfr_get_d (w->t3, MPFR_RNDN);
-      /* J = 2 Delta(h) - Delta(2h), Delta(s) = (f(x+s) - 2 f0 + f(x-s)) / s */
-      mpfr_add (w->t2, f[0], f[1], MPFR_RNDN);
-      mpfr_mul_2ui (w->t3, w->wp == sh->p ? sh->f0_mpfr : w->f0w, 1,
-                    MPFR_RNDN);
-      mpfr_sub (w->t2, w->t2, w->t3, MPFR_RNDN);
-      mpfr_div_d (w->t2, w->t2, hm, MPFR_RNDN);
-      mpfr_div_2si (w->t2, w->t2, he, MPFR_RNDN);
-      mpfr_mul_2ui (w->t2, w->t2, 1, MPFR_RNDN);
-      mpfr_add (w->prod, f[2], f[3], MPFR_RNDN);
-      mpfr_sub (w->prod, w->prod, w->t3, MPFR_RNDN);
-      mpfr_div_d (w->prod, w->prod, 2 * hm, MPFR_RNDN);
-      mpfr_div_2si (w->prod, w->prod, he, MPFR_RNDN);
-      mpfr_sub (w->t2, w->t2, w->prod, MPFR_RNDN);
-      d->jump = mpfr_get_d (w->t2, MPFR_RNDN);
-    }
-  d->forward_error_ulps = -1;
-  double lmax = fmax (fmax (fabs (mpfr_get_d (f[0], MPFR_RNDN)),
-                            fabs (mpfr_get_d (f[1], MPFR_RNDN))),
-                      sh->mag_loss);
-  d->step = ldexp (hm, (int) (he < -4000 ? -4000 : he));
-  if (pr)
-    {
-      /* Manual: "Skipping the 2h pair": T_mpfr <= rho^2 T_64 + twice
-         MPFR's rounding term at twice the loss and twice |D(h)| (the
-         points x +- 2h lie within a binade of the loss; the factor 2
-         outside covers MPFR's own rounding inside T_mpfr).  */
-      gc_term e2;
-      gc__term_reference (&e2, GC_REF_MPFR, w->wp, sh->r->lambda_forward,
-                          sh->r->forward_depth, 2 * lmax, hm, he,
-                          2 * fabs (d->reference), 0);
-      gc__term_truncation_predicted (&d->terms[GC_TERM_TRUNCATION],
-                                     d->reference, d->step, pr->rho, pr->t64,
-                                     2 * e2.value);
-    }
-  else
-    gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], d->reference,
-                         d->d2h, tdiff, d->step);
-  double e_worst
-    = gc__term_reference (&d->terms[GC_TERM_REFERENCE], GC_REF_MPFR, w->wp,
-                          sh->r->lambda_forward, sh->r->forward_depth, lmax,
-                          hm, he, d->reference, 0);
-  /* analytic <g, v> and sum |v_i| m_i; the sums of the random
-     direction's term ("Directional checks")  */
-  double wm = 0, w1 = 0;
-  random_sums rs = { 0, 0, 0, 0 };
-  if (v)
-    {
-      mpfr_set_zero (w->t2, 1);
-      for (size_t j = 0; j < n; j++)
-        {
-          mpfr_set_flt (w->prod, v[j], MPFR_RNDN);
-          mpfr_mul_d (w->prod, w->prod, (double) sh->g[j], MPFR_RNDN);
-          mpfr_add (w->t2, w->t2, w->prod, MPFR_RNDN);
-          wm += fabs ((double) v[j]) * sh->mag[j];
-          w1 += fabs ((double) v[j]);
-          random_add (&rs, v[j], v[j], sh->mag[j]);
-        }
-      d->analytic = mpfr_get_d (w->t2, MPFR_RNDN);
-    }
-  else
-    {
-      d->analytic = sh->g[i];
-      wm = sh->mag[i];
-      w1 = 1;
-    }
-  /* Manual: "Measured rounding sensitivity" */
-  double spread = v ? gc__spread_along (sh->g, sh->gm, v, n)
-                    : gc__spread_at (sh->g, sh->gm, i);
-  double a_worst
-    = gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
-                        sh->r->backward_depth, wm, w1, spread);
-  /* Manual: "Rounding classes": a model with classes keeps the worst-case
-     form along a random direction too (the draw's refinement is f32's)  */
-  if (v && !sh->r->n_precisions)
-    a_worst = random_term (w, d, a_worst, &rs, spread);
-  gc__precision_adjoint (sh->r, &d->terms[GC_TERM_ADJOINT], wm, w1, &a_worst);
-  /* Manual: "The worst case" */
-  d->bar_worst_case = d->terms[GC_TERM_TRUNCATION].value + e_worst + a_worst;
-  d->jump_next = NAN;
-  w->noise_j = jump_noise (sh, GC_REF_MPFR, w->wp, lmax, hm, he,
-                           jump_coef (1, 1, 1, 2, 2));
-  gc__judge (d, w->noise_j);
-  gc__judge_resolution (d);
-  if (!pr)
-    return true;
-  /* Manual: "Skipping the 2h pair".  (3): MPFR's |J| <= A <= its bar;
-     a pass with no truncation term at all (then with any T in [0, P]);
-     no confirmation (P <= E + A); not inconclusive at T = P (nor then at
-     any smaller T).  */
-  double t = d->terms[GC_TERM_TRUNCATION].value;
-  double e = d->terms[GC_TERM_REFERENCE].value;
-  double a = d->terms[GC_TERM_ADJOINT].value;
-  return fabs (pr->jump64) + pr->noise_j64 <= (1 - 3 * pr->rho) * a
-         && d->diff <= e + a && t <= e + a && d->verdict == GC_PASS;
-}
-
-/* The MPFR stencil of direction D at the step h = HM * 2^HE: values, terms,
-   verdict.  V is the random direction or NULL.  With PR, the +-2h pair is
-   evaluated only where PR does not prove MPFR's verdict without it
-   (manual: "Skipping the 2h pair").  */
-static bool
-stencil_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he,
-              const gc__prediction *pr)
-{
-  if (!eval_points (w, d, v, hm, he, 0, 2))
-    return false;
-  if (pr)
-    {
-      gc_direction e = *d;
-      if (finish_mpfr (w, &e, v, hm, he, pr))
-        {
-          *d = e;
-          return true;
-        }
-    }
-  if (!eval_points (w, d, v, hm, he, 2, 4))
-    return false;
-  finish_mpfr (w, d, v, hm, he, NULL);
-  return true;
-}
-
-/* Manual: "Confirming a direction".  Level A is consistent with the next,
-   finer level B when neither's truncation term exceeds the rest of its bar
-   and their references differ by no more than both truncation and both
-   rounding terms.  */
-static bool
-truncation_dominates (const gc_direction *a)
-{
-  return a->terms[GC_TERM_TRUNCATION].value
-         > a->terms[GC_TERM_REFERENCE].value + a->terms[GC_TERM_ADJOINT].value;
-}
-
-static bool
-levels_consistent (const gc_direction *a, const gc_direction *b)
-{
-  return !truncation_dominates (a) && !truncation_dominates (b)
-         && fabs (a->reference - b->reference)
-         <= a->terms[GC_TERM_TRUNCATION].value
-            + b->terms[GC_TERM_TRUNCATION].value
-            + a->terms[GC_TERM_REFERENCE].value
-            + b->terms[GC_TERM_REFERENCE].value;
-}
-
-/* The worker's MPFR variables at working precision P; at a raised P also
-   the centre value ("Raising the precision").  */
-static bool
-set_precision (worker *w, mpfr_prec_t p)
-{
-  shared *sh = w->sh;
-  w->wp = p;
-  mpfr_set_prec (w->lv, p);
-  mpfr_set_prec (w->lout, p);   /* the loss the model writes (its guards
-                                   after it keep their 2 bits) */
-  for (int k = 0; k < 4; k++)
-    mpfr_set_prec (w->f[k], p);
-  mpfr_set_prec (w->t2, 2 * p);
-  mpfr_set_prec (w->t3, 2 * p);
-  mpfr_set_prec (w->prod, 2 * p > 256 ? 2 * p : 256);
-  if (p == sh->p)
-    return true;
-  mpfr_set_prec (w->f0w, p);
-  return gc__eval_mpfr (w, w->f0w);
-}
-
-static bool confirm_mpfr (worker *w, gc_direction *d, const float *v,
-                          double hm, long he);
-
-/* Manual: "Non-smooth points".  The level A judged at, with the next finer
-   level B (steps 2^8 times smaller): a non-smooth verdict stands only when
-   J does not shrink with the step, |J_B| > |J_A| / 16; J is a fourth
-   difference, which a jump of f' keeps and anything smoother shrinks by
-   2^-8 per level or faster (x^4 at 0: 2^-24).  */
-static void
-keep_or_smooth (gc_direction *a, const gc_direction *b)
-{
-  a->jump_next = b->jump;
-  if (a->verdict == GC_NONSMOOTH && !(fabs (b->jump) > fabs (a->jump) / 16))
-    gc__judge_smooth (a);
-}
-
-bool
-gc__direction_mpfr (worker *w, gc_direction *d, const gc__prediction *pr)
-{
-  shared *sh = w->sh;
-  const float *v = NULL;
-  if (d->index == SIZE_MAX)
-    {
-      gc__make_random (sh, d->id, w->v, &w->vnorm);
-      v = w->v;
-    }
-  double hm;
-  long he;
-  gc__step_scaled (sh, d->index, d->id, &hm, &he);
-  d->level = 0;
-  /* Manual: "Domain edges": a first step that leaves the model's domain
-     is the check's, not the model's failure: a finer one is tried */
-  for (int edge = 0;
-       !stencil_mpfr (w, d, v, hm, he, sh->o->exact_step || edge ? NULL : pr);
-       edge++, he -= 8)
-    if (!domain_retry (w, edge, GC_EDGE_LEVELS_MPFR))
-      return false;
-  /* Manual: "Raising the precision".  A direction the check cannot judge
-     because the reference's own rounding dominates its bar is evaluated
-     again at 2p, 4p, 8p, 16p (the default step shrinking with p) until the
-     rounding no longer dominates.  */
-  bool ok = true;
-  if (sh->o->exact_step)
-    return true;   /* at this step and precision only (gc_options) */
-  for (int up = 1; up <= 4 && d->verdict == GC_INCONCLUSIVE
-       && d->terms[GC_TERM_REFERENCE].value > d->terms[GC_TERM_ADJOINT].value;
-       up++)
-    {
-      mpfr_prec_t p2 = sh->p << up;
-      if (!gc__precision_usable (p2))
-        break;
-      if (!(ok = set_precision (w, p2)))
-        break;
-      if (!sh->user_step)
-        he -= (long) (p2 / 3) - (long) (p2 / 6);
-      gc_direction e = *d;
-      if (!(ok = stencil_mpfr (w, &e, v, hm, he, NULL)))
-        break;
-      *d = e;
-    }
-  if (ok)
-    ok = confirm_mpfr (w, d, v, hm, he);
-  if (w->wp != sh->p)
-    set_precision (w, sh->p);
-  return ok;
-}
-
-static bool
-confirm_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he)
-{
-  shared *sh = w->sh;
-  /* Confirm a direction whose verdict could rest on a wrong truncation
-     estimate ("Confirming a direction"): it fails, is non-smooth, or its
-     truncation term exceeds the rest of its bar.  */
-  if (d->verdict != GC_FAIL && d->verdict != GC_NONSMOOTH
-      && !truncation_dominates (d))
-    return true;
-  /* ... but not a failure beyond doubt ("A failure beyond doubt"): no
-     finer level could make it a pass.  */
-  if (d->verdict == GC_FAIL && gc__failure_beyond_doubt (d, w->noise_j))
-    return true;
-  /* Levels 0 .. k; level j is judged at when (j, j+1) and (j+1, j+2) are
-     consistent, or, where the descent stops at k, when (k-1, k) is.  */
-  gc_direction lv[9];
-  lv[0] = *d;
-  int k = 1;
-  for (; k <= 8; k++)
-    {
-      long hk = he - 8L * k;
-      /* stop before the reference rounding exceeds the adjoint term */
-      double ek = gc__eval_error_over_step (GC_REF_MPFR, w->wp,
-                                            sh->r->lambda_forward,
-                                            sh->r->forward_depth,
-                                            fmax (sh->mag_loss,
-                                                  fabs (sh->f0)), hm, hk);
-      if (ek > d->terms[GC_TERM_ADJOINT].value)
-        break;
-      lv[k] = *d;
-      lv[k].level = k;
-      if (!stencil_mpfr (w, &lv[k], v, hm, hk, NULL))
-        return false;
-      if (k >= 2 && levels_consistent (&lv[k - 2], &lv[k - 1])
-          && levels_consistent (&lv[k - 1], &lv[k]))
-        {
-          keep_or_smooth (&lv[k - 2], &lv[k - 1]);
-          *d = lv[k - 2];
-          return true;
-        }
-    }
-  int last = k - 1;     /* the finest level evaluated */
-  /* No finer level possible: the first level's verdict stands,
-     unconfirmed.  */
-  if (last == 0)
-    return true;
-  if (levels_consistent (&lv[last - 1], &lv[last]))
-    {
-      keep_or_smooth (&lv[last - 1], &lv[last]);
-      *d = lv[last - 1];
-      return true;
-    }
-  /* Levels but no consistent run of them: the reference is not
-     trustworthy; the first level's values stay in the report.  */
-  d->level = -1;
-  d->verdict = GC_INCONCLUSIVE;
-  return true;
-}
-
 /* Float modes (f32, f64): rounded points, applied steps.  */
 bool
 gc__direction_float (worker *w, gc_direction *d)
@@ -597,7 +209,7 @@ gc__direction_float (worker *w, gc_direction *d)
   /* Manual: "Domain edges" */
   for (int edge = 0; !gc__direction_float_as (w, d, &fr, &noise_j);
        edge++, fr.step_exponent -= 8)
-    if (!domain_retry (w, edge, GC_EDGE_LEVELS_FLOAT))
+    if (!gc__domain_retry (w, edge, GC_EDGE_LEVELS_FLOAT))
       return false;
   gc__judge_single_level (sh->ref, d);
   return true;
@@ -705,7 +317,7 @@ float_points (worker *w, gc_direction *d, const gc__float_ref *as, double h,
         }
       if (!ok)
         {
-          stencil_note (w, k, h, i);
+          gc__stencil_note (w, k, h, i);
           return false;
         }
     }
@@ -720,7 +332,7 @@ float_points (worker *w, gc_direction *d, const gc__float_ref *as, double h,
 static void
 float_differences (worker *w, gc_direction *d, double h, const float *v,
                    const double *fr, const double *fb, const double *step1,
-                   double *wm, double *w1, random_sums *rs, double *ab)
+                   double *wm, double *w1, gc__random_sums *rs, double *ab)
 {
   shared *sh = w->sh;
   size_t n = sh->n, i = d->index;
@@ -732,7 +344,7 @@ float_differences (worker *w, gc_direction *d, double h, const float *v,
       for (size_t j = 0; j < n; j++)
         {
           double wj = (w->dp[j] - w->dm[j]) / (2 * h);
-          random_add (rs, wj, v[j], sh->mag[j]);
+          gc__random_add (rs, wj, v[j], sh->mag[j]);
           double t = (double) sh->g[j] * wj;
           double y = s + t;
           c += fabs (s) >= fabs (t) ? (s - y) + t : (t - y) + s;
@@ -794,7 +406,7 @@ gc__direction_float_as (worker *w, gc_direction *d, const gc__float_ref *as,
     return false;
 
   double wm = 0, w1 = 0;
-  random_sums rs = { 0, 0, 0, 0 };
+  gc__random_sums rs = { 0, 0, 0, 0 };
   double ab[4];   /* one-sided steps for J: a1, b1, a2, b2 */
   float_differences (w, d, h, v, fr, fb, step1, &wm, &w1, &rs, ab);
   double a1 = ab[0], b1 = ab[1], a2 = ab[2], b2 = ab[3];
@@ -826,15 +438,15 @@ gc__direction_float_as (worker *w, gc_direction *d, const gc__float_ref *as,
   /* Manual: "Rounding classes": a model with classes keeps the worst-case
      form along a random direction too (the draw's refinement is f32's)  */
   if (v && !sh->r->n_precisions)
-    a_worst = random_term (w, d, a_worst, &rs, spread);
+    a_worst = gc__random_term (w, d, a_worst, &rs, spread);
   gc__precision_adjoint (sh->r, &d->terms[GC_TERM_ADJOINT], wm, w1, &a_worst);
   /* Manual: "The worst case" */
   d->bar_worst_case = d->terms[GC_TERM_TRUNCATION].value + e_worst + a_worst;
   d->jump_next = NAN;
   d->jump = jump_estimate (fb[0], fb[1], fb[2], fb[3], as->f0, a1, b1, a2,
                            b2);
-  *noise_j = jump_noise (sh, as->best, sh->p, lmax, d->step, 0,
-                         jump_coef (d->step, a1, b1, a2, b2));
+  *noise_j = gc__jump_noise (sh, as->best, sh->p, lmax, d->step, 0,
+                         gc__jump_coef (d->step, a1, b1, a2, b2));
   gc__judge (d, *noise_j);
   gc__judge_resolution (d);
   return true;
