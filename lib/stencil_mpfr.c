@@ -59,20 +59,14 @@ eval_points (worker *w, const gc_direction *d, const float *v, double hm,
   return ok;
 }
 
-/* Values, terms and verdict of direction D from its MPFR stencil values
-   w->f[] at h = HM * 2^HE.  With PR (the +-2h pair not evaluated), the
-   truncation term is PR's bound and there is no J of MPFR's own (manual:
-   "Skipping the 2h pair"); the result is then MPFR's verdict only when
-   the function returns true: (3) holds against MPFR's adjoint term, and
-   the direction passes, is not truncation-dominated and not inconclusive
-   whatever MPFR's own truncation term in [0, PR's bound] would have
-   been.  */
-static bool
-finish_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he,
-             const gc__prediction *pr)
+/* D(h) into d->reference and, without PR, D(2h) and the kink estimate J
+   from the MPFR stencil values w->f[] at h = HM * 2^HE; returns
+   D(2h) - D(h) (0 with PR: the 2h pair is not evaluated).  */
+static double
+differences_mpfr (worker *w, gc_direction *d, double hm, long he,
+                  const gc__prediction *pr)
 {
   shared *sh = w->sh;
-  size_t n = sh->n, i = d->index;
   mpfr_ptr f[4] = { w->f[0], w->f[1], w->f[2], w->f[3] };
   /* D(h) (and D(2h)) with differences at twice the working precision; the
      divisions by 2^he are exact.  */
@@ -85,35 +79,39 @@ finish_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he,
     {
       d->d2h = NAN;
       d->jump = NAN;      /* not measured: (3) bounds it */
+      return tdiff;
     }
-  else
-    {
-      mpfr_sub (w->t3, f[2], f[3], MPFR_RNDN);
-      mpfr_div_d (w->t3, w->t3, 4 * hm, MPFR_RNDN);
-      mpfr_div_2si (w->t3, w->t3, he, MPFR_RNDN);
-      d->d2h = mpfr_get_d (w->t3, MPFR_RNDN);
-      mpfr_sub (w->t3, w->t3, w->t2, MPFR_RNDN);
-      tdiff = mpfr_get_d (w->t3, MPFR_RNDN);
-      /* J = 2 Delta(h) - Delta(2h), Delta(s) = (f(x+s) - 2 f0 + f(x-s)) / s */
-      mpfr_add (w->t2, f[0], f[1], MPFR_RNDN);
-      mpfr_mul_2ui (w->t3, w->wp == sh->p ? sh->f0_mpfr : w->f0w, 1,
-                    MPFR_RNDN);
-      mpfr_sub (w->t2, w->t2, w->t3, MPFR_RNDN);
-      mpfr_div_d (w->t2, w->t2, hm, MPFR_RNDN);
-      mpfr_div_2si (w->t2, w->t2, he, MPFR_RNDN);
-      mpfr_mul_2ui (w->t2, w->t2, 1, MPFR_RNDN);
-      mpfr_add (w->prod, f[2], f[3], MPFR_RNDN);
-      mpfr_sub (w->prod, w->prod, w->t3, MPFR_RNDN);
-      mpfr_div_d (w->prod, w->prod, 2 * hm, MPFR_RNDN);
-      mpfr_div_2si (w->prod, w->prod, he, MPFR_RNDN);
-      mpfr_sub (w->t2, w->t2, w->prod, MPFR_RNDN);
-      d->jump = mpfr_get_d (w->t2, MPFR_RNDN);
-    }
-  d->forward_error_ulps = -1;
-  double lmax = fmax (fmax (fabs (mpfr_get_d (f[0], MPFR_RNDN)),
-                            fabs (mpfr_get_d (f[1], MPFR_RNDN))),
-                      sh->mag_loss);
-  d->step = ldexp (hm, (int) (he < -4000 ? -4000 : he));
+  mpfr_sub (w->t3, f[2], f[3], MPFR_RNDN);
+  mpfr_div_d (w->t3, w->t3, 4 * hm, MPFR_RNDN);
+  mpfr_div_2si (w->t3, w->t3, he, MPFR_RNDN);
+  d->d2h = mpfr_get_d (w->t3, MPFR_RNDN);
+  mpfr_sub (w->t3, w->t3, w->t2, MPFR_RNDN);
+  tdiff = mpfr_get_d (w->t3, MPFR_RNDN);
+  /* J = 2 Delta(h) - Delta(2h), Delta(s) = (f(x+s) - 2 f0 + f(x-s)) / s */
+  mpfr_add (w->t2, f[0], f[1], MPFR_RNDN);
+  mpfr_mul_2ui (w->t3, w->wp == sh->p ? sh->f0_mpfr : w->f0w, 1,
+                MPFR_RNDN);
+  mpfr_sub (w->t2, w->t2, w->t3, MPFR_RNDN);
+  mpfr_div_d (w->t2, w->t2, hm, MPFR_RNDN);
+  mpfr_div_2si (w->t2, w->t2, he, MPFR_RNDN);
+  mpfr_mul_2ui (w->t2, w->t2, 1, MPFR_RNDN);
+  mpfr_add (w->prod, f[2], f[3], MPFR_RNDN);
+  mpfr_sub (w->prod, w->prod, w->t3, MPFR_RNDN);
+  mpfr_div_d (w->prod, w->prod, 2 * hm, MPFR_RNDN);
+  mpfr_div_2si (w->prod, w->prod, he, MPFR_RNDN);
+  mpfr_sub (w->t2, w->t2, w->prod, MPFR_RNDN);
+  d->jump = mpfr_get_d (w->t2, MPFR_RNDN);
+  return tdiff;
+}
+
+/* D's truncation term: measured from D(2h) - D(h) = TDIFF, or with PR
+   predicted (manual: "Skipping the 2h pair").  LMAX is the loss's
+   magnitude at the stencil.  */
+static void
+truncation_mpfr (worker *w, gc_direction *d, double lmax, double hm,
+                 long he, double tdiff, const gc__prediction *pr)
+{
+  shared *sh = w->sh;
   if (pr)
     {
       /* Manual: "Skipping the 2h pair": T_mpfr <= rho^2 T_64 + twice
@@ -131,14 +129,17 @@ finish_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he,
   else
     gc__term_truncation (&d->terms[GC_TERM_TRUNCATION], d->reference,
                          d->d2h, tdiff, d->step);
-  double e_worst
-    = gc__term_reference (&d->terms[GC_TERM_REFERENCE], GC_REF_MPFR, w->wp,
-                          sh->r->lambda_forward, sh->r->forward_depth, lmax,
-                          hm, he, d->reference, 0);
-  /* analytic <g, v> and sum |v_i| m_i; the sums of the random
-     direction's term ("Directional checks")  */
-  double wm = 0, w1 = 0;
-  gc__random_sums rs = { 0, 0, 0, 0 };
+}
+
+/* analytic <g, v> into d->analytic, sum |v_i| m_i into *WM, sum |v_i|
+   into *W1, and the sums of the random direction's term into RS
+   ("Directional checks"); V is the random direction or NULL.  */
+static void
+analytic_mpfr (worker *w, gc_direction *d, const float *v, double *wm,
+               double *w1, gc__random_sums *rs)
+{
+  shared *sh = w->sh;
+  size_t n = sh->n, i = d->index;
   if (v)
     {
       mpfr_set_zero (w->t2, 1);
@@ -147,18 +148,62 @@ finish_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he,
           mpfr_set_flt (w->prod, v[j], MPFR_RNDN);
           mpfr_mul_d (w->prod, w->prod, (double) sh->g[j], MPFR_RNDN);
           mpfr_add (w->t2, w->t2, w->prod, MPFR_RNDN);
-          wm += fabs ((double) v[j]) * sh->mag[j];
-          w1 += fabs ((double) v[j]);
-          gc__random_add (&rs, v[j], v[j], sh->mag[j]);
+          *wm += fabs ((double) v[j]) * sh->mag[j];
+          *w1 += fabs ((double) v[j]);
+          gc__random_add (rs, v[j], v[j], sh->mag[j]);
         }
       d->analytic = mpfr_get_d (w->t2, MPFR_RNDN);
     }
   else
     {
       d->analytic = sh->g[i];
-      wm = sh->mag[i];
-      w1 = 1;
+      *wm = sh->mag[i];
+      *w1 = 1;
     }
+}
+
+/* Manual: "Skipping the 2h pair".  (3): MPFR's |J| <= A <= its bar;
+   a pass with no truncation term at all (then with any T in [0, P]);
+   no confirmation (P <= E + A); not inconclusive at T = P (nor then at
+   any smaller T).  */
+static bool
+prediction_stands (const gc_direction *d, const gc__prediction *pr)
+{
+  double t = d->terms[GC_TERM_TRUNCATION].value;
+  double e = d->terms[GC_TERM_REFERENCE].value;
+  double a = d->terms[GC_TERM_ADJOINT].value;
+  return fabs (pr->jump64) + pr->noise_j64 <= (1 - 3 * pr->rho) * a
+         && d->diff <= e + a && t <= e + a && d->verdict == GC_PASS;
+}
+
+/* Values, terms and verdict of direction D from its MPFR stencil values
+   w->f[] at h = HM * 2^HE.  With PR (the +-2h pair not evaluated), the
+   truncation term is PR's bound and there is no J of MPFR's own (manual:
+   "Skipping the 2h pair"); the result is then MPFR's verdict only when
+   the function returns true: (3) holds against MPFR's adjoint term, and
+   the direction passes, is not truncation-dominated and not inconclusive
+   whatever MPFR's own truncation term in [0, PR's bound] would have
+   been.  */
+static bool
+finish_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he,
+             const gc__prediction *pr)
+{
+  shared *sh = w->sh;
+  size_t n = sh->n, i = d->index;
+  double tdiff = differences_mpfr (w, d, hm, he, pr);
+  d->forward_error_ulps = -1;
+  double lmax = fmax (fmax (fabs (mpfr_get_d (w->f[0], MPFR_RNDN)),
+                            fabs (mpfr_get_d (w->f[1], MPFR_RNDN))),
+                      sh->mag_loss);
+  d->step = ldexp (hm, (int) (he < -4000 ? -4000 : he));
+  truncation_mpfr (w, d, lmax, hm, he, tdiff, pr);
+  double e_worst
+    = gc__term_reference (&d->terms[GC_TERM_REFERENCE], GC_REF_MPFR, w->wp,
+                          sh->r->lambda_forward, sh->r->forward_depth, lmax,
+                          hm, he, d->reference, 0);
+  double wm = 0, w1 = 0;
+  gc__random_sums rs = { 0, 0, 0, 0 };
+  analytic_mpfr (w, d, v, &wm, &w1, &rs);
   /* Manual: "Measured rounding sensitivity" */
   double spread = v ? gc__spread_along (sh->g, sh->gm, v, n)
                     : gc__spread_at (sh->g, sh->gm, i);
@@ -174,20 +219,12 @@ finish_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he,
   d->bar_worst_case = d->terms[GC_TERM_TRUNCATION].value + e_worst + a_worst;
   d->jump_next = NAN;
   w->noise_j = gc__jump_noise (sh, GC_REF_MPFR, w->wp, lmax, hm, he,
-                           gc__jump_coef (1, 1, 1, 2, 2));
+                               gc__jump_coef (1, 1, 1, 2, 2));
   gc__judge (d, w->noise_j);
   gc__judge_resolution (d);
   if (!pr)
     return true;
-  /* Manual: "Skipping the 2h pair".  (3): MPFR's |J| <= A <= its bar;
-     a pass with no truncation term at all (then with any T in [0, P]);
-     no confirmation (P <= E + A); not inconclusive at T = P (nor then at
-     any smaller T).  */
-  double t = d->terms[GC_TERM_TRUNCATION].value;
-  double e = d->terms[GC_TERM_REFERENCE].value;
-  double a = d->terms[GC_TERM_ADJOINT].value;
-  return fabs (pr->jump64) + pr->noise_j64 <= (1 - 3 * pr->rho) * a
-         && d->diff <= e + a && t <= e + a && d->verdict == GC_PASS;
+  return prediction_stands (d, pr);
 }
 
 /* The MPFR stencil of direction D at the step h = HM * 2^HE: values, terms,
