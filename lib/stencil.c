@@ -164,6 +164,30 @@ gc__jump_coef (double h, double a1, double b1, double a2, double b2)
   return h * (s1 + s2 + fabs (s1 - s2));
 }
 
+/* The direction's adjoint term (its value into D's terms) and its worst
+   case, for the float and the MPFR stencils alike: the measured spread
+   (manual: "Measured rounding sensitivity": along v, the direction before
+   the rounding of x + h v, which differs from it by that rounding, a
+   second order change of S_w), the random direction's refinement, and
+   the model's rounding classes (manual: "Rounding classes": a model with
+   classes keeps the worst-case form along a random direction too, the
+   draw's refinement being f32's).  */
+double
+gc__adjoint_terms (worker *w, gc_direction *d, const float *v, double wm,
+                   double w1, gc__random_sums *rs)
+{
+  shared *sh = w->sh;
+  double spread = v ? gc__spread_along (sh->g, sh->gm, v, sh->n)
+                    : gc__spread_at (sh->g, sh->gm, d->index);
+  double a_worst
+    = gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
+                        sh->r->backward_depth, wm, w1, spread);
+  if (v && !sh->r->n_precisions)
+    a_worst = gc__random_term (w, d, a_worst, rs, spread);
+  gc__precision_adjoint (sh->r, &d->terms[GC_TERM_ADJOINT], wm, w1, &a_worst);
+  return a_worst;
+}
+
 /* Adds element j to RS (stencil.h).  */
 void
 gc__random_add (gc__random_sums *rs, double wj, float vj, double mag)
@@ -427,19 +451,7 @@ gc__direction_float_as (worker *w, gc_direction *d, const gc__float_ref *as,
     = gc__term_reference (&d->terms[GC_TERM_REFERENCE], as->ref, sh->p,
                           sh->r->lambda_forward, sh->r->forward_depth, lmax,
                           d->step, 0, d->reference, sh->spread_loss);
-  /* Manual: "Measured rounding sensitivity": along v, the direction before
-     the rounding of x + h v (w differs from it by that rounding, a second
-     order change of S_w).  */
-  double spread = v ? gc__spread_along (sh->g, sh->gm, v, n)
-                    : gc__spread_at (sh->g, sh->gm, i);
-  double a_worst
-    = gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
-                        sh->r->backward_depth, wm, w1, spread);
-  /* Manual: "Rounding classes": a model with classes keeps the worst-case
-     form along a random direction too (the draw's refinement is f32's)  */
-  if (v && !sh->r->n_precisions)
-    a_worst = gc__random_term (w, d, a_worst, &rs, spread);
-  gc__precision_adjoint (sh->r, &d->terms[GC_TERM_ADJOINT], wm, w1, &a_worst);
+  double a_worst = gc__adjoint_terms (w, d, v, wm, w1, &rs);
   /* Manual: "The worst case" */
   d->bar_worst_case = d->terms[GC_TERM_TRUNCATION].value + e_worst + a_worst;
   d->jump_next = NAN;

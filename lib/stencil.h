@@ -43,6 +43,8 @@ double gc__jump_coef (double h, double a1, double b1, double a2, double b2);
 void gc__random_add (gc__random_sums *rs, double wj, float vj, double mag);
 /* The adjoint term of a random direction from RS (manual: "Directional
    checks"), WORST the worst-case term, SPREAD the measured sensitivity.  */
+double gc__adjoint_terms (worker *w, gc_direction *d, const float *v,
+                          double wm, double w1, gc__random_sums *rs);
 double gc__random_term (worker *w, gc_direction *d, double worst,
                         const gc__random_sums *rs, double spread);
 

@@ -204,17 +204,7 @@ finish_mpfr (worker *w, gc_direction *d, const float *v, double hm, long he,
   double wm = 0, w1 = 0;
   gc__random_sums rs = { 0, 0, 0, 0 };
   analytic_mpfr (w, d, v, &wm, &w1, &rs);
-  /* Manual: "Measured rounding sensitivity" */
-  double spread = v ? gc__spread_along (sh->g, sh->gm, v, n)
-                    : gc__spread_at (sh->g, sh->gm, i);
-  double a_worst
-    = gc__term_adjoint (&d->terms[GC_TERM_ADJOINT], sh->r->lambda_backward,
-                        sh->r->backward_depth, wm, w1, spread);
-  /* Manual: "Rounding classes": a model with classes keeps the worst-case
-     form along a random direction too (the draw's refinement is f32's)  */
-  if (v && !sh->r->n_precisions)
-    a_worst = gc__random_term (w, d, a_worst, &rs, spread);
-  gc__precision_adjoint (sh->r, &d->terms[GC_TERM_ADJOINT], wm, w1, &a_worst);
+  double a_worst = gc__adjoint_terms (w, d, v, wm, w1, &rs);
   /* Manual: "The worst case" */
   d->bar_worst_case = d->terms[GC_TERM_TRUNCATION].value + e_worst + a_worst;
   d->jump_next = NAN;
