@@ -777,8 +777,9 @@ gc_status gc_jvp_check (const gc_model *model, const float *x,
    twin = 1).  Direction id k n + i, index i.  The result
    has kind GC_CHECK_HVP and reference GC_REF_F64 (twin) or GC_REF_F32.
    OPTS: directions, n_random, indices, seed, step (absolute: the default
-   is derived), false_alarm, timeout, no_twin; sharding is refused
-   (GC_EINVAL).  GC_ENOREF when the model has no hvp_f32.  Returns the
+   is derived), false_alarm, timeout, no_twin, shard_index and
+   shard_count (a shard checks whole vectors: k = I, I + N, ...; manual
+   "The HVP check", Shards).  GC_ENOREF when the model has no hvp_f32.  Returns the
    result's status; *RESULT as for gc_check.  */
 gc_status gc_hvp_check (const gc_model *model, const float *x,
                         const gc_options *opts, gc_result **result);
