@@ -266,7 +266,13 @@ gc__term_input (const gc_term *t, const char *name, double fallback)
 double
 gc__gamma_over_u (size_t depth, int bits)
 {
-  double du = ldexp ((double) depth, -bits);
+  return gc__gamma_over_unit (depth, ldexp (1.0, -bits));
+}
+
+double
+gc__gamma_over_unit (size_t depth, double u)
+{
+  double du = (double) depth * u;
   return du < 1 ? (double) depth / (1 - du) : INFINITY;
 }
 

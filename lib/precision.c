@@ -125,15 +125,6 @@ gc__precision_backward_count (const gc_result *r)
   return c;
 }
 
-/* gamma_d(u) / u = d / (1 - d u) (manual: "The worst case"); validation
-   keeps d u < 1/2.  */
-static double
-gamma_over_u (size_t d, double u)
-{
-  double du = (double) d * u;
-  return du < 1 ? (double) d / (1 - du) : INFINITY;
-}
-
 /* Class C's base u_k sum |w_i| m_i + eta_k sum |w_i|.  */
 static double
 base (const gc_precision *c, double wm, double w1)
@@ -161,7 +152,7 @@ gc__precision_adjoint (const gc_result *r, gc_term *t, double wm, double w1,
         continue;
       double lk = gc__lambda (r->false_alarm, (size_t) ((2 + nb) * total),
                               c->backward_depth);
-      double gu = gamma_over_u (c->backward_depth, c->unit_roundoff);
+      double gu = gc__gamma_over_unit (c->backward_depth, c->unit_roundoff);
       double b = base (c, wm, w1);
       double v = fmin (lk * sqrt ((double) c->backward_depth), gu) * b;
       all += v;
@@ -192,15 +183,15 @@ gc__precision_arith (const gc_result *r, double wm, double w1, double *b,
 {
   if (!r->n_precisions)
     return;
-  size_t db = r->backward_depth;
-  double w = 2 * gamma_over_u (db, 0x1p-23) * (0x1p-23 * wm + 0x1p-149 * w1);
+  /* f32's own spread limit W = C B, as twin.c formed them  */
+  double w = *b * *c;
   double bp = *b;
   for (size_t k = 0; k < r->n_precisions; k++)
     {
       const gc_precision *p = &r->precisions[k];
       if (!p->backward_depth)
         continue;
-      bp += gamma_over_u (p->backward_depth, p->unit_roundoff) * base (p, wm, w1);
+      bp += gc__gamma_over_unit (p->backward_depth, p->unit_roundoff) * base (p, wm, w1);
     }
   w += gc__precision_spread_limit (r, wm, w1);
   *b = bp;
@@ -224,7 +215,7 @@ gc__precision_spread_limit (const gc_result *r, double wm, double w1)
       if (!p->backward_depth)
         continue;
       double f = p->mode_reached ? 2 : 1, u = f * p->unit_roundoff;
-      s += 2 * gamma_over_u (p->backward_depth, u)
+      s += 2 * gc__gamma_over_unit (p->backward_depth, u)
            * (u * wm + f * p->underflow * w1);
     }
   return s;
@@ -267,7 +258,7 @@ gc__precision_output (const gc_result *r, gc_term *t, double lambda,
       const gc_precision *p = &r->precisions[k];
       if (!p->forward_depth)
         continue;
-      double gu = gamma_over_u (p->forward_depth, p->unit_roundoff);
+      double gu = gc__gamma_over_unit (p->forward_depth, p->unit_roundoff);
       all += fmin (lambda * sqrt ((double) p->forward_depth), gu)
              * (p->unit_roundoff * mk + p->underflow);
     }
