@@ -697,7 +697,11 @@ typedef struct gc_result
      0 (depth_implied_at == SIZE_MAX after rounding_modes > 0): the
      failures within the worst-case bar (nu_worst_case <= 1), which an
      alignment of roundings the modes did not reach would explain, made
-     inconclusive.  */
+     inconclusive.  With a twin ("Twin rounding the modes do not reach"),
+     when every spread of the backward and of the twin is 0 and the
+     arithmetic contradicts the declared depth: the algorithm's failures
+     within the twin's worst case at the depth the arithmetic implies,
+     made inconclusive.  */
   size_t n_unreached;
   /* Manual: "What the measurement does not support", "The loss
      magnitude".  A declared M_L the reference forward's spread

@@ -118,6 +118,27 @@ gc__judge_resolution (gc_direction *d)
     d->verdict = GC_INCONCLUSIVE;
 }
 
+/* Manual: "Two verdicts, one report": the direction's verdict from its
+   algorithm's and its arithmetic's, in the documented order: a kink, a
+   wrong algorithm, an f32 path beyond any rounding, a precision loss, a
+   spread against defaulted magnitudes, then the algorithm's pass or
+   inconclusive.  */
+static void
+combine (gc_direction *d)
+{
+  gc_verdict a = d->verdict_algorithm;
+  if (a == GC_NONSMOOTH)
+    d->verdict = GC_NONSMOOTH;
+  else if (a == GC_FAIL || d->arith == GC_ARITH_MISMATCH)
+    d->verdict = GC_FAIL;
+  else if (d->arith == GC_ARITH_PRECISION)
+    d->verdict = GC_PRECISION;
+  else if (d->arith == GC_ARITH_INCONCLUSIVE)
+    d->verdict = GC_INCONCLUSIVE;
+  else
+    d->verdict = a;
+}
+
 /* Manual: "Two verdicts, one report".  */
 void
 gc__judge_twin (gc_direction *d)
@@ -195,19 +216,7 @@ gc__judge_twin (gc_direction *d)
       && !(fabs (d->analytic - d->analytic_f64) > d->arith_bar)
       && gc__term_input (&d->adjoint_f64, "m defaulted", 0) != 0)
     d->arith = GC_ARITH_INCONCLUSIVE;
-  /* Combined, in the documented order: a kink, a wrong algorithm, an f32
-     path beyond any rounding, a precision loss, a spread against
-     defaulted magnitudes, then the algorithm's pass or inconclusive.  */
-  if (t.verdict == GC_NONSMOOTH)
-    d->verdict = GC_NONSMOOTH;
-  else if (t.verdict == GC_FAIL || d->arith == GC_ARITH_MISMATCH)
-    d->verdict = GC_FAIL;
-  else if (d->arith == GC_ARITH_PRECISION)
-    d->verdict = GC_PRECISION;
-  else if (d->arith == GC_ARITH_INCONCLUSIVE)
-    d->verdict = GC_INCONCLUSIVE;
-  else
-    d->verdict = t.verdict;
+  combine (d);
 }
 
 /* Whether direction D was judged (it holds a resolution).  */
@@ -538,6 +547,77 @@ judge_loss_magnitude (gc_result *r)
     }
 }
 
+/* Manual: "Twin rounding the modes do not reach".  Where the modes were
+   applied to the twin and its every spread is 0, and the declared depth
+   is contradicted (an arithmetic finding, or the backward's spread
+   implying more than d_b), an algorithm failure within its reference's
+   terms plus the twin's worst case at D = max(d_b, the depth the
+   backward's spread implies, ceil((lambda_b r_max)^2)), r = |a32 - a64|
+   / (u M + 2^-150 sum |w_i|), is inconclusive.  Idempotent: it starts
+   from the algorithm's own ratio nu_f64, which summarise does not
+   change.  */
+static void
+judge_twin_unreached (gc_result *r)
+{
+  if (!r->twin || !r->twin_rounding_modes || r->nondeterministic)
+    return;
+  double rmax = 0;
+  bool measured = r->rounding_modes && r->depth_implied_at != SIZE_MAX;
+  bool contradicted = measured
+                      && r->depth_implied > (double) r->backward_depth;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict == GC_ERROR || isnan (d->analytic_f64))
+        continue;
+      const gc_term *a = &d->adjoint_f64;
+      if (gc__term_input (a, "S_w64", 0) != 0)
+        return;
+      double one = GC_U32 * gc__term_input (a, "sum |w_i| m_i", 0)
+                   + 0x1p-150 * gc__term_input (a, "sum |w_i|", 0);
+      double e = fabs (d->analytic - d->analytic_f64);
+      if (e > 0 && one > 0)
+        rmax = fmax (rmax, e / one);
+      contradicted |= d->arith == GC_ARITH_PRECISION
+                      || d->arith == GC_ARITH_MISMATCH;
+    }
+  if (!contradicted)
+    return;
+  double lr = r->lambda_backward * rmax;
+  double dw = fmax ((double) r->backward_depth, ceil (lr * lr));
+  if (measured)
+    dw = fmax (dw, ceil (r->depth_implied));
+  /* gamma_D(u_53) is finite below D = 2^53; beyond 2^52 every failure of
+     this kind is inconclusive */
+  double gu = dw < 0x1p52 ? gc__gamma_over_u ((size_t) dw, 53) : INFINITY;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      gc_direction *d = &r->dirs[k];
+      if (d->verdict == GC_ERROR || isnan (d->analytic_f64)
+          || d->level < 0 || !(d->nu_f64 > 1)
+          || (d->verdict_algorithm != GC_FAIL
+              && d->verdict_algorithm != GC_INCONCLUSIVE))
+        continue;
+      const gc_term *a = &d->adjoint_f64;
+      bool rich = d->richardson_used;
+      double ref = rich ? d->richardson : d->reference;
+      double terms = rich ? d->richardson_terms[0].value
+                            + d->richardson_terms[1].value
+                          : d->terms[GC_TERM_TRUNCATION].value
+                            + d->terms[GC_TERM_REFERENCE].value;
+      double wide = gu * (GC_U64 * gc__term_input (a, "sum |w_i| m_i", 0)
+                          + 0x1p-1074 * gc__term_input (a, "sum |w_i|", 0));
+      if (fabs (d->analytic_f64 - ref) <= terms + wide)
+        {
+          d->verdict_algorithm = GC_INCONCLUSIVE;
+          r->n_unreached++;
+        }
+      else
+        d->verdict_algorithm = GC_FAIL;
+      combine (d);
+    }
+}
+
 void
 gc__summarise (gc_result *r)
 {
@@ -545,6 +625,7 @@ gc__summarise (gc_result *r)
   r->n_unreached = r->n_loss_unsupported = 0;
   r->n_unvalidated = 0;
   judge_declarations (r);
+  judge_twin_unreached (r);
   judge_loss_magnitude (r);
   r->n_failed = r->n_nonsmooth = r->n_inconclusive = 0;
   r->worst = SIZE_MAX;

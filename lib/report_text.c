@@ -277,8 +277,9 @@ rounding_text (gc__buf *b, const gc_result *r)
                     "arithmetic is exact, or the directed modes did not "
                     "reach it (threads started before the check keep their "
                     "own mode); the measurement vouches for nothing", what);
-      /* Manual: "Rounding the modes do not reach" */
-      if (r->n_unreached)
+      /* Manual: "Rounding the modes do not reach" (with a twin, twin_text
+         says it) */
+      if (r->n_unreached && !r->twin)
         gc__buf_printf (b, "; %zu failure(s) within the worst-case bar "
                         "gamma_d are INCONCLUSIVE (aligned roundings the "
                         "modes did not reach would explain them)",
@@ -439,6 +440,14 @@ twin_text (gc__buf *b, const gc_result *r)
     }
   gc__buf_printf (b, "; resolution median %.3g, worst %.3g\n",
                   r->resolution_f64_median, r->resolution_f64_worst);
+  /* Manual: "Twin rounding the modes do not reach" */
+  if (r->n_unreached)
+    gc__buf_printf (b, "  INCONCLUSIVE: %zu failure(s) of the algorithm "
+                    "within the twin's worst case at the depth the "
+                    "measurement implies: every spread of the twin is 0 "
+                    "(the rounding modes reached nothing of it) and the "
+                    "declared d_b = %zu is contradicted\n", r->n_unreached,
+                    r->backward_depth);
   gc__buf_printf (b, "  arithmetic: g32 against g64 in units of %s derived "
                   "bound: %zu beyond it within 2^16 of it (PRECISION), %zu "
                   "beyond any rounding (FAIL)",
