@@ -13,9 +13,9 @@ gradcheck.torch.check_function checks a function of torch tensors.
 """
 
 from .check import (CALLBACK_FAILED, CallbackError, CheckError, Directions,
-                    Result, Status, Verdict, assert_gradient,
+                    Precision, Result, Status, Verdict, assert_gradient,
                     assert_gradient_fails, check)
 
 __all__ = ["check", "assert_gradient", "assert_gradient_fails", "Result",
-           "Directions", "Verdict", "Status", "CheckError", "CallbackError",
+           "Directions", "Precision", "Verdict", "Status", "CheckError", "CallbackError",
            "CALLBACK_FAILED"]

@@ -3,7 +3,7 @@
 """_lib.py -- the ctypes bindings of libgradcheck.
 
 Only the C interface is declared here (lib/gradcheck.h): the layouts of
-gc_model (ABI 2), gc_options and the head of gc_result, and the functions
+gc_model (ABI 3), gc_precision, gc_options and the head of gc_result, and the functions
 the package calls.  Nothing of the check's logic is here: every number,
 verdict and report comes from the library.
 
@@ -28,8 +28,9 @@ LOSS_F32 = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
 GRAD_F32 = LOSS_F32
 LOSS_F64 = LOSS_F32
 GRAD_F64 = LOSS_F32
-MODEL_ABI = 2           # the gc_model layout below: GC_MODEL_ABI 2
+MODEL_ABI = 3           # the gc_model layout below: GC_MODEL_ABI 3
 MAX_DIMS = 6            # GC_MAX_DIMS
+MAX_PRECISIONS = 8      # GC_MAX_PRECISIONS
 
 
 class Block(ctypes.Structure):
@@ -42,9 +43,19 @@ class Constant(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_double)]
 
 
+class Precision(ctypes.Structure):
+    """gc_precision: a rounding class (manual: "Rounding classes")."""
+    _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_int),
+                ("unit_roundoff", ctypes.c_double),
+                ("underflow", ctypes.c_double),
+                ("forward_depth", c_size_t), ("backward_depth", c_size_t),
+                ("mode_reached", ctypes.c_int)]
+
+
 class Model(ctypes.Structure):
-    """gc_model as of GC_MODEL_ABI 2 (a library of a later ABI reads an
-    ABI-2 description without the fields appended since)."""
+    """gc_model as of GC_MODEL_ABI 3 (a library of a later ABI reads an
+    ABI-3 description without the fields appended since); the
+    higher-order group stays NULL."""
     _fields_ = [
         ("abi", ctypes.c_int),
         ("name", ctypes.c_char_p),
@@ -70,6 +81,13 @@ class Model(ctypes.Structure):
         ("n_output_blocks", c_size_t),
         ("output_blocks", ctypes.c_void_p),
         ("grad_f64", GRAD_F64),
+        ("n_precisions", c_size_t),
+        ("precisions", ctypes.POINTER(Precision)),
+        ("jvp_f32", ctypes.c_void_p),
+        ("hvp_f32", ctypes.c_void_p),
+        ("tangent_depth", c_size_t),
+        ("hvp_depth", c_size_t),
+        ("hvp_f64", ctypes.c_void_p),
     ]
 
 

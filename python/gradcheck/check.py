@@ -400,9 +400,93 @@ def _directions(opts, directions, keep):
         opts.directions, opts.indices, opts.n_indices = 2, arr, len(idx)
 
 
+class Precision:
+    """A rounding class of the model beyond f32's arithmetic (gc_precision,
+    manual: "Rounding classes"): storage in bf16 or fp16, products in
+    TF32, an approximation of a known relative error.  forward_depth and
+    backward_depth count the class's roundings on the longest chain to the
+    loss and to a gradient element (0: not in that pass); mode_reached
+    says whether fesetround reaches them (torch's conversions to bf16 and
+    fp16 are bit operations: it does not).  The library validates every
+    field (GC_EINVAL, with its reason).
+
+        Precision.storage("bf16", forward_depth=4, backward_depth=6)
+    """
+
+    # the formats' unit roundoff and underflow error (GC_U_*, GC_ETA_*)
+    FORMATS = {"bf16": (2.0 ** -8, 2.0 ** -134),
+               "fp16": (2.0 ** -11, 2.0 ** -25),
+               "tf32": (2.0 ** -11, 2.0 ** -137)}
+    KINDS = {"storage": 0, "arithmetic": 1, "approximation": 2}
+
+    def __init__(self, name, kind, unit_roundoff, underflow, forward_depth,
+                 backward_depth, mode_reached=False):
+        if kind not in self.KINDS:
+            raise ValueError("gradcheck: precision kind %r: one of %s"
+                             % (kind, ", ".join(self.KINDS)))
+        self.name, self.kind = str(name), kind
+        self.unit_roundoff, self.underflow = float(unit_roundoff), \
+            float(underflow)
+        self.forward_depth = int(forward_depth)
+        self.backward_depth = int(backward_depth)
+        self.mode_reached = bool(mode_reached)
+
+    @classmethod
+    def _format(cls, fmt, kind, what, forward_depth, backward_depth,
+                mode_reached):
+        if fmt not in cls.FORMATS:
+            raise ValueError("gradcheck: format %r: one of %s"
+                             % (fmt, ", ".join(cls.FORMATS)))
+        u, eta = cls.FORMATS[fmt]
+        return cls("%s %s" % (fmt, what), kind, u, eta, forward_depth,
+                   backward_depth, mode_reached)
+
+    @classmethod
+    def storage(cls, fmt, forward_depth, backward_depth, mode_reached=False):
+        """Tensors rounded to FMT ("bf16", "fp16") between operations."""
+        return cls._format(fmt, "storage", "storage", forward_depth,
+                           backward_depth, mode_reached)
+
+    @classmethod
+    def arithmetic(cls, fmt, forward_depth, backward_depth,
+                   mode_reached=False):
+        """Operations carried out in FMT ("tf32" products, ...)."""
+        return cls._format(fmt, "arithmetic", "arithmetic", forward_depth,
+                           backward_depth, mode_reached)
+
+    def __repr__(self):
+        return ("Precision(%r, %r, u=%g, eta=%g, forward_depth=%d, "
+                "backward_depth=%d, mode_reached=%s)"
+                % (self.name, self.kind, self.unit_roundoff, self.underflow,
+                   self.forward_depth, self.backward_depth,
+                   self.mode_reached))
+
+
+def _precisions(m, precisions, keep):
+    items = list(precisions)
+    if len(items) > _lib.MAX_PRECISIONS:
+        # the library refuses it too (GC_EINVAL); say it in Python's words
+        raise ValueError("gradcheck: %d precisions, at most %d"
+                         % (len(items), _lib.MAX_PRECISIONS))
+    arr = (_lib.Precision * max(len(items), 1))()
+    names = []
+    for c, p in zip(arr, items):
+        if not isinstance(p, Precision):
+            raise TypeError("gradcheck: precisions holds %s, not a "
+                            "gradcheck.Precision" % type(p).__name__)
+        names.append(p.name.encode())
+        c.name, c.kind = names[-1], Precision.KINDS[p.kind]
+        c.unit_roundoff, c.underflow = p.unit_roundoff, p.underflow
+        c.forward_depth, c.backward_depth = p.forward_depth, p.backward_depth
+        c.mode_reached = int(p.mode_reached)
+    keep += [arr, names]
+    m.n_precisions, m.precisions = len(items), arr
+
+
 def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
           grad_magnitude=None, loss_magnitude=None, name=None, blocks=None,
-          constants=None, forward_depth=0, backward_depth=0, reference=None,
+          constants=None, precisions=None, forward_depth=0,
+          backward_depth=0, reference=None,
           directions="all", seed=1, precision=0, step=0.0, false_alarm=1e-6,
           threads=1, random_per_block=False, timeout=0.0, exact_step=False,
           no_twin=False, model_identity=None):
@@ -414,8 +498,9 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
     point as float64, exactly.  grad_magnitude(x) -> the backward on
     absolute values, loss_magnitude(x) -> M_L (manual: "Adjoint rounding",
     "Reference rounding").  blocks: {name: shape} in the vector's order;
-    constants: {name: value}; forward_depth, backward_depth: the
-    accumulation depths (0: not declared).  reference: "f64" (the default
+    constants: {name: value}; precisions: a list of Precision, the
+    model's rounding classes beyond f32's arithmetic; forward_depth,
+    backward_depth: the accumulation depths (0: not declared).  reference: "f64" (the default
     when loss_f64 is given), "f32" (the default otherwise); MPFR forwards
     are for C models.  directions: "all", a number of random directions,
     or a list of coordinates.  The other options are gc_options' fields.
@@ -479,6 +564,8 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
             c.name, c.value = cnames[-1], float(v)
         keep += [carr, cnames]
         m.n_constants, m.constants = len(carr), carr
+    if precisions:
+        _precisions(m, precisions, keep)
 
     o = _lib.Options()
     lib.gc_options_init(ctypes.byref(o))

@@ -16,8 +16,15 @@ What is measured and what is derived:
   L = sum <out_j, c_j> with a fixed random cotangent c_j per output
   (normal, seeded by COTANGENT_SEED, rounded to float32 so that the f64
   run sees it exactly).  The result says which (r.cotangent).
-* The analytic gradient is fn's backward in float32 (torch.autograd.grad
-  of L: fn's backward receives c as its grad_output).
+* The analytic gradient is fn's backward in the inputs' own dtype
+  (torch.autograd.grad of L: fn's backward receives c as its
+  grad_output): float32, or bfloat16 and float16, whose values float32
+  holds exactly.  A bfloat16 or float16 op declares its roundings to that
+  format with precisions=[gradcheck.Precision.storage(...)] (manual:
+  "Rounding classes"); torch converts to those formats by bit operations,
+  which the rounding modes do not reach, so without a twin a pass that
+  needs the class is INCONCLUSIVE, and with one (the default) the twin
+  measures it.
 * The reference forward (loss_f64) and the twin (grad_f64) are the same
   fn in float64, on the same point upcast exactly (every floating input,
   differentiable or not, is upcast; the cotangent too).  The check's
@@ -49,20 +56,38 @@ def _differentiable(inputs):
     return req or fl
 
 
+# the dtypes whose backward can be checked, and their format's name in
+# gradcheck.Precision
+_LOW = {torch.bfloat16: "bf16", torch.float16: "fp16"}
+
+
 def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
-                   name=None, **options):
-    """Check fn's float32 backward at INPUTS (see the module's doc).
-    OPTIONS are gradcheck.check's (directions, threads, seed, depths,
-    constants, ...).  Returns the Result, with .cotangent ("none: the
-    output is a scalar" or how it was drawn); raises as gradcheck.check."""
+                   name=None, precisions=None, **options):
+    """Check fn's backward at INPUTS, in the inputs' own dtype (float32,
+    bfloat16 or float16; see the module's doc).  OPTIONS are
+    gradcheck.check's (directions, threads, seed, depths, constants, ...);
+    PRECISIONS (a list of gradcheck.Precision) is required where an input
+    is bfloat16 or float16.  Returns the Result, with .cotangent ("none:
+    the output is a scalar" or how it was drawn); raises as
+    gradcheck.check."""
     idx = _differentiable(inputs)
     if not idx:
         raise TypeError("gradcheck.torch: no floating-point tensor among "
                         "the inputs")
+    low = sorted({_LOW[inputs[i].dtype] for i in idx
+                  if inputs[i].dtype in _LOW})
+    if low and not precisions:
+        raise TypeError(
+            "gradcheck.torch: %s inputs: declare the format's roundings, "
+            "precisions=[gradcheck.Precision.storage(%r, forward_depth=F, "
+            "backward_depth=B)], F and B the roundings to that format on "
+            "the longest chain to the loss and to a gradient element "
+            "(manual: \"Rounding classes\")" % (", ".join(low), low[0]))
     for i in idx:
-        if inputs[i].dtype != torch.float32:
+        if inputs[i].dtype != torch.float32 and inputs[i].dtype not in _LOW:
             raise TypeError("gradcheck.torch: input %d is %s; the check is "
-                            "of a float32 backward" % (i, inputs[i].dtype))
+                            "of a float32, bfloat16 or float16 backward"
+                            % (i, inputs[i].dtype))
         if inputs[i].device.type != "cpu":
             raise TypeError("gradcheck.torch: input %d is on %s; the check "
                             "runs on the CPU" % (i, inputs[i].device))
@@ -73,13 +98,20 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
                          "inputs" % (len(names), len(idx)))
     shapes = [tuple(inputs[i].shape) for i in idx]
     sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
-    x = np.concatenate([inputs[i].detach().reshape(-1).numpy()
-                        for i in idx]).astype(np.float32)
+    x = np.concatenate([inputs[i].detach().to(torch.float32).reshape(-1)
+                        .numpy() for i in idx]).astype(np.float32)
 
-    # the inputs held constant, upcast once per dtype
-    held = {dt: [t.detach().to(dt) if isinstance(t, torch.Tensor)
-                 and t.is_floating_point() else t for t in inputs]
-            for dt in (torch.float32, torch.float64)}
+    # the inputs held constant: as given for the checked run (its dtype
+    # key is float32, the library's vector), upcast for the float64 one
+    held = {torch.float32: [t.detach() if isinstance(t, torch.Tensor)
+                            else t for t in inputs],
+            torch.float64: [t.detach().to(torch.float64)
+                            if isinstance(t, torch.Tensor)
+                            and t.is_floating_point() else t
+                            for t in inputs]}
+    # each differentiable input's dtype in the checked run (float32,
+    # bfloat16 or float16: float32 holds each exactly)
+    own = {i: inputs[i].dtype for i in idx}
 
     # each differentiable input's slice of the parameter vector
     offsets = np.cumsum([0] + sizes).tolist()
@@ -96,6 +128,8 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
         leaves = []
         for i, lo, hi, s in plan:
             leaf = torch.from_numpy(buf[lo:hi].reshape(s))
+            if dtype == torch.float32 and own[i] != torch.float32:
+                leaf = leaf.to(own[i])
             if grad:
                 leaf.requires_grad_()
             out[i] = leaf
@@ -113,13 +147,17 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
         cot_note = "none: the output is a scalar, the loss itself"
     else:
         g = torch.Generator().manual_seed(int(cotangent_seed))
+        # each rounded to its output's dtype, so that the float64 run
+        # sees exactly the checked run's cotangent
         c32 = [torch.randn(o.shape, generator=g, dtype=torch.float64)
-               .to(torch.float32) for o in outs0]
-        cots = {dt: [c.to(dt) for c in c32]
-                for dt in (torch.float32, torch.float64)}
+               .to(o.dtype) for o in outs0]
+        cots = {torch.float32: c32,
+                torch.float64: [c.to(torch.float64) for c in c32]}
         cot_note = ("the output is not a scalar: L = sum <out, c> with a "
                     "fixed cotangent c, standard normal from seed %d, "
-                    "rounded to float32" % int(cotangent_seed))
+                    "rounded to the output's dtype (%s)"
+                    % (int(cotangent_seed),
+                       ", ".join(sorted({str(o.dtype) for o in outs0}))))
 
     shapes0 = [o.shape for o in outs0]
 
@@ -150,12 +188,15 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
             a, leaves = args(xv, dtype, True)
             L = loss_of(fn(*a), dtype)
             gs = torch.autograd.grad(L, leaves, allow_unused=True)
-            flat = [torch.zeros(s, dtype=dtype).reshape(-1) if gg is None
-                    else gg.detach().reshape(-1) for gg, s in zip(gs, sizes)]
             for gg, lf in zip(gs, leaves):
-                if gg is not None and gg.dtype != dtype:
+                if gg is not None and gg.dtype != lf.dtype:
                     raise TypeError("gradcheck.torch: the backward returned "
-                                    "%s for a %s input" % (gg.dtype, dtype))
+                                    "%s for a %s input" % (gg.dtype,
+                                                           lf.dtype))
+            # a low-precision gradient upcast to float32, exactly
+            flat = [torch.zeros(s, dtype=dtype).reshape(-1) if gg is None
+                    else gg.detach().to(dtype).reshape(-1)
+                    for gg, s in zip(gs, sizes)]
             return torch.cat(flat).numpy()
         return f
 
@@ -170,7 +211,7 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
         r = _run(loss(torch.float32), grad(torch.float32), x,
                          loss_f64=loss(torch.float64),
                          grad_f64=grad(torch.float64) if twin else None,
-                         name=name,
+                         name=name, precisions=precisions,
                          blocks=list(zip(names, shapes)), **options)
     finally:
         torch.set_num_threads(nthreads)

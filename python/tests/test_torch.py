@@ -171,3 +171,84 @@ def test_zero_dim_input_is_a_block(inputs):
     finally:
         torch.set_num_threads(n)
     assert r.directions.analytic[x.numel()] == float(gs)
+
+
+# ------------------------------------------------------------ bf16, fp16
+# A bfloat16 or float16 op, checked in its own dtype: its backward's
+# rounding to the format is declared as a rounding class (manual:
+# "Rounding classes"), and the float64 twin judges the algorithm at f64
+# resolution, so a 1% bug far below the format's resolution is caught.
+
+def silu(bug=None):
+    class SiLU(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            # the sigmoid in float32, stored in x's format (torch 1.13 has
+            # no float16 sigmoid on the CPU)
+            s = torch.sigmoid(x.float()).to(x.dtype)
+            ctx.save_for_backward(x, s)
+            return x * s
+
+        @staticmethod
+        def backward(ctx, go):
+            x, s = ctx.saved_tensors
+            d = s * (1 + x * (1 - s))
+            if bug == "scale":
+                d = d * 1.01
+            return go * d
+    return SiLU
+
+
+# forward: sigmoid and the product, each stored in the format (2); backward:
+# 1 - s, x (1 - s), 1 + ..., s (...), go * d, each stored (5), with the
+# forward's s before them (6 on the longest chain)
+def silu_classes(fmt):
+    return [gradcheck.Precision.storage(fmt, forward_depth=2,
+                                        backward_depth=6)]
+
+
+LOW = [(torch.bfloat16, "bf16"), (torch.float16, "fp16")]
+
+
+@pytest.mark.parametrize("dtype,fmt", LOW)
+def test_low_precision_correct_op_passes(dtype, fmt):
+    x = torch.linspace(-3, 3, 24).reshape(4, 6).to(dtype)
+    r = check_function(silu().apply, x, precisions=silu_classes(fmt))
+    assert r.verdict == Verdict.PASS, r.report()
+    assert [p["name"] for p in r.json["precisions"]][-1] == fmt + " storage"
+    # the check's bar is the format's: a 1% error is below its resolution
+    # on most coordinates, the twin's algorithm resolves far below it
+    assert r.json["twin"]["n_failed_algorithm"] == 0
+
+
+@pytest.mark.parametrize("dtype,fmt", LOW)
+def test_low_precision_small_bug_is_caught_by_the_twin(dtype, fmt):
+    x = torch.linspace(-3, 3, 24).reshape(4, 6).to(dtype)
+    r = check_function(silu("scale").apply, x, precisions=silu_classes(fmt))
+    assert r.verdict == Verdict.FAIL
+    assert r.json["twin"]["n_failed_algorithm"] > 0
+    # without the twin the same bug is below the format's bar somewhere:
+    # never a blind pass, but not a failure everywhere either
+    r = check_function(silu("scale").apply, x, precisions=silu_classes(fmt),
+                       twin=False)
+    assert r.verdict != Verdict.PASS
+
+
+def test_low_precision_needs_its_classes():
+    x = torch.linspace(-3, 3, 24).to(torch.bfloat16)
+    with pytest.raises(TypeError, match="precisions="):
+        check_function(silu().apply, x)
+    with pytest.raises(TypeError, match="not a gradcheck.Precision"):
+        check_function(silu().apply, x, precisions=["bf16"])
+    with pytest.raises(ValueError, match="format"):
+        gradcheck.Precision.storage("bf8", 1, 1)
+
+
+def test_invalid_class_is_the_library_s_einval():
+    x = torch.linspace(-3, 3, 24).to(torch.bfloat16)
+    # d u >= 1/2 (bf16: u = 2^-8, d = 200): the library refuses it
+    bad = [gradcheck.Precision.storage("bf16", forward_depth=200,
+                                       backward_depth=6)]
+    with pytest.raises(gradcheck.CheckError) as e:
+        check_function(silu().apply, x, precisions=bad)
+    assert e.value.status == gradcheck.Status.EINVAL
