@@ -49,6 +49,7 @@ typedef struct cli_args
   gc_format format;
   bool format_set;
   bool quiet;               /* --quiet: no progress on stderr */
+  bool dirs_set;            /* --directions given */
   gc_options opts;
   size_t *indices;
   uint64_t seed;

@@ -30,6 +30,19 @@ cli_higher_check (const char *cmd, const gc_model *m, const float *x,
 int
 cli_taylor (const cli_args *a, const cli_model *cm)
 {
+  /* one direction: a --directions that names more (all, several
+     coordinates, K > 1 random ones) would be used in part only */
+  const gc_options *o = &a->opts;
+  if (a->dirs_set
+      && (o->directions == GC_DIR_ALL || o->random_per_block
+          || (o->directions == GC_DIR_LIST && o->n_indices != 1)
+          || (o->directions == GC_DIR_RANDOM && o->n_random != 1)))
+    {
+      fprintf (stderr, "%s: taylor: the Taylor test is along one direction: "
+               "--directions I (coordinate I) or random:1 (random direction "
+               "0 of --seed)\n", progname);
+      return EXIT_USAGE;
+    }
   gc_taylor *t = NULL;
   gc_status st = gc_taylor_test (cm->model, cm->x, &a->opts, 0, &t);
   if (!t)

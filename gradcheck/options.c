@@ -192,9 +192,10 @@ static const struct { const char *cmd, *usage, *what; } cmd_help[] = {
     "where it has one; manual: \"The HVP check\").  --directions all: every\n"
     "coordinate vector (n^2 elements); random:K: K random vectors." },
   { "taylor", "gradcheck taylor [OPTION]... [MODEL]",
-    "The Taylor test along one direction (the first listed coordinate, or\n"
-    "a random one): the remainders' rates against eps, 2 expected, 3 with\n"
-    "the HVP (manual: \"The Taylor test\")." },
+    "The Taylor test along one direction (--directions I: coordinate I;\n"
+    "random:1 or none given: a random one; more than one is refused): the\n"
+    "remainders' rates against eps, 2 expected, 3 with the HVP (manual:\n"
+    "\"The Taylor test\")." },
 };
 
 static unsigned
@@ -402,6 +403,7 @@ check_option (int c, cli_args *a)
       }
     break;
   case O_DIRS:
+    a->dirs_set = true;
     if (!cli_parse_directions (optarg, &a->opts, &a->indices))
       {
         usage_error ("bad --directions '%s': accepted: all, random:K, "

@@ -19,6 +19,13 @@ expect_rc 1 "hvp catches hvp-no-second-order" $G hvp tanh-gemm --directions rand
 expect_rc 1 "hvp catches hvp-transposed" $G hvp tanh-gemm --directions 3,200 --mutant hvp-transposed
 expect_rc 0 "taylor on tanh-gemm passes" $G taylor tanh-gemm
 expect_rc 1 "taylor sees dw-twice" $G taylor tanh-gemm --mutant dw-twice
+# one direction: a --directions naming more would be used in part only
+for d in all 3,5 random:2 random-per-block:1; do
+  expect_rc 2 "taylor refuses --directions $d" $G taylor tanh-gemm --directions $d
+done
+check "taylor's refusal says what it takes" sh -c "$G taylor tanh-gemm --directions all 2>&1 | grep -q 'along one direction: --directions I'"
+expect_rc 0 "taylor along coordinate 3" $G taylor tanh-gemm --directions 3
+expect_rc 0 "taylor along random:1" $G taylor tanh-gemm --directions random:1
 expect_rc 2 "hvp on a model without one" $G hvp kda
 expect_rc 2 "hvp refuses a shard past its count" $G hvp tanh-gemm --shard 2/2
 $G hvp tanh-gemm --directions random:1 --format json > "$TMPD/h.json"
