@@ -49,7 +49,9 @@ typedef enum gc_status
   GC_ESTEP,        /* the step vanished (x + h == x) or overflows (x + 2h is
                       not finite) in the reference's format */
   GC_EPREC,        /* a precision MPFR cannot take, or below f32's 24 bits */
-  GC_ENOREF,       /* the reference asked for is not provided by the model */
+  GC_ENOREF,       /* the model does not provide the reference asked for,
+                      or the callback the check checks (jvp_f32, hvp_f32,
+                      the oracle's outputs) */
   GC_EDIRECTION,   /* an explicit direction index out of range */
   GC_EABI,         /* a model description of another ABI version */
   GC_EFORMAT,      /* a malformed string given to a parser */

@@ -19,7 +19,9 @@ gc_strerror (gc_status status)
     case GC_ENONFINITE: return "a model callback produced NaN or Inf";
     case GC_ESTEP: return "unusable step: x + h rounds to x, or overflows, in the reference's format";
     case GC_EPREC: return "unusable precision (below 24 bits or beyond MPFR's range)";
-    case GC_ENOREF: return "the model does not provide the requested reference forward";
+    case GC_ENOREF:
+      return "the model does not provide what the check needs (the "
+             "reference forward asked for, or the callback the check checks)";
     case GC_EDIRECTION: return "a direction index is out of range";
     case GC_EABI: return "the model description has another ABI version";
     case GC_EFORMAT: return "malformed input";

@@ -18,6 +18,17 @@ verdict_upper (gc_verdict v)
          : v == GC_INCONCLUSIVE ? "INCONCLUSIVE" : "ERROR";
 }
 
+/* A rate as %.3f, or "-" where it was not judged (NaN), in a column of
+   WIDTH characters (0: no padding).  */
+static void
+put_rate (gc__buf *b, double v, int width)
+{
+  if (isnan (v))
+    gc__buf_printf (b, "%-*s", width, "-");
+  else
+    gc__buf_printf (b, "%-*.3f", width, v);
+}
+
 static void
 text_report (gc__buf *b, const gc_taylor *t, bool markdown)
 {
@@ -45,10 +56,17 @@ text_report (gc__buf *b, const gc_taylor *t, bool markdown)
   gc__buf_printf (b, "; reference: %s", gc_reference_name (t->reference));
   if (t->precision)
     gc__buf_printf (b, " at %ld bits", (long) t->precision);
-  gc__buf_printf (b, "\n<g, v> = %.9g; <v, H v> = %.9g; A = %.3g; "
-                  "A^H = %.3g; e = %.3g (manual: \"The Taylor test\")\n",
-                  t->slope, t->curvature, t->adjoint, t->adjoint_hvp,
-                  t->eval_error);
+  bool hvp = t->verdict_hvp != GC_ERROR;
+  if (hvp)
+    gc__buf_printf (b, "\n<g, v> = %.9g; <v, H v> = %.9g; A = %.3g; "
+                    "A^H = %.3g; e = %.3g (manual: \"The Taylor test\")\n",
+                    t->slope, t->curvature, t->adjoint, t->adjoint_hvp,
+                    t->eval_error);
+  else
+    gc__buf_printf (b, "\n<g, v> = %.9g; A = %.3g; e = %.3g; no r2: the "
+                    "model gives no Hessian-vector product (hvp_f32) "
+                    "(manual: \"The Taylor test\")\n", t->slope, t->adjoint,
+                    t->eval_error);
   gc__buf_printf (b, "verdict: %s (r1, rate 2 expected)", verdict_upper
                   (t->verdict));
   if (t->range1_hi > 0)
@@ -64,16 +82,30 @@ text_report (gc__buf *b, const gc_taylor *t, bool markdown)
                         t->range2_hi);
       gc__buf_puts (b, "\n");
     }
-  gc__buf_puts (b, markdown ? "\n| eps | r1 | floor1 | rate1 | r2 | floor2 "
-                "| rate2 |\n|---|---|---|---|---|---|---|\n"
-                : "  eps         r1          floor1      rate1   r2         "
-                "  floor2      rate2\n");
+  /* the columns of r2 only with an HVP; a rate not judged (its
+     remainders below 16 floors) is "-", as JSON's null */
+  if (markdown)
+    gc__buf_puts (b, hvp ? "\n| eps | r1 | floor1 | rate1 | r2 | floor2 "
+                  "| rate2 |\n|---|---|---|---|---|---|---|\n"
+                  : "\n| eps | r1 | floor1 | rate1 |\n|---|---|---|---|\n");
+  else
+    gc__buf_puts (b, hvp ? "  eps         r1          floor1      rate1   "
+                  "r2           floor2      rate2\n"
+                  : "  eps         r1          floor1      rate1\n");
   for (size_t k = 0; k < t->n_levels; k++)
-    gc__buf_printf (b, markdown ? "| %.4g | %.4g | %.4g | %.3f | %.4g | %.4g "
-                    "| %.3f |\n"
-                    : "  %-11.4g %-11.4g %-11.4g %-7.3f %-11.4g %-11.4g "
-                    "%.3f\n", t->eps[k], t->r1[k], t->floor1[k], t->rate1[k],
-                    t->r2[k], t->floor2[k], t->rate2[k]);
+    {
+      gc__buf_printf (b, markdown ? "| %.4g | %.4g | %.4g | "
+                      : "  %-11.4g %-11.4g %-11.4g ", t->eps[k], t->r1[k],
+                      t->floor1[k]);
+      put_rate (b, t->rate1[k], !markdown && hvp ? 7 : 0);
+      if (hvp)
+        {
+          gc__buf_printf (b, markdown ? " | %.4g | %.4g | "
+                          : " %-11.4g  %-11.4g ", t->r2[k], t->floor2[k]);
+          put_rate (b, t->rate2[k], 0);
+        }
+      gc__buf_puts (b, markdown ? " |\n" : "\n");
+    }
 }
 
 static json_t *
