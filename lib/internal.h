@@ -301,13 +301,26 @@ void gc__terms_richardson (gc_term t[2], double h, double r1, double r2,
    2^(floor(log2 S) - GC_RICHARDSON_SHIFT) (manual: "Richardson's
    stencil"); its points reach x +- 4h = x +- S / 2^(SHIFT - 2) at most.  */
 #define GC_RICHARDSON_SHIFT 7
-/* (judge.c) Manual: "Two verdicts, one report": with the twin's analytic
+/* (judge_twin.c) Manual: "Two verdicts, one report": with the twin's analytic
    value, adjoint term and the arithmetic's bound arith_bar in D, and D
    judged against its reference as
    without a twin (its verdict, terms and nu), the algorithm's verdict,
    the arithmetic's class and the two combined into D's verdict.  A no-op
    for a direction without a twin (analytic_f64 NaN) or in error.  */
 void gc__judge_twin (gc_direction *d);
+/* (judge_twin.c) Manual: "Two verdicts, one report": R's twin counts
+   and worst directions; "Twin rounding the modes do not reach": the
+   algorithm's failures within the twin's worst case at the depth the
+   measurement implies, where every twin spread is 0 and the declared
+   depth is contradicted, made inconclusive (counted in n_unreached).
+   Both idempotent; gc__summarise calls them.  */
+void gc__twin_summary (gc_result *r);
+void gc__judge_twin_unreached (gc_result *r);
+/* (judge.c) Manual: "Inconclusive directions": whether D, judged with
+   adjoint-like term A of measured part SPREAD, is below the rounding a
+   correct backward may make by A's derived part alone.  */
+bool gc__below_rounding (const gc_direction *d, const gc_term *a,
+                         double spread);
 /* The ratio of bf16's unit roundoff to f32's, 2^16: an arithmetic
    error up to this many f32 bounds is one the same derivation explains at
    bf16's precision (GC_ARITH_PRECISION); beyond it, none (manual: "The f64

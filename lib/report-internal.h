@@ -42,6 +42,9 @@ gc__tensor *gc__tensors_of (gc__buf *b, const gc_result *r, size_t *nt);
 
 /* report_text.c */
 void gc__report_text (gc__buf *b, const gc_result *r);
+/* report_twin.c: the text report's twin: block (nothing without a
+   twin).  */
+void gc__twin_text (gc__buf *b, const gc_result *r);
 /* report_derivation.c: one direction as text; the worst one as the text
    report ends.  */
 void gc__derivation_text (gc__buf *b, const gc_result *r,

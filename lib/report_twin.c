@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* report_twin.c -- the text report's twin: block, the f64 twin's two
+   questions (manual: "Two verdicts, one report").  */
+
+#include "report-internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Manual: "Two verdicts, one report": the twin's two questions.  */
+void
+gc__twin_text (gc__buf *b, const gc_result *r)
+{
+  if (!r->twin)
+    return;
+  gc__buf_printf (b, "twin: the f64 backward judged the algorithm and the "
+                  "f32 arithmetic apart (manual: \"The f64 twin\"); measured "
+                  "under %u other IEEE modes\n", r->twin_rounding_modes);
+  gc__buf_printf (b, "  algorithm:  g64 against the reference: %zu failed of "
+                  "%zu", r->n_failed_algorithm, r->n_directions);
+  if (r->worst_f64 != SIZE_MAX)
+    {
+      gc__buf_printf (b, "; worst nu_64 = %.3g at ", r->worst_nu_f64);
+      gc__put_label (b, r, &r->dirs[r->worst_f64], GC__ESC_TEXT);
+    }
+  gc__buf_printf (b, "; resolution median %.3g, worst %.3g\n",
+                  r->resolution_f64_median, r->resolution_f64_worst);
+  /* Manual: "Twin rounding the modes do not reach" */
+  if (r->n_unreached)
+    gc__buf_printf (b, "  INCONCLUSIVE: %zu failure(s) of the algorithm "
+                    "within the twin's worst case at the depth the "
+                    "measurement implies: every spread of the twin is 0 "
+                    "(the rounding modes reached nothing of it) and the "
+                    "declared d_b = %zu is contradicted\n", r->n_unreached,
+                    r->backward_depth);
+  gc__buf_printf (b, "  arithmetic: g32 against g64 in units of %s derived "
+                  "bound: %zu beyond it within 2^16 of it (PRECISION), %zu "
+                  "beyond any rounding (FAIL)",
+                  r->n_precisions ? "the declared precisions'" : "f32's",
+                  r->n_precision, r->n_mismatch);
+  if (r->worst_arith != SIZE_MAX)
+    {
+      gc__buf_printf (b, "; worst nu = %.3g at ", r->worst_nu_arith);
+      gc__put_label (b, r, &r->dirs[r->worst_arith], GC__ESC_TEXT);
+    }
+  gc__buf_puts (b, "\n");
+  /* Manual: "Spread against defaulted magnitudes" */
+  if (r->n_spread_defaulted && r->spread_defaulted_at < r->n_directions)
+    {
+      const gc_direction *d = &r->dirs[r->spread_defaulted_at];
+      double m = gc__term_input (&d->terms[GC_TERM_ADJOINT],
+                                 "sum |w_i| m_i", NAN);
+      gc__buf_printf (b, "  INCONCLUSIVE: %zu direction(s) beyond the bound "
+                      "by the f32 spread alone (|g32 - g64| within it), "
+                      "against defaulted magnitudes; at ",
+                      r->n_spread_defaulted);
+      gc__put_label (b, r, d, GC__ESC_TEXT);
+      gc__buf_printf (b, " the defaulted magnitude %s%.4g, the spread implies "
+                      "at least %.4g (%.3g times): declare grad_magnitude_f32 "
+                      "(manual: \"Spread against defaulted magnitudes\")\n",
+                      d->index == SIZE_MAX ? "sum |w_i| m_i = " : "m = ", m,
+                      d->nu_arith * m, d->nu_arith);
+    }
+}
