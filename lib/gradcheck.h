@@ -662,7 +662,8 @@ typedef struct gc_result
   double forward_depth_implied;
   /* Manual: "The worst case": the largest nu_worst_case of the directions
      (NaN: none computed), and how many failures exceed their worst-case
-     bar: no alignment of roundings explains those.  */
+     bar: no alignment of roundings explains those (with a twin, also
+     the algorithm's failures and the arithmetic's mismatches).  */
   double worst_nu_worst_case;
   size_t n_failed_certain;
   /* Manual: "The f64 twin".  twin: 1 when the model's grad_f64 judged

@@ -383,7 +383,13 @@ worst_case_text (gc__buf *b, const gc_result *r)
                   prob <= gu ? "lambda sqrt(" : "gamma_d / u, worst case,",
                   prob <= gu ? dn : "", prob <= gu ? "), probabilistic," : "",
                   dn, prob, gu, r->worst_nu_worst_case);
-  if (r->n_failed)
+  if (r->n_failed && r->twin)
+    gc__buf_printf (b, "; %zu of %zu failure%s no alignment of roundings "
+                    "explains (worst-case nu above 1, or the twin's "
+                    "algorithm or mismatch, judged under worst-case bars)",
+                    r->n_failed_certain, r->n_failed,
+                    r->n_failed == 1 ? "" : "s");
+  else if (r->n_failed)
     gc__buf_printf (b, "; %zu of %zu failure%s exceed%s it (no alignment of "
                     "roundings explains %s)", r->n_failed_certain,
                     r->n_failed, r->n_failed == 1 ? "" : "s",
