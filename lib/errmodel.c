@@ -131,6 +131,12 @@ static const char *const input_names[] = {
 const char *const gc__precision_input_names[GC_PRECISION_N_INPUTS] = {
   "A_classes", "A_unreached" };
 
+/* The adjoint term's formula with rounding classes: f32's part plus the
+   classes' (manual: "Rounding classes"; precision.c).  */
+const char *const gc__adjoint_formula_classes =
+  "min(lambda * sqrt(d_b), gamma_d / u) * (u * sum_i |w_i| m_i"
+  " + 2^-150 * sum_i |w_i|) + S_w + A_classes";
+
 /* Richardson's stencil (manual: "Richardson's stencil"): the names,
    formulas and section of its two terms.  */
 static const char *const richardson_texts[] = {
@@ -189,6 +195,8 @@ gc__known_name (const char *s)
   for (size_t k = 0; k < GC_PRECISION_N_INPUTS; k++)
     if (strcmp (gc__precision_input_names[k], s) == 0)
       return gc__precision_input_names[k];
+  if (strcmp (gc__adjoint_formula_classes, s) == 0)
+    return gc__adjoint_formula_classes;
   return NULL;
 }
 

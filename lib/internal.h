@@ -333,6 +333,7 @@ bool gc__below_rounding (const gc_direction *d, const gc_term *a,
    apply to the backward and to the forward.  */
 #define GC_PRECISION_N_INPUTS 2
 extern const char *const gc__precision_input_names[GC_PRECISION_N_INPUTS];
+extern const char *const gc__adjoint_formula_classes;
 const gc_precision *gc__model_precisions (const gc_model *m, size_t *n);
 gc_status gc__precision_validate (const gc_model *m, char *detail,
                                   size_t size);

@@ -52,8 +52,14 @@ gc__precision_validate_list (const gc_precision *p, size_t n, char *detail,
     {
       const gc_precision *c = &p[k];
       const char *why = NULL;
+      bool twice = false;
+      for (size_t j = 0; c->name && j < k; j++)
+        twice |= p[j].name && !strcmp (p[j].name, c->name);
       if (!c->name || !c->name[0] || strlen (c->name) >= 48)
         why = "a name of 1 to 47 bytes";
+      else if (twice)
+        why = "a name no earlier class has (a class listed twice would be "
+              "counted twice)";
       else if (c->kind < GC_PREC_STORAGE || c->kind > GC_PREC_APPROXIMATION)
         why = "a known kind";
       else if (!(c->unit_roundoff > 0 && c->unit_roundoff <= 0.5))
@@ -161,6 +167,9 @@ gc__precision_adjoint (const gc_result *r, gc_term *t, double wm, double w1,
         unreached += v;
     }
   t->value += all;
+  /* the gradient's adjoint term says it holds the classes' part */
+  if (t->formula == gc__term_texts[GC_CHECK_GRADIENT][GC_TERM_ADJOINT][1])
+    t->formula = gc__adjoint_formula_classes;
   if (worst)
     *worst += wc;
   for (int j = 0; j < GC_PRECISION_N_INPUTS; j++)
@@ -284,11 +293,11 @@ gc__precision_describe (gc__buf *b, const gc_result *r)
       int e;
       double f = frexp (p->unit_roundoff, &e);
       if (f == 0.5)
-        gc__buf_printf (b, "%s%s (u 2^%d, d %zu/%zu, %s)", k ? "; " : "",
+        gc__buf_printf (b, "%s%s (u 2^%d, d_f %zu, d_b %zu, %s)", k ? "; " : "",
                         p->name, e - 1, p->forward_depth, p->backward_depth,
                         p->mode_reached ? "mode-reached" : "not mode-reached");
       else
-        gc__buf_printf (b, "%s%s (u %.3g, d %zu/%zu, %s)", k ? "; " : "",
+        gc__buf_printf (b, "%s%s (u %.3g, d_f %zu, d_b %zu, %s)", k ? "; " : "",
                         p->name, p->unit_roundoff, p->forward_depth,
                         p->backward_depth,
                         p->mode_reached ? "mode-reached" : "not mode-reached");

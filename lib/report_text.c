@@ -118,7 +118,7 @@ forward_agreement_text (gc__buf *b, const gc_result *r)
   gc__buf_puts (b, ")");
   if ((level == 2 || level == 3) && r->n_failed == 0)
     gc__buf_printf (b, "\nnote: the f32 forward and the %s reference forward "
-                    "compute different functions at x (L = %.4g vs %.4g)%s; "
+                    "compute different functions at x (L = %.9g vs %.9g)%s; "
                     "their gradients agree within the bar here",
                     gc_reference_name (r->truncation_source), r->loss_f32,
                     r->loss_reference, level == 3 ? ", or the loss cancels"
@@ -273,10 +273,19 @@ rounding_text (gc__buf *b, const gc_result *r)
     unsupported_text (b, r);
   else if (r->rounding_modes && r->depth_implied_at == SIZE_MAX)
     {
+      /* a declared class the modes do not reach is the likelier cause
+         (manual: "What the rounding modes reach") */
+      bool classes = false;
+      for (size_t k = 0; k < r->n_precisions; k++)
+        classes |= !r->precisions[k].mode_reached;
       gc__buf_printf (b, "  note: every spread of the %s is 0: its "
-                    "arithmetic is exact, or the directed modes did not "
-                    "reach it (threads started before the check keep their "
-                    "own mode); the measurement vouches for nothing", what);
+                      "arithmetic is exact, or the directed modes did not "
+                      "reach it (%s); the measurement vouches for nothing",
+                      what, classes ? "its declared classes that are not "
+                      "mode-reached round outside any mode, and threads "
+                      "started before the check keep their own mode"
+                      : "threads started before the check keep their own "
+                        "mode");
       /* Manual: "Rounding the modes do not reach" (with a twin,
          gc__twin_text says it) */
       if (r->n_unreached && !r->twin)
@@ -404,11 +413,17 @@ resolution_text (gc__buf *b, const gc_result *r)
   worst_case_text (b, r);
   if (r->blindest == SIZE_MAX)
     return;
+  /* with a twin, the f32 check's blindness is not the check's: the
+     algorithm is judged at its own resolution (the twin: line) */
   gc__buf_printf (b, "resolution: median %.3g, worst %.3g; %zu of %zu "
-                  "directions coarser than 1e-3, %zu blind (>= 1: a 100%% "
-                  "error passes there)\n", r->resolution_median,
-                  r->resolution_worst, r->n_resolution_coarse,
-                  r->n_directions, r->n_resolution_blind);
+                  "directions coarser than 1e-3, %zu blind (>= 1: %s)\n",
+                  r->resolution_median, r->resolution_worst,
+                  r->n_resolution_coarse, r->n_directions,
+                  r->n_resolution_blind,
+                  r->twin ? "the f32 gradient alone cannot show a 100% "
+                            "error there; the twin's algorithm judges it at "
+                            "its own resolution"
+                          : "a 100% error passes there");
   /* the blindest of the inconclusive directions: the blindest of all
      may pass (below the rounding a correct backward makes: "Inconclusive
      directions") */

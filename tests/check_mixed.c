@@ -221,7 +221,8 @@ START_TEST (test_hostile)
     { "u 0", ok, 1 }, { "u > 1/2", ok, 1 }, { "u NaN", ok, 1 },
     { "eta < 0", ok, 1 }, { "eta Inf", ok, 1 }, { "d u >= 1/2", ok, 1 },
     { "forward d u >= 1/2", ok, 1 }, { "kind", ok, 1 },
-    { "too many", ok, GC_MAX_PRECISIONS + 1 }, { "NULL array", ok, 1 } };
+    { "too many", ok, GC_MAX_PRECISIONS + 1 }, { "NULL array", ok, 1 },
+    { "the same class twice", ok, 2 } };
   cases[0].p.name = NULL;
   cases[1].p.name = "";
   cases[2].p.name = "a name of forty-eight bytes or more, for a class..";
@@ -246,6 +247,10 @@ START_TEST (test_hostile)
                      "%s: %s", cases[c].what, gc_strerror (st));
       /* a depth refused names the class, its depth and the largest one
          its u allows (128 u = 1/2: 127) */
+      /* a class listed twice would be counted twice */
+      if (c == 13)
+        ck_assert_msg (strstr (r->detail, "no earlier class has"), "%s: %s",
+                       cases[c].what, r->detail);
       if (c == 8 || c == 9)
         ck_assert_msg (strstr (r->detail, ok.name)
                        && strstr (r->detail, c == 8 ? "depth 128"

@@ -11,6 +11,7 @@ the verdicts, the diagnosis and the reports are the library's (manual:
 
 import enum
 import json
+import operator
 import re
 import threading
 import warnings
@@ -400,6 +401,20 @@ def _directions(opts, directions, keep):
         opts.directions, opts.indices, opts.n_indices = 2, arr, len(idx)
 
 
+def _depth(what, v):
+    """V as a depth: a whole number >= 0 (a count of roundings), else a
+    TypeError or ValueError naming WHAT."""
+    try:
+        d = operator.index(v)
+    except TypeError:
+        raise TypeError("gradcheck: %s is a whole number of roundings, not "
+                        "%r" % (what, v)) from None
+    if d < 0:
+        raise ValueError("gradcheck: %s is %d; a count of roundings is >= 0"
+                         % (what, d))
+    return d
+
+
 class Precision:
     """A rounding class of the model beyond f32's arithmetic (gc_precision,
     manual: "Rounding classes"): storage in bf16 or fp16, products in
@@ -424,11 +439,17 @@ class Precision:
         if kind not in self.KINDS:
             raise ValueError("gradcheck: precision kind %r: one of %s"
                              % (kind, ", ".join(self.KINDS)))
-        self.name, self.kind = str(name), kind
+        if not isinstance(name, str) or not name:
+            raise TypeError("gradcheck: a precision's name is a non-empty "
+                            "str, not %r" % (name,))
+        if not isinstance(mode_reached, (bool, np.bool_)):
+            raise TypeError("gradcheck: mode_reached is True or False, not "
+                            "%r" % (mode_reached,))
+        self.name, self.kind = name, kind
         self.unit_roundoff, self.underflow = float(unit_roundoff), \
             float(underflow)
-        self.forward_depth = int(forward_depth)
-        self.backward_depth = int(backward_depth)
+        self.forward_depth = _depth("forward_depth", forward_depth)
+        self.backward_depth = _depth("backward_depth", backward_depth)
         self.mode_reached = bool(mode_reached)
 
     @classmethod
@@ -463,6 +484,9 @@ class Precision:
 
 
 def _precisions(m, precisions, keep):
+    if isinstance(precisions, Precision):
+        raise TypeError("gradcheck: precisions is a list of "
+                        "gradcheck.Precision: precisions=[%r]" % precisions)
     items = list(precisions)
     if len(items) > _lib.MAX_PRECISIONS:
         # the library refuses it too (GC_EINVAL); say it in Python's words
@@ -550,7 +574,8 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
        f32, np.float32)
     cb(tr.scalar, "loss_magnitude_f32", "loss_magnitude", loss_magnitude,
        f32, np.float32)
-    m.forward_depth, m.backward_depth = int(forward_depth), int(backward_depth)
+    m.forward_depth = _depth("forward_depth", forward_depth)
+    m.backward_depth = _depth("backward_depth", backward_depth)
     if blocks:
         arr, names = _blocks(blocks, n)
         keep += [arr, names]

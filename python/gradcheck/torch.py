@@ -21,10 +21,11 @@ What is measured and what is derived:
   grad_output): float32, or bfloat16 and float16, whose values float32
   holds exactly.  A bfloat16 or float16 op declares its roundings to that
   format with precisions=[gradcheck.Precision.storage(...)] (manual:
-  "Rounding classes"); torch converts to those formats by bit operations,
-  which the rounding modes do not reach, so without a twin a pass that
-  needs the class is INCONCLUSIVE, and with one (the default) the twin
-  measures it.
+  "Rounding classes", "Low-precision ops"); torch converts to bfloat16 by
+  bit operations, which the rounding modes do not reach (to float16 by
+  F16C where the CPU has it, which follows the mode), so the class is
+  declared not mode-reached: without a twin a pass that needs it is
+  INCONCLUSIVE, and with one (the default) the twin measures it.
 * The reference forward (loss_f64) and the twin (grad_f64) are the same
   fn in float64, on the same point upcast exactly (every floating input,
   differentiable or not, is upcast; the cotangent too).  The check's

@@ -242,6 +242,23 @@ def test_low_precision_needs_its_classes():
         check_function(silu().apply, x, precisions=["bf16"])
     with pytest.raises(ValueError, match="format"):
         gradcheck.Precision.storage("bf8", 1, 1)
+    # a single class, not in a list
+    with pytest.raises(TypeError, match=r"precisions=\[Precision"):
+        check_function(silu().apply, x,
+                       precisions=silu_classes("bf16")[0])
+    # fields a new user got wrong: each a clear error, none wrapped or
+    # taken for truthy
+    with pytest.raises(ValueError, match="forward_depth is -3"):
+        gradcheck.Precision.storage("bf16", -3, 1)
+    with pytest.raises(TypeError, match="whole number"):
+        gradcheck.Precision.storage("bf16", 2.5, 1)
+    with pytest.raises(TypeError, match="mode_reached is True or False"):
+        gradcheck.Precision.storage("bf16", 1, 1, mode_reached="no")
+    with pytest.raises(TypeError, match="name"):
+        gradcheck.Precision(None, "storage", 2 ** -8, 0, 1, 1)
+    with pytest.raises(ValueError, match="backward_depth is -1"):
+        check_function(silu().apply, x, precisions=silu_classes("bf16"),
+                       backward_depth=-1)
 
 
 def test_invalid_class_is_the_library_s_einval():
@@ -252,3 +269,8 @@ def test_invalid_class_is_the_library_s_einval():
     with pytest.raises(gradcheck.CheckError) as e:
         check_function(silu().apply, x, precisions=bad)
     assert e.value.status == gradcheck.Status.EINVAL
+    # the same class twice would be counted twice
+    with pytest.raises(gradcheck.CheckError) as e:
+        check_function(silu().apply, x, precisions=silu_classes("bf16") * 2)
+    assert e.value.status == gradcheck.Status.EINVAL
+    assert "no earlier class has" in str(e.value)
