@@ -315,6 +315,10 @@ void gc__judge_twin (gc_direction *d);
    depth is contradicted, made inconclusive (counted in n_unreached).
    Both idempotent; gc__summarise calls them.  */
 void gc__twin_summary (gc_result *r);
+/* (judge_twin.c) Manual: "Richardson's stencil": the reference D's
+   algorithm was judged on (R(h) where used, else D(h)), its terms' sum in
+   *TERMS.  */
+double gc__algorithm_reference (const gc_direction *d, double *terms);
 void gc__judge_twin_unreached (gc_result *r);
 /* (judge.c) Manual: "Inconclusive directions": whether D, judged with
    adjoint-like term A of measured part SPREAD, is below the rounding a

@@ -158,6 +158,19 @@ gc__twin_summary (gc_result *r)
     }
 }
 
+/* Manual: "Richardson's stencil": the reference D's algorithm was judged
+   on, R(h) where used, else D(h); its truncation and rounding terms'
+   sum in *TERMS.  */
+double
+gc__algorithm_reference (const gc_direction *d, double *terms)
+{
+  bool rich = d->richardson_used;
+  *terms = rich ? d->richardson_terms[0].value + d->richardson_terms[1].value
+                : d->terms[GC_TERM_TRUNCATION].value
+                  + d->terms[GC_TERM_REFERENCE].value;
+  return rich ? d->richardson : d->reference;
+}
+
 /* Manual: "Twin rounding the modes do not reach".  Where the modes were
    applied to the twin and its every spread is 0, and the declared depth
    is contradicted (an arithmetic finding, or the backward's spread
@@ -210,12 +223,7 @@ gc__judge_twin_unreached (gc_result *r)
               && d->verdict_algorithm != GC_INCONCLUSIVE))
         continue;
       const gc_term *a = &d->adjoint_f64;
-      bool rich = d->richardson_used;
-      double ref = rich ? d->richardson : d->reference;
-      double terms = rich ? d->richardson_terms[0].value
-                            + d->richardson_terms[1].value
-                          : d->terms[GC_TERM_TRUNCATION].value
-                            + d->terms[GC_TERM_REFERENCE].value;
+      double terms, ref = gc__algorithm_reference (d, &terms);
       double wide = gu * (GC_U64 * gc__term_input (a, "sum |w_i| m_i", 0)
                           + 0x1p-1074 * gc__term_input (a, "sum |w_i|", 0));
       if (fabs (d->analytic_f64 - ref) <= terms + wide)

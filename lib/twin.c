@@ -252,12 +252,7 @@ static bool
 fine_enough (const shared *sh, const gc_direction *d)
 {
   const gc_result *r = sh->r;
-  bool rich = d->richardson_used;
-  double ref = fabs (rich ? d->richardson : d->reference);
-  double terms = rich ? d->richardson_terms[0].value
-                        + d->richardson_terms[1].value
-                      : d->terms[GC_TERM_TRUNCATION].value
-                        + d->terms[GC_TERM_REFERENCE].value;
+  double terms, ref = fabs (gc__algorithm_reference (d, &terms));
   return terms <= r->lambda_backward * sqrt ((double) r->backward_depth)
                   * GC_U32 * ref;
 }
@@ -272,12 +267,7 @@ algorithm_fails_in_mpfr (const gc_direction *d, double p)
 {
   if (d->verdict_algorithm != GC_FAIL || !(p >= 0))
     return false;
-  bool rich = d->richardson_used;
-  double ref = rich ? d->richardson : d->reference;
-  double terms = rich ? d->richardson_terms[0].value
-                        + d->richardson_terms[1].value
-                      : d->terms[GC_TERM_TRUNCATION].value
-                        + d->terms[GC_TERM_REFERENCE].value;
+  double terms, ref = gc__algorithm_reference (d, &terms);
   return fabs (d->analytic_f64 - ref)
          > d->adjoint_f64.value + terms + 2 * p;
 }
