@@ -466,23 +466,26 @@ END_TEST
    is (the widened twin term at this depth, lambda_b^2 r^2 u_53, is below
    1e-10 of the gradient: r ~ 100 measured, lambda_b < 10).  */
 
+/* One thread created before the check (far_start), which runs jobs
+   (far_run) until far_stop: the IEEE mode the check sets in its own
+   thread does not reach it.  */
 typedef struct far_thread
 {
   pthread_t th;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  int pending, quit, rc, is64;
-  void *ctx;
-  const void *x;
-  void *g;
+  int pending, quit;
+  void (*job) (void *);
+  void *arg;
 } far_thread;
 
 static far_thread the_far;
 
 static void *
-far_main (void *arg)
+far_main (void *unused)
 {
-  far_thread *f = arg;
+  (void) unused;
+  far_thread *f = &the_far;
   pthread_mutex_lock (&f->mu);
   for (;;)
     {
@@ -490,8 +493,7 @@ far_main (void *arg)
         pthread_cond_wait (&f->cv, &f->mu);
       if (f->quit)
         break;
-      f->rc = f->is64 ? grad64 (f->ctx, f->x, f->g)
-                      : grad32 (f->ctx, f->x, f->g);
+      f->job (f->arg);
       f->pending = 0;
       pthread_cond_broadcast (&f->cv);
     }
@@ -499,22 +501,66 @@ far_main (void *arg)
   return NULL;
 }
 
-static int
-far_call (int is64, void *ctx, const void *x, void *g)
+static void
+far_start (void)
+{
+  far_thread *f = &the_far;
+  memset (f, 0, sizeof *f);
+  pthread_mutex_init (&f->mu, NULL);
+  pthread_cond_init (&f->cv, NULL);
+  ck_assert_int_eq (pthread_create (&f->th, NULL, far_main, NULL), 0);
+}
+
+static void
+far_stop (void)
 {
   far_thread *f = &the_far;
   pthread_mutex_lock (&f->mu);
-  f->is64 = is64;
-  f->ctx = ctx;
-  f->x = x;
-  f->g = g;
+  f->quit = 1;
+  pthread_cond_broadcast (&f->cv);
+  pthread_mutex_unlock (&f->mu);
+  pthread_join (f->th, NULL);
+  pthread_mutex_destroy (&f->mu);
+  pthread_cond_destroy (&f->cv);
+}
+
+/* JOB (ARG) on the far thread; returns when it has run.  */
+static void
+far_run (void (*job) (void *), void *arg)
+{
+  far_thread *f = &the_far;
+  pthread_mutex_lock (&f->mu);
+  f->job = job;
+  f->arg = arg;
   f->pending = 1;
   pthread_cond_broadcast (&f->cv);
   while (f->pending)
     pthread_cond_wait (&f->cv, &f->mu);
-  int rc = f->rc;
   pthread_mutex_unlock (&f->mu);
-  return rc;
+}
+
+/* A backward call carried to the far thread.  */
+typedef struct far_grad
+{
+  int is64, rc;
+  void *ctx;
+  const void *x;
+  void *g;
+} far_grad;
+
+static void
+far_grad_job (void *arg)
+{
+  far_grad *c = arg;
+  c->rc = c->is64 ? grad64 (c->ctx, c->x, c->g) : grad32 (c->ctx, c->x, c->g);
+}
+
+static int
+far_call (int is64, void *ctx, const void *x, void *g)
+{
+  far_grad c = { is64, 0, ctx, x, g };
+  far_run (far_grad_job, &c);
+  return c.rc;
 }
 
 static int
@@ -548,11 +594,7 @@ far_recurrence (size_t depth, double factor, int both)
 
 START_TEST (test_unreached_underdeclared)
 {
-  far_thread *f = &the_far;
-  memset (f, 0, sizeof *f);
-  pthread_mutex_init (&f->mu, NULL);
-  pthread_cond_init (&f->cv, NULL);
-  ck_assert_int_eq (pthread_create (&f->th, NULL, far_main, f), 0);
+  far_start ();
   for (size_t depth = 1; depth <= 4; depth *= 2)
     {
       tw *t = far_recurrence (depth, 1, 1);
@@ -597,13 +639,7 @@ START_TEST (test_unreached_underdeclared)
   ck_assert_uint_gt (r->n_failed_algorithm, 0);
   gc_result_free (r);
   tw_free (t);
-  pthread_mutex_lock (&f->mu);
-  f->quit = 1;
-  pthread_cond_broadcast (&f->cv);
-  pthread_mutex_unlock (&f->mu);
-  pthread_join (f->th, NULL);
-  pthread_mutex_destroy (&f->mu);
-  pthread_cond_destroy (&f->cv);
+  far_stop ();
 }
 END_TEST
 
@@ -768,53 +804,16 @@ END_TEST
 enum { POOL_D = 4096 };
 #define POOL_EPS 0x1p-25
 
-typedef struct pool
+/* The stagnating sum 1 + eps + ... + eps, D terms, into *(float *) ARG.  */
+static void
+pool_job (void *arg)
 {
-  pthread_t th;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int job, done, quit;
-  float result;
-} pool;
-
-static void *
-pool_main (void *arg)
-{
-  pool *p = arg;
-  pthread_mutex_lock (&p->mu);
-  for (;;)
-    {
-      while (!p->job && !p->quit)
-        pthread_cond_wait (&p->cv, &p->mu);
-      if (p->quit)
-        break;
-      volatile float s = 1;
-      for (int k = 0; k < POOL_D; k++)
-        s += (float) POOL_EPS;
-      p->result = s;
-      p->job = 0;
-      p->done = 1;
-      pthread_cond_broadcast (&p->cv);
-    }
-  pthread_mutex_unlock (&p->mu);
-  return NULL;
+  volatile float s = 1;
+  for (int k = 0; k < POOL_D; k++)
+    s += (float) POOL_EPS;
+  *(float *) arg = s;
 }
 
-static float
-pool_sum (pool *p)
-{
-  pthread_mutex_lock (&p->mu);
-  p->done = 0;
-  p->job = 1;
-  pthread_cond_broadcast (&p->cv);
-  while (!p->done)
-    pthread_cond_wait (&p->cv, &p->mu);
-  float v = p->result;
-  pthread_mutex_unlock (&p->mu);
-  return v;
-}
-
-static pool the_pool;
 #define POOL_C (1 + POOL_D * POOL_EPS)
 
 static int
@@ -853,8 +852,10 @@ pool_lossmp (void *ctx, mpfr_srcptr x, mpfr_ptr loss)
 static int
 pool_grad32 (void *ctx, const float *x, float *g)
 {
+  (void) ctx;
   (void) x;
-  float c = pool_sum (ctx);
+  float c;
+  far_run (pool_job, &c);
   for (int i = 0; i < 8; i++)
     g[i] = c;
   return 0;
@@ -875,15 +876,12 @@ pool_grad64 (void *ctx, const double *x, double *g)
 
 START_TEST (test_pool_stagnation)
 {
-  pool *p = &the_pool;
-  pthread_mutex_init (&p->mu, NULL);
-  pthread_cond_init (&p->cv, NULL);
-  ck_assert_int_eq (pthread_create (&p->th, NULL, pool_main, p), 0);
+  far_start ();
   float x[8] = { 0.5f, -1, 2, 0.25f, 3, -0.75f, 1.5f, 1 };
   gc_model m = { .abi = GC_MODEL_ABI, .name = "pool", .n = 8,
                  .loss_f32 = pool_loss32, .grad_f32 = pool_grad32,
                  .grad_f64 = pool_grad64, .loss_f64 = pool_loss64,
-                 .loss_mpfr = pool_lossmp, .ctx = p,
+                 .loss_mpfr = pool_lossmp,
                  .forward_depth = 9, .backward_depth = POOL_D + 1 };
   gc_options o;
   gc_options_init (&o);
@@ -899,13 +897,7 @@ START_TEST (test_pool_stagnation)
                  "(arithmetic nu %g)", gc_verdict_name (r->verdict),
                  r->worst_nu_arith);
   gc_result_free (r);
-  pthread_mutex_lock (&p->mu);
-  p->quit = 1;
-  pthread_cond_broadcast (&p->cv);
-  pthread_mutex_unlock (&p->mu);
-  pthread_join (p->th, NULL);
-  pthread_mutex_destroy (&p->mu);
-  pthread_cond_destroy (&p->cv);
+  far_stop ();
 }
 END_TEST
 
