@@ -296,6 +296,38 @@ gather (diag *g, size_t bw)
 /* The text around the pattern's finding: a forward disagreement that
    may explain it said first, the lead tensor's structure and the other
    tensors after (where the failures lie in block BLK).  */
+/* Manual: "What the rounding modes reach": without a twin, a failure
+   with no logic error's structure may be the rounding of a declared class
+   the modes do not reach, whose depths nothing measured: said first,
+   naming them.  */
+static void
+unmeasured_classes (gc_result *r)
+{
+  gc_diagnosis *dg = &r->diagnosis;
+  /* a forward disagreement, said first already, comes before it */
+  if (r->twin || (dg->kind != GC_DIAG_LOGIC && dg->kind != GC_DIAG_ONE_ULP)
+      || !strncmp (dg->text, "first: ", 7))
+    return;
+  char tail[sizeof dg->text];
+  snprintf (tail, sizeof tail, "%s", dg->text);
+  dg->text[0] = '\0';
+  size_t n = 0;
+  for (size_t k = 0; k < r->n_precisions; k++)
+    {
+      const gc_precision *c = &r->precisions[k];
+      if (c->mode_reached)
+        continue;
+      append (dg, n++ ? ", %s (d_b %zu)" : "first: the depths of %s (d_b %zu)",
+              c->name, c->backward_depth);
+    }
+  if (n)
+    append (dg, " are unmeasured without a twin (the rounding modes do not "
+            "reach %s): if too small, this is %s rounding, and an f64 twin "
+            "(grad_f64) decides; else: ", n == 1 ? "it" : "them",
+            n == 1 ? "its" : "their");
+  append (dg, "%s", tail);
+}
+
 static void
 after_patterns (gc_result *r, const gc__tensor *tens, size_t ntens,
                 size_t tw, const gc_block *blk)
@@ -319,6 +351,7 @@ after_patterns (gc_result *r, const gc__tensor *tens, size_t ntens,
     append (dg, "; %s", tens[tw].structure);
   if (ntens > 1 && blk)
     other_tensors (dg, tens, ntens, tw);
+  unmeasured_classes (r);
 }
 
 void

@@ -180,6 +180,23 @@ START_TEST (test_unreached_without_twin)
   ck_assert_ptr_nonnull (strstr (text, "rounding modes do not reach"));
   free (text);
   gc_result_free (r);
+  /* declared far too small (depth 1): nothing measures the class, so a
+     failure with no logic error's structure names it (manual: "What the
+     rounding modes reach") */
+  gc_precision small = inst->precisions[0];
+  small.backward_depth = small.forward_depth = 1;
+  gc_model m = inst->model;
+  m.n_precisions = 1;
+  m.precisions = &small;
+  r = run (&m, inst->x, 1);
+  printf ("# gdn-bf16, class depth 1, no twin: %s (%s)\n",
+          gc_verdict_name (r->verdict), r->diagnosis.text);
+  ck_assert_int_ne (r->verdict, GC_PASS);
+  if (r->verdict == GC_FAIL && (r->diagnosis.kind == GC_DIAG_LOGIC
+                                || r->diagnosis.kind == GC_DIAG_ONE_ULP))
+    ck_assert_ptr_nonnull (strstr (r->diagnosis.text,
+                                   "first: the depths of bf16"));
+  gc_result_free (r);
   gcm_destroy (inst);
 }
 END_TEST
