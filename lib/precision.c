@@ -293,11 +293,13 @@ gc__precision_describe (gc__buf *b, const gc_result *r)
       int e;
       double f = frexp (p->unit_roundoff, &e);
       if (f == 0.5)
-        gc__buf_printf (b, "%s%s (u 2^%d, d_f %zu, d_b %zu, %s)", k ? "; " : "",
+        gc__buf_printf (b, "%s%s (u 2^%d, d_f %zu, d_b %zu, %s)",
+                        k ? "; " : "",
                         p->name, e - 1, p->forward_depth, p->backward_depth,
                         p->mode_reached ? "mode-reached" : "not mode-reached");
       else
-        gc__buf_printf (b, "%s%s (u %.3g, d_f %zu, d_b %zu, %s)", k ? "; " : "",
+        gc__buf_printf (b, "%s%s (u %.3g, d_f %zu, d_b %zu, %s)",
+                        k ? "; " : "",
                         p->name, p->unit_roundoff, p->forward_depth,
                         p->backward_depth,
                         p->mode_reached ? "mode-reached" : "not mode-reached");
