@@ -172,18 +172,46 @@ gc__algorithm_reference (const gc_direction *d, double *terms)
   return rich ? d->richardson : d->reference;
 }
 
+/* The twin's base u_53 sum |w_i| m_i + 2^-1074 sum |w_i| of direction D,
+   from its term A_64 = gamma_d(u_53)/u_53 base + S_w64 and R's d_b: what
+   a report read back keeps of it.  */
+static double
+twin_base (const gc_result *r, const gc_direction *d)
+{
+  const gc_term *a = &d->adjoint_f64;
+  double gu = gc__gamma_over_u (r->backward_depth, 53);
+  double b = a->value - gc__term_input (a, "S_w64", 0);
+  return gu > 0 && b > 0 ? b / gu : 0;
+}
+
 /* Manual: "Twin rounding the modes do not reach".  Where the modes were
    applied to the twin and its every spread is 0, and the declared depth
    is contradicted (an arithmetic precision finding, or the backward's
    spread implying more than d_b), an algorithm failure within its
    reference's terms plus the twin's worst case at D = max(d_b, the depth
    the backward's spread implies, ceil((lambda_b r_max)^2)), r = |a32 -
-   a64| / (u M + 2^-150 sum |w_i|) over the directions whose arithmetic
-   is no mismatch, is inconclusive.  Idempotent: it starts from the
+   a64| / (2^29 B_64), B_64 = u_53 M + 2^-1074 sum |w_i| the twin's base,
+   over the directions whose arithmetic is no mismatch, is
+   inconclusive.  Idempotent: it starts from the
    algorithm's own ratio nu_f64, which summarise does not change.  */
 void
 gc__judge_twin_unreached (gc_result *r)
 {
+  /* undo an earlier call's work first: the conditions may have changed
+     since (diagnose_twin.c turns structured precision findings into
+     mismatches); an algorithm failure (nu_f64 > 1 at a confirmed level)
+     is inconclusive only by this rule */
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      gc_direction *d = &r->dirs[k];
+      if (d->verdict != GC_ERROR && !isnan (d->analytic_f64)
+          && d->level >= 0 && d->nu_f64 > 1
+          && d->verdict_algorithm == GC_INCONCLUSIVE)
+        {
+          d->verdict_algorithm = GC_FAIL;
+          combine (d);
+        }
+    }
   if (!r->twin || !r->twin_rounding_modes || r->nondeterministic)
     return;
   double rmax = 0;
@@ -202,8 +230,7 @@ gc__judge_twin_unreached (gc_result *r)
          measures no depth */
       if (d->arith == GC_ARITH_MISMATCH)
         continue;
-      double one = GC_U32 * gc__term_input (a, "sum |w_i| m_i", 0)
-                   + 0x1p-150 * gc__term_input (a, "sum |w_i|", 0);
+      double one = 0x1p29 * twin_base (r, d);
       double e = fabs (d->analytic - d->analytic_f64);
       if (e > 0 && one > 0)
         rmax = fmax (rmax, e / one);
@@ -223,20 +250,15 @@ gc__judge_twin_unreached (gc_result *r)
       gc_direction *d = &r->dirs[k];
       if (d->verdict == GC_ERROR || isnan (d->analytic_f64)
           || d->level < 0 || !(d->nu_f64 > 1)
-          || (d->verdict_algorithm != GC_FAIL
-              && d->verdict_algorithm != GC_INCONCLUSIVE))
+          || d->verdict_algorithm != GC_FAIL)
         continue;
-      const gc_term *a = &d->adjoint_f64;
       double terms, ref = gc__algorithm_reference (d, &terms);
-      double wide = gu * (GC_U64 * gc__term_input (a, "sum |w_i| m_i", 0)
-                          + 0x1p-1074 * gc__term_input (a, "sum |w_i|", 0));
+      double wide = gu * twin_base (r, d);
       if (fabs (d->analytic_f64 - ref) <= terms + wide)
         {
           d->verdict_algorithm = GC_INCONCLUSIVE;
           r->n_unreached++;
+          combine (d);
         }
-      else
-        d->verdict_algorithm = GC_FAIL;
-      combine (d);
     }
 }
