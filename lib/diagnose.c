@@ -306,7 +306,8 @@ unmeasured_classes (gc_result *r)
   gc_diagnosis *dg = &r->diagnosis;
   /* a forward disagreement, said first already, comes before it */
   if (r->twin || (dg->kind != GC_DIAG_LOGIC && dg->kind != GC_DIAG_ONE_ULP)
-      || !strncmp (dg->text, "first: ", 7))
+      || !strncmp (dg->text, "first: ", 7)
+      || !gc__precision_unreached_count (r))
     return;
   char tail[sizeof dg->text];
   snprintf (tail, sizeof tail, "%s", dg->text);
@@ -320,8 +321,7 @@ unmeasured_classes (gc_result *r)
       append (dg, n++ ? ", %s (d_b %zu)" : "first: the depths of %s (d_b %zu)",
               c->name, c->backward_depth);
     }
-  if (n)
-    append (dg, " are unmeasured without a twin (the rounding modes do not "
+  append (dg, " are unmeasured without a twin (the rounding modes do not "
             "reach %s): if too small, this is %s rounding, and an f64 twin "
             "(grad_f64) decides; else: ", n == 1 ? "it" : "them",
             n == 1 ? "its" : "their");

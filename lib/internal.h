@@ -348,6 +348,9 @@ gc_status gc__precision_validate_list (const gc_precision *p, size_t n,
 bool gc__precision_copy_list (gc_result *r, const gc_precision *p,
                               size_t n);
 size_t gc__precision_backward_count (const gc_result *r);
+/* How many of R's classes the rounding modes do not reach (manual: "What
+   the rounding modes reach").  */
+size_t gc__precision_unreached_count (const gc_result *r);
 size_t gc__precision_forward_count (const gc_result *r);
 /* The classes' part of the adjoint term added to T (inputs "A_classes",
    "A_unreached": the part of classes the rounding modes do not reach),

@@ -173,13 +173,12 @@ gc__algorithm_reference (const gc_direction *d, double *terms)
 }
 
 /* The twin's base u_53 sum |w_i| m_i + 2^-1074 sum |w_i| of direction D,
-   from its term A_64 = gamma_d(u_53)/u_53 base + S_w64 and R's d_b: what
-   a report read back keeps of it.  */
+   from its term A_64 = GU base + S_w64, GU = gamma_d(u_53)/u_53 at the
+   check's d_b: what a report read back keeps of it.  */
 static double
-twin_base (const gc_result *r, const gc_direction *d)
+twin_base (const gc_direction *d, double gu)
 {
   const gc_term *a = &d->adjoint_f64;
-  double gu = gc__gamma_over_u (r->backward_depth, 53);
   double b = a->value - gc__term_input (a, "S_w64", 0);
   return gu > 0 && b > 0 ? b / gu : 0;
 }
@@ -214,7 +213,7 @@ gc__judge_twin_unreached (gc_result *r)
     }
   if (!r->twin || !r->twin_rounding_modes || r->nondeterministic)
     return;
-  double rmax = 0;
+  double rmax = 0, gu_b = gc__gamma_over_u (r->backward_depth, 53);
   bool measured = r->rounding_modes && r->depth_implied_at != SIZE_MAX;
   bool contradicted = measured
                       && r->depth_implied > (double) r->backward_depth;
@@ -230,7 +229,7 @@ gc__judge_twin_unreached (gc_result *r)
          measures no depth */
       if (d->arith == GC_ARITH_MISMATCH)
         continue;
-      double one = 0x1p29 * twin_base (r, d);
+      double one = 0x1p29 * twin_base (d, gu_b);
       double e = fabs (d->analytic - d->analytic_f64);
       if (e > 0 && one > 0)
         rmax = fmax (rmax, e / one);
@@ -253,7 +252,7 @@ gc__judge_twin_unreached (gc_result *r)
           || d->verdict_algorithm != GC_FAIL)
         continue;
       double terms, ref = gc__algorithm_reference (d, &terms);
-      double wide = gu * twin_base (r, d);
+      double wide = gu * twin_base (d, gu_b);
       if (fabs (d->analytic_f64 - ref) <= terms + wide)
         {
           d->verdict_algorithm = GC_INCONCLUSIVE;

@@ -131,6 +131,15 @@ gc__precision_backward_count (const gc_result *r)
   return c;
 }
 
+size_t
+gc__precision_unreached_count (const gc_result *r)
+{
+  size_t c = 0;
+  for (size_t k = 0; k < r->n_precisions; k++)
+    c += !r->precisions[k].mode_reached;
+  return c;
+}
+
 /* Class C's base u_k sum |w_i| m_i + eta_k sum |w_i|.  */
 static double
 base (const gc_precision *c, double wm, double w1)

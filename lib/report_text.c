@@ -275,9 +275,7 @@ rounding_text (gc__buf *b, const gc_result *r)
     {
       /* a declared class the modes do not reach is the likelier cause
          (manual: "What the rounding modes reach") */
-      bool classes = false;
-      for (size_t k = 0; k < r->n_precisions; k++)
-        classes |= !r->precisions[k].mode_reached;
+      bool classes = gc__precision_unreached_count (r) > 0;
       gc__buf_printf (b, "  note: every spread of the %s is 0: its "
                       "arithmetic is exact, or the directed modes did not "
                       "reach it (%s); the measurement vouches for nothing",
