@@ -115,6 +115,7 @@ class Options(ctypes.Structure):
         ("exact_step", ctypes.c_int),
         ("no_twin", ctypes.c_int),
         ("model_identity", ctypes.c_char_p),
+        ("device", ctypes.c_char_p),
         ("_reserve", ctypes.c_char * 4096),
     ]
 
