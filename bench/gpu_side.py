@@ -45,7 +45,7 @@ DEV = torch.device(os.environ.get("GC_BENCH_DEVICE", "cuda"))
 
 def sync():
     if DEV.type == "cuda":
-        sync()
+        torch.cuda.synchronize()
 F32, BF16, FP16 = torch.float32, torch.bfloat16, torch.float16
 
 

@@ -211,7 +211,9 @@ gc__judge_twin_unreached (gc_result *r)
           combine (d);
         }
     }
-  if (!r->twin || !r->twin_rounding_modes || r->nondeterministic)
+  /* on a device no mode reached the twin either ("Device arithmetic") */
+  if (!r->twin || (!r->twin_rounding_modes && !r->device[0])
+      || r->nondeterministic)
     return;
   double rmax = 0, gu_b = gc__gamma_over_u (r->backward_depth, 53);
   /* a device's arithmetic is beyond the modes ("Device arithmetic") */

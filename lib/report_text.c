@@ -213,7 +213,12 @@ rounding_text (gc__buf *b, const gc_result *r)
       gc__put_esc (b, r->device, GC__ESC_TEXT);
       gc__buf_puts (b, ": the model computes there; the host's IEEE "
                     "rounding modes do not reach its arithmetic, so no "
-                    "spread measures it (manual: \"Device arithmetic\")\n");
+                    "spread measures it (manual: \"Device arithmetic\")");
+      if (r->n_unreached && !r->twin)
+        gc__buf_printf (b, "; %zu failure(s) within the worst-case bar "
+                        "are INCONCLUSIVE (an alignment of its roundings "
+                        "would explain them)", r->n_unreached);
+      gc__buf_puts (b, "\n");
     }
   if (r->rounding_modes == 0 && r->rounding_dropped == 0)
     return;
