@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-3.0-or-later
 # Copyright (C) 2026 The gradcheck authors
 # pip.sh -- the Python package installed the way Python users install
-# (manual: "Installing the Python package"): python3 -m pip install of a
+# (manual: "Installing the package"): python3 -m pip install of a
 # copy of python/ (pyproject.toml, the distribution's setuptools, no
 # network, no build isolation) into a temporary venv that sees the
 # system's packages; then, from outside the source tree, the installed
