@@ -4,7 +4,8 @@
 //! backward reads a padded scratch (after the burn-gdn2 custom node of
 //! incident 2026-10-02), and its mutants.
 //!
-//! Per step t, with a_t = exp(g_t) (g_t < 0: a decay), a K x V state:
+//! Per step t, with a_t = exp(g_t) (g_t < 0: a decay), a K x V state
+//! from a fixed initial state S_{-1}:
 //!   S_t = a_t S_{t-1} + k_t v_t^T,   o_t = scale S_t^T q_t,
 //!   L = sum_t sum_j w_{t,j} o_{t,j},   scale = K^-0.5,
 //! w fixed (not a parameter).  The forward is the plain recurrence.  The
@@ -80,9 +81,17 @@ pub const MUTANTS: [Mutant; 4] = [
     Mutant::GateState,
 ];
 
-/// The loss weights w_{t,j}: exact in f32 and f64.
+/// The loss weights w_{t,j}: exact in f32 and f64, none zero (a zero
+/// weight on the last step makes its dv exactly 0: a direction no bar
+/// can judge, inconclusive without the twin).
 fn weight<R: Real>(t: usize, j: usize) -> R {
-    R::from_f64(((t * V + j) % 5) as f64 * 0.25 - 0.5)
+    R::from_f64(((t * V + j) % 5) as f64 * 0.25 - 0.625)
+}
+
+/// The initial state S_{-1} (a constant, as FLA's initial_state): not
+/// zero, else dg_0 = a_0 <dS_0, S_{-1}> would be exactly 0.
+fn initial_state<R: Real>() -> Vec<R> {
+    (0..K * V).map(|e| R::from_f64((e % 3) as f64 * 0.25 - 0.125)).collect()
 }
 
 fn scale<R: Real>() -> R {
@@ -93,7 +102,7 @@ fn scale<R: Real>() -> R {
 /// magnitude of the loss's computation).
 pub fn forward<R: Real>(x: &[R], abs: bool) -> R {
     let f = |v: R| if abs { v.abs() } else { v };
-    let mut s = vec![R::zero(); K * V];
+    let mut s: Vec<R> = initial_state::<R>().into_iter().map(f).collect();
     let mut loss = R::zero();
     for t in 0..T {
         let a = x[OG + t].exp();
@@ -139,6 +148,9 @@ pub fn backward<R: Real>(x: &[R], m: Mutant, abs: bool) -> Vec<R> {
     }
     // the states at the chunk starts
     let mut h = vec![R::zero(); (nc + 1) * K * V];
+    for (e, v) in initial_state::<R>().into_iter().enumerate() {
+        h[e] = f(v);
+    }
     for c in 0..nc {
         let (prev, next) = h.split_at_mut((c + 1) * K * V);
         let st = &mut next[..K * V];
