@@ -10,6 +10,7 @@
 //! `tests/header.rs` compiles a C program against gradcheck.h and compares
 //! every size, offset, constant and arity below with the header's: a change
 //! of the header fails it.  Nothing of the check's logic is here.
+//! The structs and their fields are gradcheck.h's, documented there.
 #![allow(non_camel_case_types, missing_docs)]
 
 use std::os::raw::{c_char, c_double, c_float, c_int, c_long, c_uint, c_void};
@@ -227,19 +228,28 @@ pub struct gc_result {
 }
 
 extern "C" {
+    /// `gc_strerror`: a static description of a status.
     pub fn gc_strerror(status: c_int) -> *const c_char;
+    /// `gc_verdict_name`: "pass", "fail", ...
     pub fn gc_verdict_name(v: c_int) -> *const c_char;
+    /// `gc_reference_name`: "mpfr", "f32", "f64", "auto".
     pub fn gc_reference_name(r: c_int) -> *const c_char;
+    /// `gc_options_init`: fill the defaults.
     pub fn gc_options_init(opts: *mut gc_options);
+    /// `gc_check`: run the check; *result to free with gc_result_free.
     pub fn gc_check(
         model: *const gc_model,
         x: *const c_float,
         opts: *const gc_options,
         result: *mut *mut gc_result,
     ) -> c_int;
+    /// `gc_result_free`
     pub fn gc_result_free(result: *mut gc_result);
+    /// `gc_report`: a new string (free with free), NULL when memory runs out.
     pub fn gc_report(result: *const gc_result, format: c_int) -> *mut c_char;
+    /// `gc_derivation`: one direction's derivation, NULL out of range.
     pub fn gc_derivation(result: *const gc_result, dir: usize, format: c_int) -> *mut c_char;
+    /// `gc_param_name`: a parameter's name into buf.
     pub fn gc_param_name(
         result: *const gc_result,
         index: usize,

@@ -1072,7 +1072,8 @@ impl Report {
             .collect()
     }
 
-    /// The report in `format` (`gc_report`).
+    /// The report in `format` (`gc_report`).  Panics only when memory
+    /// runs out (gc_report's NULL).
     pub fn report(&self, format: Format) -> String {
         take(unsafe { ffi::gc_report(self.ptr, format.code()) })
             .expect("gradcheck: gc_report ran out of memory")
