@@ -14,7 +14,7 @@
 CARGO=${CARGO:-cargo}
 what="the Rust crate's tests (rust/gradcheck)"
 if [ "$CARGO" = : ] || ! command -v "$CARGO" > /dev/null 2>&1; then
-  skip "$what" "no cargo (CARGO=$CARGO: none found by configure, or not runnable; Debian: cargo, which ./bootstrap installs; or ./configure CARGO=PATH)"
+  skip "$what" "no cargo (CARGO is '$CARGO': none found by configure, or not runnable; Debian: cargo, which ./bootstrap installs; or ./configure CARGO=PATH)"
   done_testing; exit 0
 fi
 abs_srcdir=$(cd "${srcdir:-.}" && pwd)
