@@ -11,6 +11,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Manual: "The Taylor test": an inconclusive verdict with a range of
+   judged rates is a failing run above the derived first step.  */
+static void
+too_large_note (gc__buf *b, gc_verdict v, double range_hi)
+{
+  if (v == GC_INCONCLUSIVE && range_hi > 0)
+    gc__buf_puts (b, "  the rates there are below the window, but every "
+                  "judged level lies above the first step derived from x's "
+                  "scale: a step too large for the function, whose "
+                  "nonlinearity can make the rate 1 as a wrong gradient "
+                  "would; a smaller --step decides\n");
+}
+
 static const char *
 verdict_upper (gc_verdict v)
 {
@@ -73,6 +86,7 @@ text_report (gc__buf *b, const gc_taylor *t, bool markdown)
     gc__buf_printf (b, " over eps in [%.3g, %.3g]", t->range1_lo,
                     t->range1_hi);
   gc__buf_puts (b, "\n");
+  too_large_note (b, t->verdict, t->range1_hi);
   if (t->verdict_hvp != GC_ERROR)
     {
       gc__buf_printf (b, "verdict: %s (r2 with the HVP, rate 3 expected)",
@@ -81,6 +95,7 @@ text_report (gc__buf *b, const gc_taylor *t, bool markdown)
         gc__buf_printf (b, " over eps in [%.3g, %.3g]", t->range2_lo,
                         t->range2_hi);
       gc__buf_puts (b, "\n");
+      too_large_note (b, t->verdict_hvp, t->range2_hi);
     }
   /* the columns of r2 only with an HVP; a rate not judged (its
      remainders below 16 floors) is "-", as JSON's null */

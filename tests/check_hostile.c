@@ -853,6 +853,122 @@ START_TEST (test_directed_caller_merges)
 }
 END_TEST
 
+
+/* Issue 35: the HVP check's step.  Too small for the point: h v rounds
+   to 0 on the grid of x's points, the four points are x itself and every
+   difference is 0 -- a mutant that drops the second-order term used to
+   PASS with the twin.  Refused (GC_ESTEP), with and without the twin,
+   coordinate and random vectors.  */
+START_TEST (test_hvp_step_vanished)
+{
+  gct_model *t = gct_tanh_gemm (8, 16, 8, 1,
+                                gct_tanh_mutant ("hvp-no-second-order"));
+  static const double steps[] = { 1e-20, 1e-30, 1e-40 };
+  size_t idx[] = { 0, 130 };
+  for (size_t k = 0; k < 3; k++)
+    for (int twin = 0; twin < 2; twin++)
+      for (int random = 0; random < 2; random++)
+        {
+          gc_options o;
+          gc_options_init (&o);
+          o.step = steps[k];
+          o.no_twin = !twin;
+          if (random)
+            {
+              o.directions = GC_DIR_RANDOM;
+              o.n_random = 2;
+            }
+          else
+            {
+              o.directions = GC_DIR_LIST;
+              o.indices = idx;
+              o.n_indices = 2;
+            }
+          gc_result *r = NULL;
+          gc_status st = gc_hvp_check (&t->model, t->x, &o, &r);
+          assert_error (r, st, GC_ESTEP, "the step vanished");
+          gc_result_free (r);
+        }
+  gct_free (t);
+}
+END_TEST
+
+/* Issue 35: the HVP check's step too large for the function: at h = 1e3
+   tanh saturates, D(h) = D(2h) = 0 and T = 0, and a correct HVP failed
+   every element with a second derivative.  The failing elements are
+   confirmed at h / 2^8k along the same v ("Confirming a direction"): a
+   correct HVP fails nowhere, the mutants still fail; at 1e30 x + h v
+   loses x (refused: not exact, which an fma over the rounded x - p did
+   not see).  */
+START_TEST (test_hvp_step_too_large)
+{
+  static const char *const mutants[] = { NULL, "hvp-no-second-order",
+                                         "hvp-transposed" };
+  size_t idx[] = { 0, 130 };
+  for (size_t j = 0; j < 3; j++)
+    for (int twin = 0; twin < 2; twin++)
+      {
+        gct_model *t = gct_tanh_gemm (8, 16, 8, 1, mutants[j]
+                                      ? gct_tanh_mutant (mutants[j]) : 0);
+        gc_options o;
+        gc_options_init (&o);
+        o.directions = GC_DIR_LIST;
+        o.indices = idx;
+        o.n_indices = 2;
+        o.no_twin = !twin;
+        o.step = 1e3;
+        gc_result *r = NULL;
+        gc_status st = gc_hvp_check (&t->model, t->x, &o, &r);
+        if (st == GC_ESTEP)      /* f32 points not exact: refused */
+          ck_assert (!twin);
+        else
+          {
+            ck_assert_int_eq (st, GC_OK);
+            if (!mutants[j])
+              {
+                ck_assert_msg (r->n_failed == 0, "a correct HVP: %zu failed "
+                               "at h = 1e3 (twin %d)", r->n_failed, twin);
+                ck_assert (r->verdict == GC_PASS
+                           || r->verdict == GC_INCONCLUSIVE);
+              }
+            else if (twin)
+              ck_assert_int_eq (r->verdict, GC_FAIL);
+            for (size_t q = 0; q < r->n_directions; q++)
+              ck_assert (r->dirs[q].level >= -1 && r->dirs[q].level <= 8);
+          }
+        gc_result_free (r);
+        o.step = 1e30;
+        st = gc_hvp_check (&t->model, t->x, &o, &r);
+        assert_error (r, st, GC_ESTEP, "not exact");
+        gc_result_free (r);
+        gct_free (t);
+      }
+}
+END_TEST
+
+/* Issue 35: the Taylor test's step too large for the function: every
+   level of eps_0 = 1e30 lies where tanh saturates and r1 = eps |<g, v>|,
+   rate 1: inconclusive, with the report's reason, never FAIL.  */
+START_TEST (test_taylor_step_too_large)
+{
+  gct_model *t = gct_tanh_gemm (8, 16, 8, 1, 0);
+  gc_options o;
+  gc_options_init (&o);
+  o.step = 1e30;
+  gc_taylor *ty = NULL;
+  ck_assert_int_eq (gc_taylor_test (&t->model, t->x, &o, 0, &ty), GC_OK);
+  ck_assert_int_eq (ty->verdict, GC_INCONCLUSIVE);
+  ck_assert (ty->verdict_hvp == GC_INCONCLUSIVE
+             || ty->verdict_hvp == GC_ERROR);
+  char *txt = gc_taylor_report (ty, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (txt);
+  ck_assert_ptr_nonnull (strstr (txt, "a step too large for the function"));
+  free (txt);
+  free (ty);
+  gct_free (t);
+}
+END_TEST
+
 /* A rounding mode left out by both the backward and the forward is one
    mode (found by fuzz_fpenv: it counted twice, a report said 4 or 6 of
    the 3 modes left out, and its JSON did not read back).  */
@@ -900,6 +1016,9 @@ hostile_suite (void)
   tcase_add_test (tc, test_depth_gamma_undefined);
   tcase_add_test (tc, test_directed_caller_merges);
   tcase_add_test (tc, test_rounding_dropped_once);
+  tcase_add_test (tc, test_hvp_step_vanished);
+  tcase_add_test (tc, test_hvp_step_too_large);
+  tcase_add_test (tc, test_taylor_step_too_large);
   suite_add_tcase (s, tc);
   /* An address-space limit must stay in its own process, and
      AddressSanitizer reserves more than any limit leaves.  */

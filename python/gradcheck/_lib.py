@@ -195,6 +195,9 @@ lib.gc_verdict_name.restype = ctypes.c_char_p
 lib.gc_param_name.argtypes = [ctypes.c_void_p, c_size_t, ctypes.c_char_p,
                               c_size_t]
 lib.gc_param_name.restype = ctypes.c_char_p
+lib.gc_result_parse_json.argtypes = [ctypes.c_char_p, c_size_t,
+                                     ctypes.POINTER(ctypes.c_void_p)]
+lib.gc_result_parse_json.restype = ctypes.c_int
 
 
 def take_string(ptr):

@@ -180,6 +180,42 @@ class Result:
         self._json = None
         self._dirs = None
 
+    @classmethod
+    def from_json(cls, text):
+        """A new Result, owning its own C result, read back from TEXT, a
+        JSON report (report("json")) by the library's reader
+        (gc_result_parse_json, the one `gradcheck merge` uses): its
+        reports are the original's.  ValueError for a malformed report."""
+        if isinstance(text, str):
+            text = text.encode("utf-8")
+        if not isinstance(text, (bytes, bytearray)):
+            raise TypeError("gradcheck: Result.from_json takes the JSON "
+                            "report as str or bytes, not %s"
+                            % type(text).__name__)
+        ptr = ctypes.c_void_p()
+        st = lib.gc_result_parse_json(bytes(text), len(text),
+                                      ctypes.byref(ptr))
+        if st != 0:
+            if ptr.value:
+                lib.gc_result_free(ptr.value)
+            raise ValueError("gradcheck: the JSON report could not be read "
+                             "back: %s" % lib.gc_strerror(st).decode())
+        return cls(ptr.value)
+
+    # A copy, a deep copy and an unpickled Result (one sent back from a
+    # multiprocessing worker) are each a new C result read back from the
+    # JSON report: never a second owner of the same pointer, which the
+    # first close () or finaliser would free under the other.
+    def __reduce__(self):
+        self._head()              # a closed result: ValueError
+        return (Result.from_json, (self.report("json"),))
+
+    def __copy__(self):
+        return Result.from_json(self.report("json"))
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
     def _head(self):
         if not self._ptr:
             raise ValueError("gradcheck: the result was closed")
@@ -237,6 +273,7 @@ class Result:
         if fmt not in ("text", "json", "markdown"):
             raise ValueError("gradcheck: derivation format %r" % (fmt,))
         self._head()
+        position = _int_arg("position", position)
         if not 0 <= position < len(self.directions):
             raise IndexError("gradcheck: no direction %r" % (position,))
         s = _lib.take_string(lib.gc_derivation(self._ptr, position,
@@ -248,6 +285,7 @@ class Result:
     def param_name(self, index):
         """The name of parameter INDEX: "w[2,3]" with blocks (gc_param_name)."""
         self._head()
+        index = _size_arg("index", index)
         buf = ctypes.create_string_buffer(256)
         lib.gc_param_name(self._ptr, index, buf, len(buf))
         return buf.value.decode("utf-8", "replace")
@@ -363,6 +401,8 @@ def _blocks(blocks, n):
     off = 0
     for b, (name, shape) in zip(arr, items):
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        shape = tuple(_ranged("block %r's shape" % (name,), d, 0, SIZE_MAX,
+                              "a size from 0 to SIZE_MAX") for d in shape)
         if len(shape) > _lib.MAX_DIMS:
             raise ValueError("gradcheck: block %r has %d axes, at most %d"
                              % (name, len(shape), _lib.MAX_DIMS))
@@ -390,28 +430,81 @@ def _directions(opts, directions, keep):
                              "random directions, or a list of coordinates"
                              % (directions,))
         opts.directions = 0
+    elif isinstance(directions, (bool, np.bool_)):
+        raise TypeError("gradcheck: directions %r: 'all', a number of random "
+                        "directions, or a list of coordinates"
+                        % (directions,))
     elif isinstance(directions, (int, np.integer)):
-        opts.directions, opts.n_random = 1, int(directions)
+        # the CLI's random:K: 1 to 10^8
+        opts.directions, opts.n_random = 1, _ranged(
+            "directions", directions, 1, 100000000,
+            "1 to 100000000 random directions (as the CLI's random:K)")
     else:
-        idx = np.asarray(directions, dtype=np.int64).reshape(-1)
-        if (idx < 0).any():
-            raise ValueError("gradcheck: a negative coordinate in directions")
-        arr = (ctypes.c_size_t * len(idx))(*[int(i) for i in idx])
+        items = list(np.asarray(directions, dtype=object).reshape(-1))
+        idx = [_int_arg("a coordinate in directions", i) for i in items]
+        for i in idx:
+            if i < 0:
+                raise ValueError("gradcheck: a negative coordinate in "
+                                 "directions: %d" % i)
+            if i > SIZE_MAX:
+                raise ValueError("gradcheck: the coordinate %d in directions "
+                                 "is beyond SIZE_MAX" % i)
+        arr = (ctypes.c_size_t * len(idx))(*idx)
         keep.append(arr)
         opts.directions, opts.indices, opts.n_indices = 2, arr, len(idx)
+
+
+SIZE_MAX = 2 ** (8 * ctypes.sizeof(ctypes.c_size_t)) - 1
+UINT64_MAX = 2 ** 64 - 1
+
+
+def _int_arg(what, v):
+    """V as a Python int (bool refused), else a TypeError naming WHAT."""
+    if isinstance(v, (bool, np.bool_)):
+        raise TypeError("gradcheck: %s is a whole number, not %r"
+                        % (what, v))
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError("gradcheck: %s is a whole number, not %r"
+                        % (what, v)) from None
+
+
+def _ranged(what, v, lo, hi, why):
+    """V as an int in [LO, HI], else a ValueError naming WHAT: ctypes
+    would pass it to C modulo 2^64 (2**64+1 as 1, -1 as 2^64-1)."""
+    d = _int_arg(what, v)
+    if not lo <= d <= hi:
+        raise ValueError("gradcheck: %s is %d; accepted: %s"
+                         % (what, d, why))
+    return d
+
+
+def _size_arg(what, v):
+    return _ranged(what, v, 0, SIZE_MAX,
+                   "0 to %d (SIZE_MAX, size_t)" % SIZE_MAX)
 
 
 def _depth(what, v):
     """V as a depth: a whole number >= 0 (a count of roundings), else a
     TypeError or ValueError naming WHAT."""
-    try:
-        d = operator.index(v)
-    except TypeError:
+    if isinstance(v, (bool, np.bool_)):
+        d = None
+    else:
+        try:
+            d = operator.index(v)
+        except TypeError:
+            d = None
+    if d is None:
         raise TypeError("gradcheck: %s is a whole number of roundings, not "
                         "%r" % (what, v)) from None
     if d < 0:
         raise ValueError("gradcheck: %s is %d; a count of roundings is >= 0"
                          % (what, d))
+    if d > SIZE_MAX:
+        # ctypes would pass it modulo 2^64: 2**64+1 as a depth of 1
+        raise ValueError("gradcheck: %s is %d; a count of roundings is at "
+                         "most %d (SIZE_MAX)" % (what, d, SIZE_MAX))
     return d
 
 
@@ -613,7 +706,12 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
         raise ValueError("gradcheck: reference %r: one of %s"
                          % (reference, ", ".join(_REFERENCES)))
     o.reference = _REFERENCES[reference]
-    o.precision = int(precision)
+    precision = _int_arg("precision", precision)
+    if precision != 0 and not 25 <= precision <= 1000000:
+        raise ValueError("gradcheck: precision is %d; accepted: 0 (derived) "
+                         "or 25 to 1000000 bits (as the CLI's --prec)"
+                         % precision)
+    o.precision = precision
     o.step = float(step)
     if random_per_tensor is not None:
         if directions != "all" or random_per_block:
@@ -626,9 +724,12 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
                              "directions per tensor, >= 1, not %d" % k)
         directions, random_per_block = k, True
     _directions(o, directions, keep)
-    o.seed = int(seed)
+    o.seed = _ranged("seed", seed, 0, UINT64_MAX,
+                     "0 to 2^64-1 (a uint64_t, as the CLI's --seed)")
     o.false_alarm = float(false_alarm)
-    o.threads = int(threads)
+    o.threads = _ranged("threads", threads, 0, 1024,
+                        "0 to 1024 (the CLI's --threads takes 1 to 1024; "
+                        "0 and 1 are serial)")
     o.random_per_block = int(bool(random_per_block))
     o.timeout = float(timeout)
     o.exact_step = int(bool(exact_step))

@@ -211,3 +211,124 @@ def test_nan_as_python_float(model, point, which):
         gradcheck.check(x=point, **kw)
     assert not isinstance(e.value, gradcheck.CallbackError)
     assert e.value.status == Status.ENONFINITE
+
+
+# -- Issue 35: copies of a Result, integers that would wrap ---------------
+
+FORMATS = ("text", "json", "markdown", "tap")
+
+
+def _reports(r):
+    return {f: r.report(f) for f in FORMATS}
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
+def test_result_copy_owns_its_report(model, point, how):
+    # A copy used to share the C pointer: the first close () or finaliser
+    # freed it under the other (a use after free, or glibc's double free).
+    import copy
+    import pickle
+    r = gradcheck.check(model.loss, model.grad, point,
+                        loss_f64=model.loss_f64, grad_f64=model.grad_f64)
+    want = _reports(r)
+    c = {"copy": copy.copy, "deepcopy": copy.deepcopy,
+         "pickle": lambda v: pickle.loads(pickle.dumps(v))}[how](r)
+    assert c._ptr != r._ptr
+    r.close()
+    del r
+    gc.collect()
+    assert _reports(c) == want
+    assert c.verdict == gradcheck.Verdict.PASS and c.status == Status.OK
+    c.close()
+
+
+def test_closed_result_is_not_copied(model, point):
+    import copy
+    import pickle
+    r = gradcheck.check(model.loss, model.grad, point, loss_f64=model.loss_f64)
+    r.close()
+    for op in (copy.copy, copy.deepcopy, pickle.dumps):
+        with pytest.raises(ValueError):
+            op(r)
+
+
+def test_result_from_json_refuses_garbage():
+    with pytest.raises(ValueError):
+        gradcheck.Result.from_json('{"gradcheck": 1')
+    with pytest.raises(TypeError):
+        gradcheck.Result.from_json(3)
+
+
+def _pool_check(seed):
+    # runs in a worker process: the Result goes back pickled, with the
+    # reports the worker saw, to be compared there
+    from conftest import Model
+    x = (0.1 * np.arange(12) - 0.3 + 0.01 * seed).astype(np.float32)
+    r = gradcheck.check(Model.loss, Model.grad, x, loss_f64=Model.loss_f64,
+                        grad_f64=Model.grad_f64)
+    return r, _reports(r)
+
+
+@pytest.mark.parametrize("method", ["spawn", "fork"])
+def test_result_from_a_pool_worker(method):
+    import multiprocessing
+    ctx = multiprocessing.get_context(method)
+    with ctx.Pool(2) as pool:
+        got = pool.map(_pool_check, [0, 1, 2])
+    for r, want in got:
+        assert _reports(r) == want
+        assert r.ok
+    del got
+    gc.collect()
+
+
+@pytest.mark.parametrize("kw,name", [
+    (dict(backward_depth=2**64 + 1), "backward_depth"),
+    (dict(forward_depth=-1), "forward_depth"),
+    (dict(directions=2**64 + 3), "directions"),
+    (dict(directions=0), "directions"),
+    (dict(directions=[0, 2**64 + 1]), "directions"),
+    (dict(directions=[0, -1]), "directions"),
+    (dict(seed=-1), "seed"),
+    (dict(seed=2**64), "seed"),
+    (dict(threads=-1), "threads"),
+    (dict(threads=2**32 + 1), "threads"),
+    (dict(threads=1025), "threads"),
+    (dict(precision=2**64 + 128), "precision"),
+    (dict(precision=24), "precision"),
+    (dict(blocks={"w": (2**64 + 12,)}), "shape"),
+])
+def test_integers_out_of_range(model, point, kw, name):
+    # ctypes passes a Python int to size_t / uint64_t / unsigned modulo
+    # 2^w: each is refused before it reaches C, naming the argument
+    with pytest.raises(ValueError) as e:
+        gradcheck.check(model.loss, model.grad, point,
+                        loss_f64=model.loss_f64, **kw)
+    assert name in str(e.value)
+
+
+def test_integer_limits_accepted(model, point):
+    # the edges themselves are accepted and reach C as given
+    r = gradcheck.check(model.loss, model.grad, point,
+                        loss_f64=model.loss_f64, seed=2**64 - 1, threads=0,
+                        directions=[0, 11])
+    assert r.status == Status.OK and len(r.directions) == 2
+
+
+@pytest.mark.parametrize("fd,bd", [(2**64 + 2, 3), (2, 2**64 + 3), (-1, 0)])
+def test_precision_depths_out_of_range(fd, bd):
+    with pytest.raises(ValueError) as e:
+        gradcheck.Precision.storage("bf16", fd, bd)
+    assert "depth" in str(e.value)
+
+
+def test_param_name_index_out_of_range(model, point):
+    r = gradcheck.check(model.loss, model.grad, point, loss_f64=model.loss_f64)
+    with pytest.raises(ValueError) as e:
+        r.param_name(2**70)
+    assert "index" in str(e.value)
+    with pytest.raises(ValueError):
+        r.param_name(-1)
+    with pytest.raises(TypeError):
+        r.param_name(True)
+    assert r.param_name(3) == "x[3]"
