@@ -120,6 +120,7 @@ pub struct gc_options {
     pub exact_step: c_int,
     pub no_twin: c_int,
     pub model_identity: *const c_char,
+    pub device: *const c_char,
 }
 
 #[repr(C)]
