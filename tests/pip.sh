@@ -29,10 +29,10 @@ lib=${LIBGRADCHECK_SO:-$abs_top_builddir/lib/.libs/libgradcheck.so}
 # setuptools build writes beside the sources
 cp -R "$srcdir/python" "$TMPD/src" && chmod -R u+w "$TMPD/src"
 rm -rf "$TMPD/src/tests"
-check "a venv with the system's packages" \
-  "$PY" -m venv --system-site-packages "$TMPD/venv"
-VPY=$TMPD/venv/bin/python
 # LD_PRELOAD (a sanitizer build) only where the library is loaded
+check "a venv with the system's packages" \
+  env -u LD_PRELOAD "$PY" -m venv --system-site-packages "$TMPD/venv"
+VPY=$TMPD/venv/bin/python
 env -u LD_PRELOAD PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
   "$VPY" -m pip install --no-build-isolation --no-deps -q "$TMPD/src" \
   > "$TMPD/pip.log" 2>&1
