@@ -518,7 +518,8 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Options {
-        let c = c_defaults();
+        let buf = c_defaults();
+        let c = &buf.o;
         Options {
             reference: None,
             directions: Directions::All,
@@ -532,12 +533,29 @@ impl Default for Options {
     }
 }
 
-fn c_defaults() -> ffi::gc_options {
-    let mut o = std::mem::MaybeUninit::<ffi::gc_options>::zeroed();
-    unsafe {
-        ffi::gc_options_init(o.as_mut_ptr());
-        o.assume_init()
+/// A gc_options with room after it.  gc_options carries no version: a
+/// library whose gc_options has grown (fields appended: the header test
+/// catches it against the header the crate is built with, not against a
+/// newer installed library) fills the fields this crate does not know
+/// with their defaults in the reserve, and reads them back there -- as
+/// the Python binding does.
+#[repr(C)]
+struct OptionsBuf {
+    o: ffi::gc_options,
+    _reserve: [u64; 512],
+}
+
+impl OptionsBuf {
+    fn as_ptr(&self) -> *const ffi::gc_options {
+        self as *const OptionsBuf as *const ffi::gc_options
     }
+}
+
+fn c_defaults() -> Box<OptionsBuf> {
+    // all zero is a valid OptionsBuf: null pointers, None, numbers
+    let mut b: Box<OptionsBuf> = Box::new(unsafe { std::mem::zeroed() });
+    unsafe { ffi::gc_options_init(&mut *b as *mut OptionsBuf as *mut ffi::gc_options) };
+    b
 }
 
 // ---------------------------------------------------------------- errors
@@ -862,7 +880,8 @@ pub fn check(model: &Model, x: &[f32], opts: &Options) -> Result<Report, Error> 
         hvp_depth: 0,
         hvp_f64: None,
     };
-    let mut co = c_defaults();
+    let mut buf = c_defaults();
+    let co = &mut buf.o;
     co.reference = match opts.reference {
         Some(r) => r.code(),
         // no MPFR forward from Rust: the f64 one when the model has it
@@ -888,7 +907,7 @@ pub fn check(model: &Model, x: &[f32], opts: &Options) -> Result<Report, Error> 
     co.timeout = opts.timeout;
     co.no_twin = opts.no_twin as c_int;
     let mut res: *mut ffi::gc_result = ptr::null_mut();
-    let st = unsafe { ffi::gc_check(&cm, x.as_ptr(), &co, &mut res) };
+    let st = unsafe { ffi::gc_check(&cm, x.as_ptr(), buf.as_ptr(), &mut res) };
     // the C strings and tables above live until here
     drop((name, block_names, const_names, prec_names));
     let report = if res.is_null() { None } else { Some(Report { ptr: res }) };

@@ -215,3 +215,33 @@ fn reports_in_every_format() {
     let h = std::thread::spawn(move || r.verdict());
     assert_eq!(h.join().unwrap(), Verdict::Pass);
 }
+
+#[test]
+fn rounding_classes_reach_the_library() {
+    use gradcheck::{Precision, PrecisionKind};
+    let bf16 = |u: f64| Precision {
+        name: "bf16 storage".to_string(),
+        kind: PrecisionKind::Storage,
+        unit_roundoff: u,
+        underflow: 2f64.powi(-134),
+        forward_depth: 1,
+        backward_depth: 1,
+        mode_reached: false,
+    };
+    // the library validates the class: u in (0, 1/2]
+    let e = check(&tanh_model().precision(bf16(0.9)), &x(), &Options::default()).unwrap_err();
+    assert_eq!(e.status(), Status::Inval, "{}", e);
+    let r = check(&tanh_model().precision(bf16(2f64.powi(-8))), &x(), &Options::default()).unwrap();
+    assert!(r.to_string().contains("bf16 storage"), "the class is in the report:\n{}", r);
+}
+
+#[test]
+fn random_directions() {
+    let opts = Options { directions: Directions::Random(3), seed: 7, ..Options::default() };
+    let r = check(&tanh_model(), &x(), &opts).unwrap();
+    let d = r.directions();
+    assert_eq!(d.len(), 3);
+    assert!(d.iter().all(|d| d.index.is_none()));
+    let again = check(&tanh_model(), &x(), &opts).unwrap().directions();
+    assert_eq!(d[0].analytic.to_bits(), again[0].analytic.to_bits(), "seeded");
+}
