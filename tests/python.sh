@@ -24,7 +24,7 @@ lib=${LIBGRADCHECK_SO:-$abs_top_builddir/lib/.libs/libgradcheck.so}
 . "$srcdir/tests/pypreload.sh"
 GRADCHECK_LIBRARY=$lib PYTHONPATH="$srcdir/python${PYTHONPATH:+:$PYTHONPATH}" \
   PYTHONDONTWRITEBYTECODE=1 \
-  "$PY" -X dev -m pytest -v -p no:cacheprovider -o console_output_style=classic \
+  "$PY" -X dev -m pytest -v -rs -p no:cacheprovider -o console_output_style=classic \
   "$srcdir/python/tests" > "$TMPD/out" 2>&1
 rc=$?
 if [ -n "$preload" ]; then
