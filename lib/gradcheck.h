@@ -362,6 +362,12 @@ typedef struct gc_options
      ASCII, at most 63 bytes (else GC_EINVAL); read during the call only;
      NULL or "" (default): the host.  */
   const char *device;
+  /* How a binding made the model's scalar loss from its function's
+     outputs ("output 0 of 3 (1, 2: no grad); cotangent ..."), for the
+     report's "loss from:" line (manual: "PyTorch").  Printable ASCII, at
+     most 159 bytes (else GC_EINVAL); read during the call only; NULL or
+     "" (default): no such line.  */
+  const char *loss_note;
 } gc_options;
 
 /* Fill OPTS with the defaults: the tiered reference (GC_REF_AUTO: MPFR
@@ -745,6 +751,8 @@ typedef struct gc_result
   /* gc_options.device, copied ("": the host's CPU; manual: "Device
      arithmetic").  */
   char device[64];
+  /* gc_options.loss_note, copied ("": none).  */
+  char loss_note[160];
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

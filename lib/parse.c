@@ -179,6 +179,14 @@ read_header (gc_result *r, const json_t *j)
         return GC_EFORMAT;
       gc__utf8_copy (r->device, sizeof r->device, dev);
     }
+  /* manual: "PyTorch" (absent: none) */
+  if (json_object_get (j, "loss_note"))
+    {
+      const char *note = gc__get_str (j, "loss_note");
+      if (!note)
+        return GC_EFORMAT;
+      gc__utf8_copy (r->loss_note, sizeof r->loss_note, note);
+    }
   if ((k = gc__get_lookup (gc__get_str (j, "reference"), refs, 4)) < 0)
     return GC_EFORMAT;
   r->reference = (gc_reference) k;

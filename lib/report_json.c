@@ -300,6 +300,8 @@ summary_json (json_t *o, const gc_result *r)
     && put (o, "model", jstr (r->model_name))
     /* manual: "Device arithmetic" (absent: the host) */
     && (!r->device[0] || put (o, "device", jstr (r->device)))
+    /* manual: "PyTorch" (absent: none) */
+    && (!r->loss_note[0] || put (o, "loss_note", jstr (r->loss_note)))
     && put (o, "n", juint (r->n))
     && put (o, "reference", jstr (gc_reference_name (r->reference)))
     && put (o, "precision", juint (r->precision > 0

@@ -497,6 +497,13 @@ heading_text (gc__buf *b, const gc_result *r, bool fwd)
         gc__buf_printf (b, " (shard %zu of %zu, %zu in all)", r->shard_index,
                         r->shard_count, r->n_total);
       gc__buf_puts (b, "\n");
+      /* manual: "PyTorch" */
+      if (r->loss_note[0])
+        {
+          gc__buf_puts (b, "loss from: ");
+          gc__put_esc (b, r->loss_note, GC__ESC_TEXT);
+          gc__buf_puts (b, "\n");
+        }
     }
 }
 

@@ -13,6 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether S (NULL: none) is printable ASCII shorter than SIZE bytes.  */
+static bool
+printable_text (const char *s, size_t size)
+{
+  if (!s)
+    return true;
+  size_t len = strnlen (s, size);
+  for (size_t i = 0; i < len; i++)
+    if (s[i] < 0x20 || s[i] >= 0x7f)
+      return false;
+  return len < size;
+}
+
 /* Validate the model and options; a refusal that needs explaining writes
    its reason into DETAIL.  The point x is read only later, once arrays of
    n values exist (a lying n fails to allocate before x is read).  */
@@ -60,19 +73,19 @@ gc__check_validate (const gc_model *m, const float *x, const gc_options *o,
     return GC_EINVAL;
   if (!(o->false_alarm > 0 && o->false_alarm < 1))
     return GC_EINVAL;
-  /* Manual: "Device arithmetic": a name the reports print as given */
-  if (o->device)
+  /* Manual: "Device arithmetic", "PyTorch": texts the reports print as
+     given */
+  if (!printable_text (o->device, 64))
     {
-      size_t len = strnlen (o->device, 64);
-      bool printable = len < 64;
-      for (size_t i = 0; printable && i < len; i++)
-        printable = o->device[i] >= 0x20 && o->device[i] < 0x7f;
-      if (!printable)
-        {
-          snprintf (detail, size, "the device's name (gc_options.device) "
-                    "is printable ASCII of at most 63 bytes");
-          return GC_EINVAL;
-        }
+      snprintf (detail, size, "the device's name (gc_options.device) is "
+                "printable ASCII of at most 63 bytes");
+      return GC_EINVAL;
+    }
+  if (!printable_text (o->loss_note, 160))
+    {
+      snprintf (detail, size, "gc_options.loss_note is printable ASCII of "
+                "at most 159 bytes");
+      return GC_EINVAL;
     }
   if (o->directions == GC_DIR_RANDOM && o->n_random == 0)
     return GC_EINVAL;
@@ -145,6 +158,8 @@ gc__result_head (gc_result *r, const gc_model *m, const gc_options *o)
             m->name ? m->name : "model");
   /* validated later (gc__check_validate): at most 63 printable bytes */
   snprintf (r->device, sizeof r->device, "%.63s", o->device ? o->device : "");
+  snprintf (r->loss_note, sizeof r->loss_note, "%.159s",
+            o->loss_note ? o->loss_note : "");
 }
 
 /* What the workers of the check share, from M, X, O and R: the reference,

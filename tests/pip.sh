@@ -24,7 +24,8 @@ for mod in venv ensurepip setuptools numpy; do
   fi
 done
 lib=${LIBGRADCHECK_SO:-$abs_top_builddir/lib/.libs/libgradcheck.so}
-. "$srcdir/tests/pypreload.sh"
+. "$srcdir/tests/sanitizers.sh"
+preload_all
 # a copy: the source tree may be read-only (make distcheck), and a
 # setuptools build writes beside the sources
 cp -R "$srcdir/python" "$TMPD/src" && chmod -R u+w "$TMPD/src"

@@ -21,7 +21,8 @@ for mod in numpy pytest; do
   fi
 done
 lib=${LIBGRADCHECK_SO:-$abs_top_builddir/lib/.libs/libgradcheck.so}
-. "$srcdir/tests/pypreload.sh"
+. "$srcdir/tests/sanitizers.sh"
+preload_all
 GRADCHECK_LIBRARY=$lib PYTHONPATH="$srcdir/python${PYTHONPATH:+:$PYTHONPATH}" \
   PYTHONDONTWRITEBYTECODE=1 \
   "$PY" -X dev -m pytest -v -rs -p no:cacheprovider -o console_output_style=classic \

@@ -30,21 +30,15 @@ CARGO_TARGET_DIR=$build/rust/target; export CARGO_TARGET_DIR
 CARGO_HOME=$build/rust/cargo-home; export CARGO_HOME
 unset RUSTFLAGS CARGO_BUILD_RUSTFLAGS
 cargo_flags="--offline --locked --manifest-path $manifest"
-# A sanitizer build (.ci/run stage 3): the library needs the ASan runtime
-# first in the process; the Rust test binaries are not instrumented, so it
-# is preloaded into them (through cargo's runner), and LeakSanitizer fails
-# the script only for a leak whose stack passes through libgradcheck.
-preload=
-if command -v ldd > /dev/null 2>&1; then
-  preload=$(ldd "$lib" 2>/dev/null \
-    | sed -n 's/^[[:space:]]*lib[a-z]*san\.so[.0-9]* => \([^ ]*\) .*/\1/p' | tr '\n' ' ')
-fi
+# A sanitizer build (.ci/run stage 3): the runtimes are preloaded into
+# the test binaries (through cargo's runner), not into cargo and rustc.
+. "$abs_srcdir/tests/sanitizers.sh"
 if [ -n "$preload" ]; then
   host=$(rustc -vV 2>/dev/null | sed -n 's/^host: //p')
   [ -n "$host" ] || host=$("$CARGO" -vV 2>/dev/null | sed -n 's/^host: //p')
   runner=$TMPD/runner
-  printf '#!/bin/sh\nLD_PRELOAD="%s${LD_PRELOAD:+ $LD_PRELOAD}" LSAN_OPTIONS="exitcode=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}" exec "$@"\n' \
-    "$preload" > "$runner"
+  printf '#!/bin/sh\nLD_PRELOAD="%s${LD_PRELOAD:+ $LD_PRELOAD}" LSAN_OPTIONS="%s" exec "$@"\n' \
+    "$preload" "$san_lsan_options" > "$runner"
   chmod +x "$runner"
   var=CARGO_TARGET_$(echo "$host" | tr 'a-z.-' 'A-Z__')_RUNNER
   eval "$var=\$runner; export $var"

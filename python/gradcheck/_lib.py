@@ -116,6 +116,7 @@ class Options(ctypes.Structure):
         ("no_twin", ctypes.c_int),
         ("model_identity", ctypes.c_char_p),
         ("device", ctypes.c_char_p),
+        ("loss_note", ctypes.c_char_p),
         ("_reserve", ctypes.c_char * 4096),
     ]
 

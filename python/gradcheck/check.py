@@ -607,7 +607,7 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
           directions="all", seed=1, precision=0, step=0.0, false_alarm=1e-6,
           threads=1, random_per_block=False, random_per_tensor=None,
           timeout=0.0, exact_step=False, no_twin=False, model_identity=None,
-          device=None):
+          device=None, loss_note=None):
     """Check GRAD, the f32 backward, at the float32 point X.
 
     loss(x) -> the f32 forward's loss (a number); grad(x) -> an array of
@@ -625,8 +625,9 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
     within each block (each tensor), the cheap check whose failures keep
     their tensor's name (manual: "Directional checks").  device: where
     the callables compute when not on this host's CPU ("cuda:0"), for
-    the report (manual: "Device arithmetic").  The other options are
-    gc_options' fields.
+    the report (manual: "Device arithmetic"); loss_note: how the loss was
+    made from a function's outputs, for the report's "loss from:" line.
+    The other options are gc_options' fields.
 
     Returns a Result.  Raises CallbackError when a callback raised or
     returned a value of the wrong shape or type (the exception is its
@@ -737,6 +738,9 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
     if device is not None:
         o.device = str(device).encode()
         keep.append(o.device)
+    if loss_note is not None:
+        o.loss_note = str(loss_note).encode()
+        keep.append(o.loss_note)
     if model_identity is not None:
         o.model_identity = str(model_identity).encode()
         keep.append(o.model_identity)

@@ -160,7 +160,7 @@ def _outputs(fn, probe):
     (positions, notes).  Raises for an output the check cannot take."""
     with torch.enable_grad():
         outs = _flatten(fn(*probe))
-    sel, left = [], []
+    sel, left, other = [], [], []
     for j, o in enumerate(outs):
         if isinstance(o, torch.Tensor) and o.is_complex():
             raise TypeError(
@@ -169,6 +169,8 @@ def _outputs(fn, probe):
                 % (j, o.dtype))
         if isinstance(o, torch.Tensor) and o.is_floating_point():
             (sel if o.requires_grad else left).append(j)
+        else:
+            other.append(j)
     if not sel:
         if left:
             raise TypeError(
@@ -180,7 +182,16 @@ def _outputs(fn, probe):
             "gradcheck.torch: fn returned %s; the check needs a floating "
             "tensor output to build the loss from"
             % (", ".join(_describe(o) for o in outs) or "nothing"))
-    return sel, left, len(outs)
+    notes = []
+    if left:
+        notes.append("%s: no grad" % ", ".join(map(str, left)))
+    if other:
+        notes.append("%s: not floating" % ", ".join(map(str, other)))
+    what = "output%s %s of %d" % ("s" if len(sel) > 1 else "",
+                                  ", ".join(map(str, sel)), len(outs))
+    if notes:
+        what += " (left out: %s)" % "; ".join(notes)
+    return sel, what, len(outs)
 
 
 def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
@@ -215,11 +226,18 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
                             "of a float32, bfloat16 or float16 backward"
                             % (i, inputs[i].dtype))
     _tf32_warning(dev, precisions)
+    every = sorted(idx + empty)
     if names is None:
-        names = ["input%d" % i for i in idx]
-    if len(names) != len(idx):
-        raise ValueError("gradcheck.torch: %d names for %d differentiable "
-                         "inputs" % (len(names), len(idx)))
+        names = ["input%d" % i for i in every]
+    names = list(names)
+    if len(names) != len(every):
+        raise ValueError(
+            "gradcheck.torch: %d names for %d differentiable inputs (%s)"
+            % (len(names), len(every), ", ".join(
+                "input %d%s" % (i, " (zero-size)" if i in empty else "")
+                for i in every)))
+    skipped = ["%s (zero-size)" % names[every.index(i)] for i in empty]
+    names = [names[every.index(i)] for i in idx]
     shapes = [tuple(inputs[i].shape) for i in idx]
     sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
     x = np.concatenate([inputs[i].detach().to("cpu", torch.float32)
@@ -265,13 +283,14 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
         return out, leaves
 
     # which outputs enter the loss, and their cotangents
-    sel, left, nout = _outputs(fn, args(x, torch.float32, True)[0])
+    sel, outputs_note, nout = _outputs(fn, args(x, torch.float32, True)[0])
     with torch.no_grad():
         outs0 = _flatten(fn(*args(x, torch.float32, False)[0]))
     outs0 = [outs0[j] for j in sel]
     if len(outs0) == 1 and outs0[0].numel() == 1:
         cots = None
         cot_note = "none: the output is a scalar, the loss itself"
+        loss_note = "%s, a scalar: the loss itself" % outputs_note
     else:
         g = torch.Generator().manual_seed(int(cotangent_seed))
         # drawn on the CPU (the same on every device), each rounded to
@@ -286,6 +305,8 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
                     "rounded to the output's dtype (%s)"
                     % (int(cotangent_seed),
                        ", ".join(sorted({str(o.dtype) for o in outs0}))))
+        loss_note = ("%s, as sum <out, c>, c standard normal from seed %d"
+                     % (outputs_note, int(cotangent_seed)))
 
     shapes0 = [o.shape for o in outs0]
 
@@ -345,31 +366,47 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
                  loss_f64=loss(torch.float64),
                  grad_f64=grad(torch.float64) if twin else None,
                  name=name, precisions=precisions, device=where,
+                 loss_note=loss_note[:159],
                  blocks=list(zip(names, shapes)), **options)
     finally:
         torch.set_num_threads(nthreads)
     r.cotangent = cot_note
-    r.outputs = ("output %s entered the loss%s"
-                 % (", ".join(map(str, sel)),
-                    "" if not left else "; output %s left out (no grad)"
-                    % ", ".join(map(str, left))))
-    r.skipped = ["input%d (zero-size)" % i for i in empty]
+    r.outputs = sel
+    r.skipped = skipped
     r.device = where or "cpu"
     return r
+
+
+def _assert(want, diagnosis, fn, inputs, kw):
+    from .check import CheckError
+    try:
+        r = check_function(fn, *inputs, **kw)
+    except CheckError as e:
+        rep = e.result.report("text") if e.result else ""
+        raise AssertionError("expected verdict %s; the check stopped: "
+                             "%s\n%s" % (want, e, rep)) from e
+    got = r.json.get("diagnosis", {}).get("kind")
+    if r.verdict == want and (diagnosis is None or got == diagnosis):
+        return r
+    head = ("expected verdict %s; got %s" % (want, r.verdict)
+            if diagnosis is None else
+            "expected verdict %s with diagnosis %s; got %s with diagnosis %s"
+            % (want, diagnosis, r.verdict, got))
+    raise AssertionError(head + "\n" + r.report("text"))
 
 
 def assert_function(fn, *inputs, **kw):
     """Pass when check_function(fn, *inputs, **kw) passes -- not when it
     is inconclusive; else raise AssertionError with the text report (for
     pytest and unittest).  Returns the Result."""
-    from .check import CheckError, Verdict
-    try:
-        r = check_function(fn, *inputs, **kw)
-    except CheckError as e:
-        rep = e.result.report("text") if e.result else ""
-        raise AssertionError("expected verdict pass; the check stopped: "
-                             "%s\n%s" % (e, rep)) from e
-    if r.verdict != Verdict.PASS:
-        raise AssertionError("expected verdict pass; got %s\n%s"
-                             % (r.verdict, r.report("text")))
-    return r
+    from .check import Verdict
+    return _assert(Verdict.PASS, None, fn, inputs, kw)
+
+
+def assert_function_fails(fn, *inputs, diagnosis=None, **kw):
+    """Pass when check_function(fn, *inputs, **kw) runs and fails (a known
+    bug must be seen) and, with DIAGNOSIS (a kind as the JSON report names
+    it: "constant-factor", "sign-flip", ...), when it is diagnosed so;
+    else raise AssertionError with the report.  Returns the Result."""
+    from .check import Verdict
+    return _assert(Verdict.FAIL, diagnosis, fn, inputs, kw)

@@ -15,7 +15,8 @@ torch = pytest.importorskip("torch")
 
 import gradcheck                                    # noqa: E402
 from gradcheck import Verdict                       # noqa: E402
-from gradcheck.torch import assert_function, check_function  # noqa: E402
+from gradcheck.torch import (assert_function, assert_function_fails,  # noqa: E402
+                             check_function)
 
 HAS_CUDA = torch.cuda.is_available()
 cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device here "
@@ -39,8 +40,17 @@ def test_outputs_without_grad_are_left_out():
     # missing gradient read as a logic error of the op
     r = check_function(with_stats, point(3, 8), point(8, seed=1))
     assert r.verdict == Verdict.PASS, r.report()
-    assert r.outputs == "output 0 entered the loss; output 1, 2 left " \
-                        "out (no grad)"
+    assert r.outputs == [0]
+    assert "\nloss from: output 0 of 3 (left out: 1, 2: no grad), as sum " \
+           "<out, c>, c standard normal from seed 0\n" in r.report()
+    assert r.json["loss_note"].startswith("output 0 of 3")
+
+
+def test_integer_outputs_are_named_as_left_out():
+    r = check_function(lambda x: (x.sin(), x.argmax()), point(5))
+    assert r.outputs == [0]
+    assert "\nloss from: output 0 of 2 (left out: 1: not floating), as " \
+           "sum <out, c>" in r.report()
 
 
 def test_native_layer_norm_passes():
@@ -50,7 +60,8 @@ def test_native_layer_norm_passes():
     r = check_function(lambda x, w, b: torch.native_layer_norm(
         x, (8,), w, b, 1e-5), x, w, b)
     assert r.verdict == Verdict.PASS, r.report()
-    assert "output 1, 2 left out" in r.outputs
+    assert r.outputs == [0]
+    assert "(left out: 1, 2: no grad)" in r.report()
 
 
 def test_complex_output_is_refused_by_name():
@@ -72,6 +83,14 @@ def test_zero_size_input_is_skipped_and_named():
     assert r.verdict == Verdict.PASS, r.report()
     assert r.skipped == ["input1 (zero-size)"]
     assert r.n == 5
+    # names: one per differentiable input, the zero-size one included
+    r = check_function(lambda x, e: x.sin().sum() + e.sum(), point(5),
+                       torch.zeros(0), names=["x", "empty"])
+    assert r.skipped == ["empty (zero-size)"]
+    assert [b["name"] for b in r.blocks] == ["x"]
+    with pytest.raises(ValueError, match=r"input 1 \(zero-size\)"):
+        check_function(lambda x, e: x.sin().sum() + e.sum(), point(5),
+                       torch.zeros(0), names=["x"])
     with pytest.raises(TypeError, match="zero-size: input 0"):
         check_function(lambda e: e.sum(), torch.zeros(0, 3))
 
@@ -128,21 +147,36 @@ def test_lazy_torch_and_version():
     assert out == gradcheck.__version__ == r.json["gradcheck"]
 
 
+class Doubled(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.sin()
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 2 * g * x.cos()
+
+
 def test_assert_function():
     assert_function(lambda x: x.sin(), point(6))
     with pytest.raises(AssertionError, match="expected verdict pass; got "
                        "fail\ngradcheck"):
-        class Bad(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x.sin()
+        assert_function(Doubled.apply, point(6))
 
-            @staticmethod
-            def backward(ctx, g):
-                (x,) = ctx.saved_tensors
-                return 2 * g * x.cos()
-        assert_function(Bad.apply, point(6))
+
+def test_assert_function_fails():
+    r = assert_function_fails(Doubled.apply, point(6),
+                              diagnosis="constant-factor")
+    assert r.verdict == Verdict.FAIL
+    with pytest.raises(AssertionError, match="expected verdict fail; got "
+                       "pass"):
+        assert_function_fails(lambda x: x.sin(), point(6))
+    with pytest.raises(AssertionError, match="with diagnosis sign-flip; "
+                       "got fail with diagnosis constant-factor"):
+        assert_function_fails(Doubled.apply, point(6),
+                              diagnosis="sign-flip")
 
 
 def test_random_per_tensor():

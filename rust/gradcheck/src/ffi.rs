@@ -121,6 +121,7 @@ pub struct gc_options {
     pub no_twin: c_int,
     pub model_identity: *const c_char,
     pub device: *const c_char,
+    pub loss_note: *const c_char,
 }
 
 #[repr(C)]

@@ -53,7 +53,7 @@ fn rows() -> Rows {
         n_precisions, precisions, jvp_f32, hvp_f32, tangent_depth, hvp_depth, hvp_f64 });
     layout!(r, true, gc_options { reference, precision, step, directions, n_random, indices,
         n_indices, seed, false_alarm, threads, shard_index, shard_count, progress, progress_ctx,
-        random_per_block, timeout, exact_step, no_twin, model_identity, device });
+        random_per_block, timeout, exact_step, no_twin, model_identity, device, loss_note });
     layout!(r, true, gc_input { name, value });
     layout!(r, true, gc_term { name, formula, section, value, n_inputs, inputs });
     layout!(r, true, gc_direction { id, index, verdict, analytic, reference, diff, bar, nu,
