@@ -733,6 +733,11 @@ typedef struct gc_result
      nu_arith, its position in dirs[] (SIZE_MAX: none): its magnitudes
      are at least nu_arith times the defaulted ones.  */
   size_t n_spread_defaulted, spread_defaulted_at;
+  /* Manual: "Structure decides the kind".  With a twin and declared
+     backward classes: 1 when the f32 path's output shows none of their
+     roundings (no |g32 - g64| beyond f32's own bound but the f32 path's
+     logic errors): the declaration is unsupported.  */
+  int classes_unshown;
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

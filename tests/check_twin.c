@@ -1059,6 +1059,61 @@ START_TEST (test_twin_merge)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------- */
+/* Issue 32, item 2: structure decides the kind.  A correct backward and
+   twin, the f32 path's gradient altered by a logic error of its own (one
+   element x2, every element x1.01 or x(1 + 1e-3), a zeroed tensor, a sign
+   flip): a failure of the f32 path whatever its size, with or without a
+   bf16 storage class declared that the f32 path does not round to
+   (manual: "Structure decides the kind").  */
+
+typedef struct f32_bug
+{
+  const char *name;
+  size_t lo, hi;
+  double factor32;
+} f32_bug;
+
+static const f32_bug f32_bugs[] = {
+  { "g[3] x 2", 3, 4, 2 },
+  { "every element x 1.01", 0, 24, 1.01 },
+  { "every element x (1 + 1e-3)", 0, 24, 1 + 1e-3 },
+  { "zeroed tensor", 0, 24, 0 },
+  { "sign flip", 0, 24, -1 },
+};
+
+static const gc_precision bf16_unused = {
+  "bf16 storage", GC_PREC_STORAGE, GC_U_BF16, 0x1p-134, 3, 3, 0
+};
+
+/* Loop index: bug (5) x class declared (2).  */
+START_TEST (test_f32_logic_structures)
+{
+  const f32_bug *b = &f32_bugs[_i % 5];
+  int cls = _i / 5;
+  tw *t = tw_new (24, 0);
+  t->lo = b->lo;
+  t->hi = b->hi;
+  t->factor32 = b->factor32;
+  if (cls)
+    {
+      t->model.n_precisions = 1;
+      t->model.precisions = &bf16_unused;
+    }
+  gc_result *r = run (t, 0);
+  printf ("# f32 path %s%s: %s, worst arith nu %.3g, %s\n", b->name,
+          cls ? " (bf16 class declared)" : "", gc_verdict_name (r->verdict),
+          r->worst_nu_arith, r->diagnosis.text);
+  ck_assert_msg (r->verdict == GC_FAIL, "%s%s: %s", b->name,
+                 cls ? " (bf16 declared)" : "", gc_verdict_name (r->verdict));
+  ck_assert_uint_eq (r->n_failed_algorithm, 0);
+  ck_assert_uint_gt (r->n_mismatch, 0);
+  ck_assert_uint_eq (r->n_precision, 0);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
 static Suite *
 twin_suite (void)
 {
@@ -1083,6 +1138,7 @@ twin_suite (void)
   tcase_add_test (tc, test_twin_misbehaves);
   tcase_add_test (tc, test_twin_off_and_abi1);
   tcase_add_test (tc, test_twin_merge);
+  tcase_add_loop_test (tc, test_f32_logic_structures, 0, 10);
   suite_add_tcase (s, tc);
   return s;
 }
