@@ -46,6 +46,15 @@ gc__twin_text (gc__buf *b, const gc_result *r)
     }
   gc__buf_puts (b, "\n");
   /* Manual: "Structure decides the kind" */
+  size_t hidden = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    hidden += r->dirs[k].arith == GC_ARITH_MISMATCH
+              && r->dirs[k].nu_arith <= 1;
+  if (hidden)
+    gc__buf_printf (b, "  FAIL: %zu direction(s) within the declared "
+                    "classes' bound whose g32 - g64 has a logic error's "
+                    "structure, no rounding's scatter: the f32 path's bug "
+                    "(manual: \"Structure decides the kind\")\n", hidden);
   if (r->classes_unshown)
     {
       gc__buf_puts (b, "  UNSUPPORTED: the declared class(es) ");

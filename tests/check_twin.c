@@ -1109,6 +1109,52 @@ START_TEST (test_f32_logic_structures)
   ck_assert_uint_eq (r->n_failed_algorithm, 0);
   ck_assert_uint_gt (r->n_mismatch, 0);
   ck_assert_uint_eq (r->n_precision, 0);
+  char *text = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (text);
+  /* the class the f32 path never rounds to is reported unsupported */
+  ck_assert_int_eq (r->classes_unshown, cls);
+  ck_assert ((strstr (text, "UNSUPPORTED") != NULL) == (cls != 0));
+  free (text);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
+/* The converse of the above: genuine bf16 scatter (cos x_i rounded to
+   bf16 by bit operations in the f32 path) is no structure: a precision
+   finding without the class, a pass with it declared, and the class is
+   shown; a correct f32 path under the same declaration passes with the
+   class reported unsupported.  */
+START_TEST (test_bf16_scatter_is_not_structure)
+{
+  static const gc_precision bf16 = {
+    "bf16 storage", GC_PREC_STORAGE, GC_U_BF16, 0x1p-134, 1, 1, 0
+  };
+  for (int cls = 0; cls < 2; cls++)
+    {
+      tw *t = tw_new (24, 0);
+      t->bf16 = 1;
+      if (cls)
+        {
+          t->model.n_precisions = 1;
+          t->model.precisions = &bf16;
+        }
+      gc_result *r = run (t, 0);
+      printf ("# bf16 scatter%s: %s, worst arith nu %.3g\n",
+              cls ? " (class declared)" : "", gc_verdict_name (r->verdict),
+              r->worst_nu_arith);
+      ck_assert_int_eq (r->verdict, cls ? GC_PASS : GC_PRECISION);
+      ck_assert_uint_eq (r->n_mismatch, 0);
+      ck_assert_int_eq (r->classes_unshown, 0);
+      gc_result_free (r);
+      tw_free (t);
+    }
+  tw *t = tw_new (24, 0);
+  t->model.n_precisions = 1;
+  t->model.precisions = &bf16;
+  gc_result *r = run (t, 0);
+  ck_assert_int_eq (r->verdict, GC_PASS);
+  ck_assert_int_eq (r->classes_unshown, 1);
   gc_result_free (r);
   tw_free (t);
 }
@@ -1139,6 +1185,7 @@ twin_suite (void)
   tcase_add_test (tc, test_twin_off_and_abi1);
   tcase_add_test (tc, test_twin_merge);
   tcase_add_loop_test (tc, test_f32_logic_structures, 0, 10);
+  tcase_add_test (tc, test_bf16_scatter_is_not_structure);
   suite_add_tcase (s, tc);
   return s;
 }
