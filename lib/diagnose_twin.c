@@ -25,7 +25,8 @@ typedef struct saved
   gc_term terms[GC_N_TERMS];
 } saved;
 
-static double f32_bound (const gc_result *r, const gc_direction *d);
+static double f32_bound_wm (const gc_result *r, const gc_direction *d,
+                            double *wmp);
 
 /* Put direction K of R into the view as the question that found it (or,
    with ARITH, the arithmetic's), marked failed; its own values in S.  */
@@ -48,7 +49,7 @@ view_in (gc_result *r, size_t k, bool arith, saved *s)
          pattern is fitted within f32's own bound */
       double ab = d->arith_bar;
       if (d->arith == GC_ARITH_MISMATCH && r->n_precisions)
-        ab = fmin (ab, f32_bound (r, d));
+        ab = fmin (ab, f32_bound_wm (r, d, NULL));
       d->bar = d->bar_worst_case
         = ab + gc__gamma_over_u (r->backward_depth, 24) * GC_U32
                * fabs (d->analytic);
@@ -176,7 +177,7 @@ rounding_factor (const gc_result *r)
    term's inputs, or where a report read back kept none, from its base
    (u_53 sum |w_i| m_i, the 2^-1074 part left out).  */
 static double
-f32_bound (const gc_result *r, const gc_direction *d)
+f32_bound_wm (const gc_result *r, const gc_direction *d, double *wmp)
 {
   const gc_term *a = &d->adjoint_f64;
   double wm = gc__term_input (a, "sum |w_i| m_i", NAN);
@@ -188,8 +189,16 @@ f32_bound (const gc_result *r, const gc_direction *d)
       double b = a->value - gc__term_input (a, "S_w64", 0);
       wm = gu > 0 && b > 0 ? b / gu / GC_U64 : 0;
     }
+  if (wmp)
+    *wmp = wm;
   return gc__gamma_over_u (db, 24) * (GC_U32 * wm + 0x1p-150 * w1)
          + a->value;
+}
+
+static double
+f32_bound (const gc_result *r, const gc_direction *d)
+{
+  return f32_bound_wm (r, d, NULL);
 }
 
 /* Whether coordinate direction D takes part in the structure rule: a
@@ -276,9 +285,10 @@ systematic_factor (gc_result *r, size_t bb)
 /* Manual: "Structure decides the kind", isolated elements: in tensor BB
    of at least three judged directions, where more than half are within
    f32's own bound (no rounding beyond f32's shows in the tensor), a
-   precision finding off by O(1) (|g32 - g64| >= |g64| / 2: a factor
-   outside [1/2, 3/2], a sign, a zero) is no rounding the tensor shows:
-   the f32 path's logic error.  True when it changed anything.  */
+   precision finding off by O(1) of its value and of its magnitude
+   (|g32 - g64| >= max(|g64|, m) / 2: a rounding at any depth d errs by
+   gamma_d(u) m, below m / 2 unless the element lost everything) is no
+   rounding the tensor shows: the f32 path's logic error.  True when it changed anything.  */
 static bool
 isolated (gc_result *r, size_t bb)
 {
@@ -297,9 +307,12 @@ isolated (gc_result *r, size_t bb)
   for (size_t k = 0; k < r->n_directions; k++)
     {
       gc_direction *d = &r->dirs[k];
-      if (judged (d) && in_block (r, d, bb) && d->verdict == GC_PRECISION
-          && fabs (d->analytic - d->analytic_f64)
-             >= fabs (d->analytic_f64) / 2)
+      double wm;
+      if (!judged (d) || !in_block (r, d, bb) || d->verdict != GC_PRECISION)
+        continue;
+      f32_bound_wm (r, d, &wm);
+      if (fabs (d->analytic - d->analytic_f64)
+          >= fmax (fabs (d->analytic_f64), wm) / 2)
         {
           make_mismatch (d);
           changed = true;
@@ -388,7 +401,11 @@ gc__twin_findings (gc_result *r)
   /* The report's diagnosis: of the failures, each through its question;
      of the precision findings where nothing failed.  */
   memset (&r->diagnosis, 0, sizeof r->diagnosis);
-  if (r->n_failed)
+  double worst;
+  if (!r->n_failed && !r->n_precision && !r->n_nonsmooth
+      && gc__forward_disagreement (r, &worst) >= 2)
+    gc__diagnose (r);   /* the forwards differ: its own diagnosis */
+  else if (r->n_failed)
     diagnose_view (r, is_failure, SIZE_MAX, false);
   else if (r->n_precision)
     {

@@ -49,6 +49,9 @@ typedef struct tw
   double factor, factor32;
   int bf16, f16;
   size_t drop;
+  /* CONST_LOSS: the f32 forward returns 1 whatever x (a forward bug; the
+     backward and the reference forwards are right) */
+  int const_loss;
   /* the magnitude declared is MAG_SCALE times the element's own */
   double mag_scale;
   /* f64 calls of the twin so far, and whether it lies on the second */
@@ -150,7 +153,7 @@ loss32 (void *ctx, const float *x, float *loss)
   else
     for (size_t i = 0; i < t->n; i++)
       acc += t->s[i] * sinf (x[i]);
-  *loss = (float) acc;
+  *loss = t->const_loss ? 1.0f : (float) acc;
   return 0;
 }
 
@@ -1160,6 +1163,32 @@ START_TEST (test_bf16_scatter_is_not_structure)
 }
 END_TEST
 
+/* Issue 32, item 6: an f32 forward that is another function (a constant
+   loss) with a correct backward: the forwards differ beyond the worst
+   case, and the check cannot judge the backward against a function the
+   production forward does not compute: never a pass (exit 0), with a
+   twin or without (manual: "Forward disagreement").  */
+START_TEST (test_constant_f32_loss)
+{
+  for (int no_twin = 0; no_twin < 2; no_twin++)
+    {
+      tw *t = tw_new (24, 0);
+      t->const_loss = 1;
+      gc_result *r = run (t, no_twin);
+      printf ("# constant f32 loss%s: %s, forward off by %.3g ulp, %s\n",
+              no_twin ? " (no twin)" : "", gc_verdict_name (r->verdict),
+              r->forward_error_ulps, r->diagnosis.text);
+      ck_assert_int_ne (r->verdict, GC_PASS);
+      ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_FORWARD_MISMATCH);
+      char *text = gc_report (r, GC_FMT_TEXT);
+      ck_assert_ptr_nonnull (strstr (text, "different functions"));
+      free (text);
+      gc_result_free (r);
+      tw_free (t);
+    }
+}
+END_TEST
+
 static Suite *
 twin_suite (void)
 {
@@ -1186,6 +1215,7 @@ twin_suite (void)
   tcase_add_test (tc, test_twin_merge);
   tcase_add_loop_test (tc, test_f32_logic_structures, 0, 10);
   tcase_add_test (tc, test_bf16_scatter_is_not_structure);
+  tcase_add_test (tc, test_constant_f32_loss);
   suite_add_tcase (s, tc);
   return s;
 }
