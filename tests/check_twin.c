@@ -921,6 +921,16 @@ START_TEST (test_pool_stagnation)
                  "(arithmetic nu %g)", gc_verdict_name (r->verdict),
                  r->worst_nu_arith);
   gc_result_free (r);
+  /* Issue 32, item 6: without a twin, the correct pool sum at its true
+     depth is no failure (every spread 0: the modes did not reach it, and
+     the failures within the worst case are inconclusive, manual: "What
+     the measurement does not support"), and no pass either */
+  m.backward_depth = POOL_D + 1;
+  o.no_twin = 1;
+  r = gct_check_ok (&m, x, &o);
+  ck_assert_int_eq (r->verdict, GC_INCONCLUSIVE);
+  ck_assert_uint_gt (r->n_unreached, 0);
+  gc_result_free (r);
   far_stop ();
 }
 END_TEST
