@@ -1199,6 +1199,48 @@ START_TEST (test_constant_f32_loss)
 }
 END_TEST
 
+/* Issue 32, item 4: a correct recurrence whose backward depth is
+   declared 37 times what the measured spreads imply (a new author's
+   count): the verdict stands, and the report names the declared and the
+   implied depth and the bar the worst direction would have at the
+   implied one (manual: "Depths declared far above the implied").  */
+START_TEST (test_overdeclared_depth_named)
+{
+  tw *t = tw_new (200, 1);
+  t->model.grad_magnitude_f32 = mag32;
+  gc_options o;
+  gc_options_init (&o);
+  o.no_twin = 1;
+  /* the depth the spreads imply, declared: a pass, no note */
+  gc_result *r0 = gct_check_ok (&t->model, t->x, &o);
+  ck_assert_double_ge (r0->depth_implied, 1);
+  t->model.backward_depth = (size_t) ceil (r0->depth_implied);
+  gc_result_free (r0);
+  r0 = gct_check_ok (&t->model, t->x, &o);
+  ck_assert_int_eq (r0->verdict, GC_PASS);
+  char *text = gc_report (r0, GC_FMT_TEXT);
+  ck_assert_ptr_null (strstr (text, "times the depth the measured spreads "
+                                    "imply"));
+  free (text);
+  size_t d = (size_t) ceil (37 * r0->depth_implied);
+  t->model.backward_depth = d;
+  gc_result *r = gct_check_ok (&t->model, t->x, &o);
+  text = gc_report (r, GC_FMT_TEXT);
+  const char *line = strstr (text, "note: the declared d_b = ");
+  printf ("# d_b %zu declared, implied %.3g: %s, %.200s\n", d,
+          r->depth_implied, gc_verdict_name (r->verdict),
+          line ? line : "(no line)");
+  ck_assert_ptr_nonnull (line);
+  ck_assert_ptr_nonnull (strstr (line, "at the implied depth the worst "
+                                       "direction's bar would be"));
+  ck_assert_int_eq (r->verdict, r0->verdict);
+  free (text);
+  gc_result_free (r);
+  gc_result_free (r0);
+  tw_free (t);
+}
+END_TEST
+
 static Suite *
 twin_suite (void)
 {
@@ -1226,6 +1268,7 @@ twin_suite (void)
   tcase_add_loop_test (tc, test_f32_logic_structures, 0, 10);
   tcase_add_test (tc, test_bf16_scatter_is_not_structure);
   tcase_add_test (tc, test_constant_f32_loss);
+  tcase_add_test (tc, test_overdeclared_depth_named);
   suite_add_tcase (s, tc);
   return s;
 }
