@@ -44,11 +44,12 @@ view_in (gc_result *r, size_t k, bool arith, saved *s)
       /* a pattern is fitted to g32 within its own rounding too: the f32
          worst case at |g32|, which a scaled-up g32 exceeds the twin's
          magnitudes by */
-      /* a mismatch is the f32 path's logic error: no declared class
-         explains any of it ("Structure decides the kind"), and its
-         pattern is fitted within f32's own bound */
+      /* a mismatch within the classes' bound is one the structure rule
+         made: no declared class explains any of it ("Structure decides
+         the kind"), and its pattern is fitted within f32's own bound */
       double ab = d->arith_bar;
-      if (d->arith == GC_ARITH_MISMATCH && r->n_precisions)
+      if (d->arith == GC_ARITH_MISMATCH && r->n_precisions
+          && d->nu_arith <= 1)
         ab = fmin (ab, f32_bound_wm (r, d, NULL));
       d->bar = d->bar_worst_case
         = ab + gc__gamma_over_u (r->backward_depth, 24) * GC_U32
@@ -322,24 +323,40 @@ isolated (gc_result *r, size_t bb)
 }
 
 /* Manual: "Structure decides the kind", a class the arithmetic does not
-   show: declared backward classes, and no direction whose |g32 - g64|
-   exceeds f32's own bound other than the f32 path's logic errors (the
-   mismatches).  */
+   show: declared backward classes, and in every tensor no direction
+   beyond f32's own bound but the mismatches, and those one factor (0
+   included) within f32's bound of g64: a logic error's factor, no
+   rounding's scatter.  */
 static int
 classes_unshown (const gc_result *r)
 {
   if (!gc__precision_backward_count (r))
     return 0;
-  size_t n = 0;
-  for (size_t k = 0; k < r->n_directions; k++)
+  size_t nb = r->n_blocks ? r->n_blocks : 1, n = 0;
+  for (size_t b = 0; b < nb; b++)
     {
-      const gc_direction *d = &r->dirs[k];
-      if (d->verdict == GC_ERROR || isnan (d->analytic_f64))
-        continue;
-      n++;
-      if (d->arith != GC_ARITH_MISMATCH
-          && fabs (d->analytic - d->analytic_f64) > f32_bound (r, d))
-        return 0;
+      size_t bb = r->n_blocks ? b : SIZE_MAX;
+      double lo = -INFINITY, hi = INFINITY;
+      for (size_t k = 0; k < r->n_directions; k++)
+        {
+          const gc_direction *d = &r->dirs[k];
+          if (d->verdict == GC_ERROR || isnan (d->analytic_f64)
+              || (d->index != SIZE_MAX && !in_block (r, d, bb))
+              || (d->index == SIZE_MAX && b > 0))
+            continue;
+          n++;
+          double g = d->analytic_f64, b32 = f32_bound (r, d);
+          if (!(fabs (d->analytic - g) > b32))
+            continue;
+          if (d->arith != GC_ARITH_MISMATCH || d->index == SIZE_MAX
+              || g == 0)
+            return 0;
+          double x = (d->analytic - b32) / g, y = (d->analytic + b32) / g;
+          lo = fmax (lo, fmin (x, y));
+          hi = fmin (hi, fmax (x, y));
+          if (!(lo <= hi))
+            return 0;
+        }
     }
   return n > 0;
 }

@@ -236,6 +236,7 @@ double gc__term_input (const gc_term *t, const char *name, double fallback);
 double gc__gamma_over_u (size_t depth, int bits);
 /* The same for any unit roundoff U (a rounding class's).  */
 double gc__gamma_over_unit (size_t depth, double u);
+double gc__class_gamma_over_unit (size_t depth, double u);
 /* Each returns the term's worst-case value, gamma_d in place of lambda
    sqrt(d) (manual: "The worst case").  */
 double gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,
