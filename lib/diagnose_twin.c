@@ -202,6 +202,44 @@ f32_bound (const gc_result *r, const gc_direction *d)
   return f32_bound_wm (r, d, NULL);
 }
 
+/* Manual: "Structure decides the kind", "A class depth the twin
+   contradicts": with one backward class (u_k), the fewest of its
+   roundings in product form that reach the largest |g32 - g64| beyond
+   f32's own bound of a direction whose arithmetic is no mismatch,
+   log1p(e' / m) / log1p(u_k), m = sum |w_i| m_i; 0 where none is
+   beyond; NAN without exactly one backward class.  Its direction in
+   *AT (SIZE_MAX: none).  */
+double
+gc__class_depth_implied (const gc_result *r, size_t *at)
+{
+  *at = SIZE_MAX;
+  if (!r->twin || gc__precision_backward_count (r) != 1)
+    return NAN;
+  double u = 0;
+  for (size_t k = 0; k < r->n_precisions; k++)
+    if (r->precisions[k].backward_depth)
+      u = r->precisions[k].unit_roundoff;
+  double best = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict == GC_ERROR || isnan (d->analytic_f64)
+          || d->arith == GC_ARITH_MISMATCH)
+        continue;
+      double wm, e = fabs (d->analytic - d->analytic_f64)
+                     - f32_bound_wm (r, d, &wm);
+      if (!(e > 0) || !(wm > 0))
+        continue;
+      double di = log1p (e / wm) / log1p (u);
+      if (di > best)
+        {
+          best = di;
+          *at = k;
+        }
+    }
+  return best;
+}
+
 /* Whether coordinate direction D takes part in the structure rule: a
    twin, a confirmed reference, no kink.  */
 static bool

@@ -178,6 +178,7 @@ void gc__diagnose (gc_result *r);
    diagnosis reads each failure through the question that found it (of
    the precision findings where nothing failed).  A no-op without a twin.  */
 void gc__twin_findings (gc_result *r);
+double gc__class_depth_implied (const gc_result *r, size_t *at);
 
 /* One tensor's part of a result (manual: "Diagnosis"): its directions'
    counts, worst nu, median resolution, and for a failing tensor checked by

@@ -1294,6 +1294,43 @@ START_TEST (test_long_bf16_chain)
 }
 END_TEST
 
+/* Issue 32, item 4: a class depth the twin's measurement contradicts is
+   named, too small (the 150-step bf16 chain declared 1: CONTRADICTED) or
+   64 or more times what it shows (one bf16 rounding declared 5000:
+   UNSUPPORTED), with the depth the twin's largest |g32 - g64| needs (manual: "A class depth the twin contradicts").  */
+START_TEST (test_class_depth_contradicted)
+{
+  for (int c = 0; c < 2; c++)
+    {
+      gc_precision p = {
+        "bf16 storage", GC_PREC_STORAGE, GC_U_BF16, 0x1p-134, 0,
+        c ? 5000 : 1, 0
+      };
+      tw *t = c ? tw_new (24, 0) : tw_new (150, 1);
+      t->bf16 = 1;
+      if (!c)
+        t->model.grad_magnitude_f32 = mag32;
+      t->model.n_precisions = 1;
+      t->model.precisions = &p;
+      gc_result *r = run (t, 0);
+      char *text = gc_report (r, GC_FMT_TEXT);
+      const char *line = strstr (text, c ? "UNSUPPORTED: the declared bf16"
+                                         : "CONTRADICTED: the declared bf16");
+      printf ("# bf16 class d_b %zu declared: %s: %.240s\n",
+              p.backward_depth, gc_verdict_name (r->verdict),
+              line ? line : "(no line)");
+      ck_assert_ptr_nonnull (line);
+      ck_assert_ptr_nonnull (strstr (line, c ? "far above what it shows"
+                                             : "too small"));
+      if (!c)
+        ck_assert_int_ne (r->verdict, GC_PASS);
+      free (text);
+      gc_result_free (r);
+      tw_free (t);
+    }
+}
+END_TEST
+
 static Suite *
 twin_suite (void)
 {
@@ -1323,6 +1360,7 @@ twin_suite (void)
   tcase_add_test (tc, test_constant_f32_loss);
   tcase_add_test (tc, test_overdeclared_depth_named);
   tcase_add_test (tc, test_long_bf16_chain);
+  tcase_add_test (tc, test_class_depth_contradicted);
   suite_add_tcase (s, tc);
   return s;
 }
