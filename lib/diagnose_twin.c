@@ -47,14 +47,17 @@ view_in (gc_result *r, size_t k, bool arith, saved *s)
       /* a mismatch within the classes' bound is one the structure rule
          made: no declared class explains any of it ("Structure decides
          the kind"), and its pattern is fitted within f32's own bound */
-      double ab = d->arith_bar;
+      double ab = d->arith_bar, nu = d->nu_arith;
       if (d->arith == GC_ARITH_MISMATCH && r->n_precisions
           && d->nu_arith <= 1)
-        ab = fmin (ab, f32_bound_wm (r, d, NULL));
+        {
+          ab = fmin (ab, f32_bound_wm (r, d, NULL));
+          nu = ab > 0 ? d->diff / ab : INFINITY;
+        }
       d->bar = d->bar_worst_case
         = ab + gc__gamma_over_u (r->backward_depth, 24) * GC_U32
                * fabs (d->analytic);
-      d->nu = d->nu_worst_case = d->bar > 0 ? d->diff / d->bar : INFINITY;
+      d->nu = d->nu_worst_case = nu;
     }
   else
     {
@@ -456,9 +459,8 @@ gc__twin_findings (gc_result *r)
   /* The report's diagnosis: of the failures, each through its question;
      of the precision findings where nothing failed.  */
   memset (&r->diagnosis, 0, sizeof r->diagnosis);
-  double worst;
   if (!r->n_failed && !r->n_precision && !r->n_nonsmooth
-      && gc__forward_disagreement (r, &worst) >= 2)
+      && gc__forward_unjudged (r))
     gc__diagnose (r);   /* the forwards differ: its own diagnosis */
   else if (r->n_failed)
     diagnose_view (r, is_failure, SIZE_MAX, false);

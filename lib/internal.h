@@ -210,6 +210,7 @@ int gc__cmp_double (const void *a, const void *b);
    only |L| (the model declares no larger magnitude: a cancelling loss may
    explain it).  *WORST_ULPS: that worst case in ulps of M_L.  */
 int gc__forward_disagreement (const gc_result *r, double *worst_ulps);
+bool gc__forward_unjudged (const gc_result *r);
 /* Set R's f64_same_verdict and f64_term_ratio from its MPFR directions'
    terms, when the model HAS_F64 (manual: "Would f64 do?").  */
 void gc__predict_f64 (gc_result *r, bool has_f64, bool user_step);
