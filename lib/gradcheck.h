@@ -160,7 +160,8 @@ typedef struct gc_precision
   double underflow;
   /* d_k: the class's operations on the longest dependency chain to the
      loss (forward) and to a gradient element (backward); 0: not in that
-     pass.  d_k * u_k < 1/2, else GC_EINVAL.  */
+     pass.  (1 + u_k)^d_k < 2^64, else GC_EINVAL (manual: "Chains past
+     d u = 1/2").  */
   size_t forward_depth;
   size_t backward_depth;
   /* Nonzero: fesetround reaches the class (the measured spread covers
