@@ -160,7 +160,8 @@ typedef struct gc_precision
   double underflow;
   /* d_k: the class's operations on the longest dependency chain to the
      loss (forward) and to a gradient element (backward); 0: not in that
-     pass.  d_k * u_k < 1/2, else GC_EINVAL.  */
+     pass.  (1 + u_k)^d_k < 2^64, else GC_EINVAL (manual: "Chains past
+     d u = 1/2").  */
   size_t forward_depth;
   size_t backward_depth;
   /* Nonzero: fesetround reaches the class (the measured spread covers
@@ -753,6 +754,11 @@ typedef struct gc_result
   char device[64];
   /* gc_options.loss_note, copied ("": none).  */
   char loss_note[160];
+  /* Manual: "Structure decides the kind".  With a twin and declared
+     backward classes: 1 when the f32 path's output shows none of their
+     roundings (no |g32 - g64| beyond f32's own bound but the f32 path's
+     logic errors): the declaration is unsupported.  */
+  int classes_unshown;
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

@@ -56,6 +56,10 @@ void gc__draw_direction (uint64_t seed, size_t n, size_t lo, size_t hi,
    calls it overstated (the bar is then coarser by up to its square root,
    8).  */
 #define GC_COARSE_FACTOR 64
+/* Manual: "Depths declared far above the implied": a declared depth this
+   many times the implied one is named in the report (sqrt(8) = 2.8 times
+   the adjoint term the measurement shows).  */
+#define GC_OVER_FACTOR 8
 
 /* Growable string; every operation is a no-op once an allocation failed,
    so callers check ok once at the end.  */
@@ -174,6 +178,7 @@ void gc__diagnose (gc_result *r);
    diagnosis reads each failure through the question that found it (of
    the precision findings where nothing failed).  A no-op without a twin.  */
 void gc__twin_findings (gc_result *r);
+double gc__class_depth_implied (const gc_result *r, size_t *at);
 
 /* One tensor's part of a result (manual: "Diagnosis"): its directions'
    counts, worst nu, median resolution, and for a failing tensor checked by
@@ -205,6 +210,7 @@ int gc__cmp_double (const void *a, const void *b);
    only |L| (the model declares no larger magnitude: a cancelling loss may
    explain it).  *WORST_ULPS: that worst case in ulps of M_L.  */
 int gc__forward_disagreement (const gc_result *r, double *worst_ulps);
+bool gc__forward_unjudged (const gc_result *r);
 /* Set R's f64_same_verdict and f64_term_ratio from its MPFR directions'
    terms, when the model HAS_F64 (manual: "Would f64 do?").  */
 void gc__predict_f64 (gc_result *r, bool has_f64, bool user_step);
@@ -232,6 +238,7 @@ double gc__term_input (const gc_term *t, const char *name, double fallback);
 double gc__gamma_over_u (size_t depth, int bits);
 /* The same for any unit roundoff U (a rounding class's).  */
 double gc__gamma_over_unit (size_t depth, double u);
+double gc__class_gamma_over_unit (size_t depth, double u);
 /* Each returns the term's worst-case value, gamma_d in place of lambda
    sqrt(d) (manual: "The worst case").  */
 double gc__term_reference (gc_term *t, gc_reference ref, mpfr_prec_t p,

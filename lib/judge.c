@@ -468,5 +468,12 @@ gc__summarise (gc_result *r)
     r->verdict = GC_INCONCLUSIVE;
   else
     r->verdict = GC_PASS;
+  /* Manual: "Forward disagreement", "Never a pass": an f32 forward
+     beyond the worst case of its reference (for the declared M_L, or
+     2^16 times it for |L|) is another function: the backward was judged
+     against the reference's, which the production forward does not
+     compute; no pass rests on that  */
+  if (r->verdict == GC_PASS && gc__forward_unjudged (r))
+    r->verdict = GC_INCONCLUSIVE;
   resolution_summary (r);
 }

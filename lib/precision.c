@@ -38,6 +38,16 @@ gc__precision_validate (const gc_model *m, char *detail, size_t size)
   return gc__precision_validate_list (p, n, detail, size);
 }
 
+/* ln (1 + u)^d: the log of a class's worst-case growth (manual: "Chains
+   past d u = 1/2"); refused at GC_CLASS_LOG_GROWTH = 64 ln 2.  */
+#define GC_CLASS_LOG_GROWTH (64 * 0.69314718055994530942)
+
+static double
+class_log_growth (size_t d, double u)
+{
+  return (double) d * log1p (u);
+}
+
 gc_status
 gc__precision_validate_list (const gc_precision *p, size_t n, char *detail,
                              size_t size)
@@ -66,20 +76,25 @@ gc__precision_validate_list (const gc_precision *p, size_t n, char *detail,
         why = "a unit roundoff in (0, 1/2]";
       else if (!(c->underflow >= 0 && isfinite (c->underflow)))
         why = "a finite underflow error >= 0";
-      else if (!((double) c->forward_depth * c->unit_roundoff < 0.5
-                 && (double) c->backward_depth * c->unit_roundoff < 0.5))
+      else if (!(class_log_growth (c->forward_depth, c->unit_roundoff)
+                 < GC_CLASS_LOG_GROWTH
+                 && class_log_growth (c->backward_depth, c->unit_roundoff)
+                    < GC_CLASS_LOG_GROWTH))
         {
-          /* name the class, the depth and u (manual: "Rounding
-             classes") */
+          /* name the class, the depth and u (manual: "Chains past d u =
+             1/2") */
           size_t d = c->forward_depth > c->backward_depth
                      ? c->forward_depth : c->backward_depth;
           char nm[48];
           gc__utf8_copy (nm, sizeof nm, c->name);
+          double most = ceil (GC_CLASS_LOG_GROWTH
+                              / log1p (c->unit_roundoff)) - 1;
           snprintf (detail, size, "rounding class %zu (%s): depth %zu at "
-                    "u = %.3g gives d u = %.3g; needs d u < 1/2 (gamma_d "
-                    "undefined beyond): at most %.0f", k, nm, d,
-                    c->unit_roundoff, (double) d * c->unit_roundoff,
-                    ceil (0.5 / c->unit_roundoff) - 1);
+                    "u = %.3g gives (1 + u)^d = 2^%.4g; needs (1 + u)^d < "
+                    "2^64 (no value survives more): at most %.0f", k, nm,
+                    d, c->unit_roundoff,
+                    class_log_growth (d, c->unit_roundoff) / log (2.0),
+                    most);
           return GC_EINVAL;
         }
       if (why)
@@ -140,6 +155,16 @@ gc__precision_unreached_count (const gc_result *r)
   return c;
 }
 
+/* Manual: "Rounding classes", "Chains past d u = 1/2": a class's worst
+   case over u, ((1 + u)^d - 1) / u, the largest relative error of d
+   roundings in product form prod (1 + delta_j), |delta_j| <= u: finite
+   at every depth, and at most gamma_d(u)/u where that exists.  */
+double
+gc__class_gamma_over_unit (size_t depth, double u)
+{
+  return expm1 ((double) depth * log1p (u)) / u;
+}
+
 /* Class C's base u_k sum |w_i| m_i + eta_k sum |w_i|.  */
 static double
 base (const gc_precision *c, double wm, double w1)
@@ -167,7 +192,7 @@ gc__precision_adjoint (const gc_result *r, gc_term *t, double wm, double w1,
         continue;
       double lk = gc__lambda (r->false_alarm, (size_t) ((2 + nb) * total),
                               c->backward_depth);
-      double gu = gc__gamma_over_unit (c->backward_depth, c->unit_roundoff);
+      double gu = gc__class_gamma_over_unit (c->backward_depth, c->unit_roundoff);
       double b = base (c, wm, w1);
       double v = fmin (lk * sqrt ((double) c->backward_depth), gu) * b;
       all += v;
@@ -209,7 +234,7 @@ gc__precision_arith (const gc_result *r, double wm, double w1, double *b,
       const gc_precision *p = &r->precisions[k];
       if (!p->backward_depth)
         continue;
-      bp += gc__gamma_over_unit (p->backward_depth, p->unit_roundoff) * base (p, wm, w1);
+      bp += gc__class_gamma_over_unit (p->backward_depth, p->unit_roundoff) * base (p, wm, w1);
     }
   w += gc__precision_spread_limit (r, wm, w1);
   *b = bp;
@@ -233,7 +258,7 @@ gc__precision_spread_limit (const gc_result *r, double wm, double w1)
       if (!p->backward_depth)
         continue;
       double f = p->mode_reached ? 2 : 1, u = f * p->unit_roundoff;
-      s += 2 * gc__gamma_over_unit (p->backward_depth, u)
+      s += 2 * gc__class_gamma_over_unit (p->backward_depth, u)
            * (u * wm + f * p->underflow * w1);
     }
   return s;
@@ -276,7 +301,7 @@ gc__precision_output (const gc_result *r, gc_term *t, double lambda,
       const gc_precision *p = &r->precisions[k];
       if (!p->forward_depth)
         continue;
-      double gu = gc__gamma_over_unit (p->forward_depth, p->unit_roundoff);
+      double gu = gc__class_gamma_over_unit (p->forward_depth, p->unit_roundoff);
       all += fmin (lambda * sqrt ((double) p->forward_depth), gu)
              * (p->unit_roundoff * mk + p->underflow);
     }

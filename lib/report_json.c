@@ -422,6 +422,11 @@ twin_json (json_t *o, const gc_result *r)
             && (!r->n_spread_defaulted
                 || put (tw, "n_spread_defaulted",
                         juint (r->n_spread_defaulted)))
+            /* manual: "Structure decides the kind" (only when set: reports
+               without it are unchanged; a report read back recomputes
+               it) */
+            && (!r->classes_unshown
+                || put (tw, "classes_unshown", json_true ()))
             && put (o, "twin", json_incref (tw));
   json_decref (tw);
   return ok;

@@ -49,6 +49,61 @@ gc__twin_text (gc__buf *b, const gc_result *r)
       gc__put_label (b, r, &r->dirs[r->worst_arith], GC__ESC_TEXT);
     }
   gc__buf_puts (b, "\n");
+  /* Manual: "Structure decides the kind" */
+  size_t hidden = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    hidden += r->dirs[k].arith == GC_ARITH_MISMATCH
+              && r->dirs[k].nu_arith <= 1;
+  if (hidden)
+    gc__buf_printf (b, "  FAIL: %zu direction(s) within the declared "
+                    "classes' bound whose g32 - g64 has a logic error's "
+                    "structure, no rounding's scatter: the f32 path's bug "
+                    "(manual: \"Structure decides the kind\")\n", hidden);
+  if (r->classes_unshown)
+    {
+      gc__buf_puts (b, "  UNSUPPORTED: the declared class(es) ");
+      for (size_t k = 0, j = 0; k < r->n_precisions; k++)
+        if (r->precisions[k].backward_depth)
+          {
+            gc__buf_puts (b, j++ ? ", " : "");
+            gc__put_esc (b, r->precisions[k].name, GC__ESC_TEXT);
+            gc__buf_printf (b, " (u %.3g, d_b %zu)",
+                            r->precisions[k].unit_roundoff,
+                            r->precisions[k].backward_depth);
+          }
+      gc__buf_printf (b, ": g32 shows none of their roundings (measured: "
+                      "every |g32 - g64| within f32's own bound%s); the "
+                      "declaration explains nothing here (manual: "
+                      "\"Structure decides the kind\")\n",
+                      r->n_mismatch ? ", but the f32 path's logic errors"
+                                    : "");
+    }
+  /* Manual: "Structure decides the kind", "A class depth the twin
+     contradicts" */
+  size_t at;
+  double di = gc__class_depth_implied (r, &at);
+  const gc_precision *c = NULL;
+  for (size_t k = 0; k < r->n_precisions; k++)
+    if (r->precisions[k].backward_depth)
+      c = &r->precisions[k];
+  if (c && di > 0 && at < r->n_directions
+      && (di > (double) c->backward_depth
+          || (double) c->backward_depth >= GC_COARSE_FACTOR * fmax (di, 1)))
+    {
+      bool small = di > (double) c->backward_depth;
+      gc__buf_printf (b, "  %s: the declared ",
+                      small ? "CONTRADICTED" : "UNSUPPORTED");
+      gc__put_esc (b, c->name, GC__ESC_TEXT);
+      gc__buf_printf (b, " d_b = %zu is %s: the twin's largest |g32 - g64| "
+                      "beyond f32's own bound (at ", c->backward_depth,
+                      small ? "too small" : "far above what it shows");
+      gc__put_label (b, r, &r->dirs[at], GC__ESC_TEXT);
+      gc__buf_printf (b, ") needs at least %.3g of its roundings at u = "
+                      "%.3g%s (manual: \"A class depth the twin "
+                      "contradicts\")\n", di, c->unit_roundoff,
+                      small ? "" : ": the declared depth is 64 or more "
+                      "times that lower bound");
+    }
   /* Manual: "Spread against defaulted magnitudes" */
   if (r->n_spread_defaulted && r->spread_defaulted_at < r->n_directions)
     {

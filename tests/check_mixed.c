@@ -236,8 +236,9 @@ START_TEST (test_hostile)
   struct { const char *what; gc_precision p; size_t n; } cases[] = {
     { "no name", ok, 1 }, { "empty name", ok, 1 }, { "long name", ok, 1 },
     { "u 0", ok, 1 }, { "u > 1/2", ok, 1 }, { "u NaN", ok, 1 },
-    { "eta < 0", ok, 1 }, { "eta Inf", ok, 1 }, { "d u >= 1/2", ok, 1 },
-    { "forward d u >= 1/2", ok, 1 }, { "kind", ok, 1 },
+    { "eta < 0", ok, 1 }, { "eta Inf", ok, 1 },
+    { "(1 + u)^d >= 2^64", ok, 1 }, { "forward (1 + u)^d >= 2^64", ok, 1 },
+    { "kind", ok, 1 },
     { "too many", ok, GC_MAX_PRECISIONS + 1 }, { "NULL array", ok, 1 },
     { "the same class twice", ok, 2 } };
   cases[0].p.name = NULL;
@@ -248,8 +249,10 @@ START_TEST (test_hostile)
   cases[5].p.unit_roundoff = NAN;
   cases[6].p.underflow = -1;
   cases[7].p.underflow = INFINITY;
-  cases[8].p.backward_depth = 128;          /* 128 * 2^-8 = 1/2 */
-  cases[9].p.forward_depth = 1u << 10;      /* 2^10 2^-8 = 4 */
+  /* (1 + 2^-8)^d >= 2^64 from d = 11379 on (manual: "Chains past
+     d u = 1/2") */
+  cases[8].p.backward_depth = 11379;
+  cases[9].p.forward_depth = 1u << 20;
   cases[10].p.kind = (gc_precision_kind) 7;
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
     {
@@ -263,16 +266,16 @@ START_TEST (test_hostile)
       ck_assert_msg (st == GC_EINVAL && r && r->detail[0],
                      "%s: %s", cases[c].what, gc_strerror (st));
       /* a depth refused names the class, its depth and the largest one
-         its u allows (128 u = 1/2: 127) */
+         its u allows (11378 ln (1 + 2^-8) < 64 ln 2) */
       /* a class listed twice would be counted twice */
       if (c == 13)
         ck_assert_msg (strstr (r->detail, "no earlier class has"), "%s: %s",
                        cases[c].what, r->detail);
       if (c == 8 || c == 9)
         ck_assert_msg (strstr (r->detail, ok.name)
-                       && strstr (r->detail, c == 8 ? "depth 128"
-                                                    : "depth 1024")
-                       && strstr (r->detail, "at most 127"), "%s: %s",
+                       && strstr (r->detail, c == 8 ? "depth 11379"
+                                                    : "depth 1048576")
+                       && strstr (r->detail, "at most 11378"), "%s: %s",
                        cases[c].what, r->detail);
       gc_result_free (r);
       r = NULL;

@@ -142,3 +142,20 @@ def test_inconclusive_is_not_a_pass(model, point):
     r = gradcheck.check(model.loss, model.bug("drop"), point,
                         reference="f32", **model.depths)
     assert r.verdict in (Verdict.FAIL, Verdict.INCONCLUSIVE)
+
+
+def test_long_bf16_chain_can_be_declared(model, point):
+    # issue 32: 150 bf16 roundings on one chain (150 2^-8 > 1/2) was
+    # refused; the class's worst case ((1 + u)^d - 1) / u holds at every
+    # depth (manual: "Chains past d u = 1/2"), and the check runs
+    chain = [gradcheck.Precision.storage("bf16", 0, 150)]
+    r = run(model, point, grad_f64=model.grad_f64, precisions=chain)
+    assert r.verdict == Verdict.PASS
+    # the correct f32 path rounds nothing to bf16: the class is unsupported
+    assert "UNSUPPORTED: the declared class(es) bf16" in r.report("text")
+    # refused only where (1 + u)^d >= 2^64: bf16 above 11378
+    with pytest.raises(gradcheck.CheckError) as e:
+        run(model, point, precisions=[
+            gradcheck.Precision.storage("bf16", 0, 11379)])
+    assert e.value.status == Status.EINVAL
+    assert "at most 11378" in str(e.value)

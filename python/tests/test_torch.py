@@ -263,8 +263,8 @@ def test_low_precision_needs_its_classes():
 
 def test_invalid_class_is_the_library_s_einval():
     x = torch.linspace(-3, 3, 24).to(torch.bfloat16)
-    # d u >= 1/2 (bf16: u = 2^-8, d = 200): the library refuses it
-    bad = [gradcheck.Precision.storage("bf16", forward_depth=200,
+    # (1 + u)^d >= 2^64 (bf16: u = 2^-8, d = 20000): the library refuses it
+    bad = [gradcheck.Precision.storage("bf16", forward_depth=20000,
                                        backward_depth=6)]
     with pytest.raises(gradcheck.CheckError) as e:
         check_function(silu().apply, x, precisions=bad)
