@@ -106,6 +106,8 @@ int gc__default_step_exponent (gc_reference ref, mpfr_prec_t p);
 
 /* Status names as the JSON report writes them ("ECALLBACK").  */
 const char *gc__status_name (gc_status s);
+const char *gc__status_lead (gc_status status, const char *detail,
+                             char *buf, size_t size);
 int gc__status_from_name (const char *name);
 /* The verdict named NAME ("inconclusive"), -1 for none: for reports read
    back (the inverse of gc_verdict_name).  */

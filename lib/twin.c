@@ -104,8 +104,18 @@ gc__twin_centre (shared *sh, worker *w0)
                              &nomem);
       if (!g)
         return nomem ? GC_ENOMEM : w0->st;
-      if (first_nonfinite (g, sh->n) != SIZE_MAX)
+      size_t bad = first_nonfinite (g, sh->n);
+      if (bad != SIZE_MAX)
         {
+          /* say why the mode is left out (issue 35: it was silent) */
+          if (!r->twin_rounding_note[0])
+            {
+              char nm[64];
+              gc_param_name (r, bad, nm, sizeof nm);
+              snprintf (r->twin_rounding_note, sizeof r->twin_rounding_note,
+                        "grad_f64 gave %g at %s under rounding %s", g[bad],
+                        nm, gc__mode_name (modes[j]));
+            }
           gc__guarded_free (g);
           continue;
         }

@@ -332,3 +332,24 @@ def test_param_name_index_out_of_range(model, point):
     with pytest.raises(TypeError):
         r.param_name(True)
     assert r.param_name(3) == "x[3]"
+
+
+@pytest.mark.parametrize("where", ["precision", "name", "block", "constant",
+                                   "model_identity"])
+def test_nul_in_a_name(model, point, where):
+    # C cuts a string at its first NUL: "bf16\0storage" reached the
+    # library as "bf16", silently
+    kw = dict(loss_f64=model.loss_f64)
+    if where == "precision":
+        with pytest.raises(ValueError) as e:
+            gradcheck.Precision.storage("bf16", 1, 1)  # fine
+            gradcheck.Precision("bf16\0storage", "storage", 2.0 ** -8,
+                                2.0 ** -134, 1, 1)
+    else:
+        kw.update({"name": dict(name="sq\0uare"),
+                   "block": dict(blocks={"w\0x": (12,)}),
+                   "constant": dict(constants={"c\0d": 1.0}),
+                   "model_identity": dict(model_identity="id\0x")}[where])
+        with pytest.raises(ValueError) as e:
+            gradcheck.check(model.loss, model.grad, point, **kw)
+    assert "NUL" in str(e.value)
