@@ -60,6 +60,8 @@ typedef enum gc_status
                       into its input x */
   GC_ETIMEOUT,     /* the check ran past gc_options.timeout */
   GC_EPOINT,       /* the point x holds NaN or Inf */
+  GC_EUNWRITTEN,   /* a backward, tangent or HVP left elements of its
+                      output unwritten (manual: "Unwritten elements") */
   GC_STATUS_COUNT
 } gc_status;
 

@@ -29,6 +29,7 @@ gc_strerror (gc_status status)
     case GC_EOVERRUN: return "a model callback wrote outside its buffers (past its output, or into its input)";
     case GC_ETIMEOUT: return "the check ran past its time limit";
     case GC_EPOINT: return "the point x holds NaN or Inf";
+    case GC_EUNWRITTEN: return "a model callback left elements of its output unwritten";
     case GC_STATUS_COUNT: break;
     }
   return "unknown status";
@@ -63,7 +64,7 @@ gc__status_lead (gc_status status, const char *detail, char *buf,
 static const char *const status_names[] = {
   "ok", "EINVAL", "EEMPTY", "ENOMEM", "ECALLBACK", "ENONFINITE", "ESTEP",
   "EPREC", "ENOREF", "EDIRECTION", "EABI", "EFORMAT", "EMISMATCH",
-  "EOVERRUN", "ETIMEOUT", "EPOINT" };
+  "EOVERRUN", "ETIMEOUT", "EPOINT", "EUNWRITTEN" };
 
 const char *
 gc__status_name (gc_status s)

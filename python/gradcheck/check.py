@@ -55,6 +55,7 @@ class Status(enum.IntEnum):
     EOVERRUN = 13
     ETIMEOUT = 14
     EPOINT = 15
+    EUNWRITTEN = 16
 
     def __str__(self):
         return lib.gc_strerror(int(self)).decode()
