@@ -358,6 +358,15 @@ typedef struct gc_options
      merge.  Read during the call only; NULL (default): the empty
      string.  */
   const char *model_identity;
+  /* Where the model computes, when not on this host's CPU: "cuda:0
+     (NVIDIA H200)", say (manual: "Device arithmetic").  The IEEE
+     rounding modes the check sets reach only the calling thread's CPU
+     arithmetic: on a device they measure nothing, and the report says so
+     instead of calling the spreads measured; with the f64 twin on the
+     same device the arithmetic is judged by the twin alone.  Printable
+     ASCII, at most 63 bytes (else GC_EINVAL); read during the call only;
+     NULL or "" (default): the host.  */
+  const char *device;
 } gc_options;
 
 /* Fill OPTS with the defaults: the tiered reference (GC_REF_AUTO: MPFR
@@ -738,6 +747,9 @@ typedef struct gc_result
      nu_arith, its position in dirs[] (SIZE_MAX: none): its magnitudes
      are at least nu_arith times the defaulted ones.  */
   size_t n_spread_defaulted, spread_defaulted_at;
+  /* gc_options.device, copied ("": the host's CPU; manual: "Device
+     arithmetic").  */
+  char device[64];
   /* Manual: "The f64 twin": why the twin (grad_f64, or hvp_f64) was
      measured under fewer than the three other IEEE modes, the first
      mode left out ("grad_f64 gave NaN at W[0,3] under rounding upward");

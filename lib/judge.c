@@ -268,8 +268,10 @@ judge_declarations (gc_result *r)
   bool defaulted = (r->defaulted & GC_DEFAULTED_MAGNITUDES) != 0;
   /* every spread 0: the measurement cannot tell exact arithmetic from
      modes that did not reach the computation */
-  bool unreached = r->rounding_modes && r->depth_implied_at == SIZE_MAX
-                   && !r->nondeterministic;
+  bool unreached = !r->nondeterministic
+                   && ((r->rounding_modes && r->depth_implied_at == SIZE_MAX)
+                       /* manual: "Device arithmetic": none was applied */
+                       || r->device[0]);
   for (size_t k = 0; k < r->n_directions; k++)
     {
       gc_direction *d = &r->dirs[k];

@@ -211,10 +211,14 @@ gc__judge_twin_unreached (gc_result *r)
           combine (d);
         }
     }
-  if (!r->twin || !r->twin_rounding_modes || r->nondeterministic)
+  /* on a device no mode reached the twin either ("Device arithmetic") */
+  if (!r->twin || (!r->twin_rounding_modes && !r->device[0])
+      || r->nondeterministic)
     return;
   double rmax = 0, gu_b = gc__gamma_over_u (r->backward_depth, 53);
-  bool measured = r->rounding_modes && r->depth_implied_at != SIZE_MAX;
+  /* a device's arithmetic is beyond the modes ("Device arithmetic") */
+  bool measured = r->rounding_modes && r->depth_implied_at != SIZE_MAX
+                  && !r->device[0];
   bool contradicted = measured
                       && r->depth_implied > (double) r->backward_depth;
   for (size_t k = 0; k < r->n_directions; k++)

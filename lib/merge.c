@@ -14,6 +14,7 @@ static bool
 same_check (const gc_result *a, const gc_result *b)
 {
   return a->kind == b->kind && strcmp (a->model_name, b->model_name) == 0
+         && strcmp (a->device, b->device) == 0
          && a->n == b->n && a->reference == b->reference
          && a->precision == b->precision && a->direction_kind == b->direction_kind
          && a->seed == b->seed && a->n_total == b->n_total

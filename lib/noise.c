@@ -200,7 +200,9 @@ gc__measure_rounding (shared *sh, worker *w0, double f_rn)
   gc_result *r = sh->r;
   int cur = sh->model_round;
   int modes[GC_N_MODES];
-  int k = gc__other_modes (cur, modes);
+  /* Manual: "Device arithmetic": the modes are the host's; on a device
+     they would measure nothing but its run-to-run noise */
+  int k = r->device[0] ? 0 : gc__other_modes (cur, modes);
   for (int j = 0; j < k; j++)
     {
       float *g = gc__guarded_alloc (sh->n * sizeof *g);

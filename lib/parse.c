@@ -171,6 +171,14 @@ read_header (gc_result *r, const json_t *j)
     return GC_EFORMAT;
   gc__utf8_copy (r->model_name, sizeof r->model_name, model);
   gc__utf8_copy (r->detail, sizeof r->detail, detail);
+  /* manual: "Device arithmetic" (absent: the host) */
+  if (json_object_get (j, "device"))
+    {
+      const char *dev = gc__get_str (j, "device");
+      if (!dev)
+        return GC_EFORMAT;
+      gc__utf8_copy (r->device, sizeof r->device, dev);
+    }
   if ((k = gc__get_lookup (gc__get_str (j, "reference"), refs, 4)) < 0)
     return GC_EFORMAT;
   r->reference = (gc_reference) k;

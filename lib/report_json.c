@@ -298,6 +298,8 @@ summary_json (json_t *o, const gc_result *r)
   return put (o, "gradcheck", jstr (GC_VERSION_STRING))
     && put (o, "kind", jstr (gc__kind_name (r->kind)))
     && put (o, "model", jstr (r->model_name))
+    /* manual: "Device arithmetic" (absent: the host) */
+    && (!r->device[0] || put (o, "device", jstr (r->device)))
     && put (o, "n", juint (r->n))
     && put (o, "reference", jstr (gc_reference_name (r->reference)))
     && put (o, "precision", juint (r->precision > 0

@@ -61,7 +61,14 @@ gc__derivation_markdown (gc__buf *b, const gc_result *r, const gc_direction *d)
   gc__put_label (b, r, d, GC__ESC_MARKDOWN);
   gc__buf_puts (b, "\n\nModel ");
   put_md_code (b, r->model_name, false);
-  gc__buf_printf (b, ", %zu parameters; reference: ", r->n);
+  gc__buf_printf (b, ", %zu parameters", r->n);
+  if (r->device[0])
+    {
+      gc__buf_puts (b, ", computed on ");
+      put_md_code (b, r->device, false);
+      gc__buf_puts (b, " (the host's rounding modes do not reach it)");
+    }
+  gc__buf_puts (b, "; reference: ");
   gc__describe_reference (b, r);
   gc__buf_printf (b, ".  Confidence: false-alarm probability %g for the "
                   "whole check of %zu directions.\n\n", r->false_alarm,

@@ -206,10 +206,29 @@ unsupported_text (gc__buf *b, const gc_result *r)
 static void
 rounding_text (gc__buf *b, const gc_result *r)
 {
+  /* Manual: "Device arithmetic": the modes are the host's */
+  if (r->device[0])
+    {
+      gc__buf_puts (b, "device: ");
+      gc__put_esc (b, r->device, GC__ESC_TEXT);
+      gc__buf_puts (b, ": the model computes there; the host's IEEE "
+                    "rounding modes do not reach its arithmetic, so no "
+                    "spread measures it (manual: \"Device arithmetic\")");
+      if (r->n_unreached && !r->twin)
+        gc__buf_printf (b, "; %zu failure(s) within the worst-case bar "
+                        "are INCONCLUSIVE (an alignment of its roundings "
+                        "would explain them)", r->n_unreached);
+      gc__buf_puts (b, "\n");
+    }
   if (r->rounding_modes == 0 && r->rounding_dropped == 0)
     return;
-  gc__buf_printf (b, "rounding: measured under %u other IEEE mode%s",
-                  r->rounding_modes, r->rounding_modes == 1 ? "" : "s");
+  if (r->device[0])
+    gc__buf_printf (b, "rounding: %u other IEEE mode%s set on the host, "
+                    "not on the device", r->rounding_modes,
+                    r->rounding_modes == 1 ? "" : "s");
+  else
+    gc__buf_printf (b, "rounding: measured under %u other IEEE mode%s",
+                    r->rounding_modes, r->rounding_modes == 1 ? "" : "s");
   if (r->spread_loss > 0)
     gc__buf_printf (b, "; reference forward's spread S_L = %.3g",
                     r->spread_loss);
@@ -279,7 +298,8 @@ rounding_text (gc__buf *b, const gc_result *r)
       gc__buf_printf (b, "  note: every spread of the %s is 0: its "
                       "arithmetic is exact, or the directed modes did not "
                       "reach it (%s); the measurement vouches for nothing",
-                      what, classes ? "its declared classes that are not "
+                      what, r->device[0] ? "it runs on the device"
+                      : classes ? "its declared classes that are not "
                       "mode-reached round outside any mode, and threads "
                       "started before the check keep their own mode"
                       : "threads started before the check keep their own "

@@ -14,9 +14,13 @@ gc__twin_text (gc__buf *b, const gc_result *r)
 {
   if (!r->twin)
     return;
-  gc__buf_printf (b, "twin: the f64 backward judged the algorithm and the "
-                  "f32 arithmetic apart (manual: \"The f64 twin\"); measured "
-                  "under %u other IEEE modes\n", r->twin_rounding_modes);
+  gc__buf_puts (b, "twin: the f64 backward judged the algorithm and the "
+                "f32 arithmetic apart (manual: \"The f64 twin\"); ");
+  if (r->device[0])   /* manual: "Device arithmetic" */
+    gc__buf_puts (b, "on the device, which no rounding mode reaches\n");
+  else
+    gc__buf_printf (b, "measured under %u other IEEE modes\n",
+                    r->twin_rounding_modes);
   if (r->twin_rounding_note[0])
     {
       unsigned left = r->twin_rounding_modes < 3

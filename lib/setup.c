@@ -60,6 +60,20 @@ gc__check_validate (const gc_model *m, const float *x, const gc_options *o,
     return GC_EINVAL;
   if (!(o->false_alarm > 0 && o->false_alarm < 1))
     return GC_EINVAL;
+  /* Manual: "Device arithmetic": a name the reports print as given */
+  if (o->device)
+    {
+      size_t len = strnlen (o->device, 64);
+      bool printable = len < 64;
+      for (size_t i = 0; printable && i < len; i++)
+        printable = o->device[i] >= 0x20 && o->device[i] < 0x7f;
+      if (!printable)
+        {
+          snprintf (detail, size, "the device's name (gc_options.device) "
+                    "is printable ASCII of at most 63 bytes");
+          return GC_EINVAL;
+        }
+    }
   if (o->directions == GC_DIR_RANDOM && o->n_random == 0)
     return GC_EINVAL;
   if (o->directions == GC_DIR_LIST)
@@ -129,6 +143,8 @@ gc__result_head (gc_result *r, const gc_model *m, const gc_options *o)
   r->forward_error_ulps = -1;
   snprintf (r->model_name, sizeof r->model_name, "%s",
             m->name ? m->name : "model");
+  /* validated later (gc__check_validate): at most 63 printable bytes */
+  snprintf (r->device, sizeof r->device, "%.63s", o->device ? o->device : "");
 }
 
 /* What the workers of the check share, from M, X, O and R: the reference,

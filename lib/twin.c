@@ -114,7 +114,8 @@ gc__twin_centre (shared *sh, worker *w0)
   /* Manual: "The f64 twin": the twin's spread under the other modes; a
      mode under which it gives a non-finite value is left out.  */
   int modes[GC_N_MODES];
-  int k = gc__other_modes (sh->model_round, modes);
+  /* Manual: "Device arithmetic": no mode reaches a device */
+  int k = r->device[0] ? 0 : gc__other_modes (sh->model_round, modes);
   r->twin_rounding_modes = 0;
   for (int j = 0; j < k; j++)
     {

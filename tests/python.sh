@@ -21,22 +21,10 @@ for mod in numpy pytest; do
   fi
 done
 lib=${LIBGRADCHECK_SO:-$abs_top_builddir/lib/.libs/libgradcheck.so}
-# A sanitizer build (.ci/run stage 3): the library needs the ASan runtime
-# first in the process, which python3 is not linked with; it is preloaded.
-# LeakSanitizer runs, and fails the script only for a leak whose stack
-# passes through libgradcheck: CPython and torch keep their own at exit.
-preload=
-if command -v ldd > /dev/null 2>&1; then
-  preload=$(ldd "$lib" 2>/dev/null \
-    | sed -n 's/^[[:space:]]*lib[a-z]*san\.so[.0-9]* => \([^ ]*\) .*/\1/p' | tr '\n' ' ')
-fi
-if [ -n "$preload" ]; then
-  LD_PRELOAD="$preload${LD_PRELOAD:+ $LD_PRELOAD}"; export LD_PRELOAD
-  LSAN_OPTIONS="exitcode=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"; export LSAN_OPTIONS
-fi
+. "$srcdir/tests/pypreload.sh"
 GRADCHECK_LIBRARY=$lib PYTHONPATH="$srcdir/python${PYTHONPATH:+:$PYTHONPATH}" \
   PYTHONDONTWRITEBYTECODE=1 \
-  "$PY" -X dev -m pytest -v -p no:cacheprovider -o console_output_style=classic \
+  "$PY" -X dev -m pytest -v -rs -p no:cacheprovider -o console_output_style=classic \
   "$srcdir/python/tests" > "$TMPD/out" 2>&1
 rc=$?
 if [ -n "$preload" ]; then

@@ -115,6 +115,7 @@ class Options(ctypes.Structure):
         ("exact_step", ctypes.c_int),
         ("no_twin", ctypes.c_int),
         ("model_identity", ctypes.c_char_p),
+        ("device", ctypes.c_char_p),
         ("_reserve", ctypes.c_char * 4096),
     ]
 
@@ -136,6 +137,19 @@ def _candidates():
         from . import _config
         out.append(os.path.join(_config.LIBDIR, "libgradcheck.so.0"))
     except ImportError:
+        pass
+    # pip installs the package alone: the library "make install" put in
+    # place, where pkg-config says (a prefix the dynamic linker may not
+    # search, such as /usr/local/lib before ldconfig ran), or the
+    # linker's own search
+    try:
+        import subprocess
+        libdir = subprocess.run(["pkg-config", "--variable=libdir",
+                                 "gradcheck"], capture_output=True,
+                                text=True, timeout=10).stdout.strip()
+        if libdir:
+            out.append(os.path.join(libdir, "libgradcheck.so.0"))
+    except (OSError, subprocess.SubprocessError):
         pass
     found = ctypes.util.find_library("gradcheck")
     if found:

@@ -618,8 +618,9 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
           constants=None, precisions=None, forward_depth=0,
           backward_depth=0, reference=None,
           directions="all", seed=1, precision=0, step=0.0, false_alarm=1e-6,
-          threads=1, random_per_block=False, timeout=0.0, exact_step=False,
-          no_twin=False, model_identity=None):
+          threads=1, random_per_block=False, random_per_tensor=None,
+          timeout=0.0, exact_step=False, no_twin=False, model_identity=None,
+          device=None):
     """Check GRAD, the f32 backward, at the float32 point X.
 
     loss(x) -> the f32 forward's loss (a number); grad(x) -> an array of
@@ -633,7 +634,12 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
     backward_depth: the accumulation depths (0: not declared).  reference: "f64" (the default
     when loss_f64 is given), "f32" (the default otherwise); MPFR forwards
     are for C models.  directions: "all", a number of random directions,
-    or a list of coordinates.  The other options are gc_options' fields.
+    or a list of coordinates; random_per_tensor=K: K random directions
+    within each block (each tensor), the cheap check whose failures keep
+    their tensor's name (manual: "Directional checks").  device: where
+    the callables compute when not on this host's CPU ("cuda:0"), for
+    the report (manual: "Device arithmetic").  The other options are
+    gc_options' fields.
 
     Returns a Result.  Raises CallbackError when a callback raised or
     returned a value of the wrong shape or type (the exception is its
@@ -720,6 +726,16 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
                          % precision)
     o.precision = precision
     o.step = float(step)
+    if random_per_tensor is not None:
+        if directions != "all" or random_per_block:
+            raise ValueError("gradcheck: random_per_tensor=K replaces "
+                             "directions and random_per_block; give it "
+                             "alone")
+        k = operator.index(random_per_tensor)
+        if k < 1:
+            raise ValueError("gradcheck: random_per_tensor is a number of "
+                             "directions per tensor, >= 1, not %d" % k)
+        directions, random_per_block = k, True
     _directions(o, directions, keep)
     o.seed = _ranged("seed", seed, 0, UINT64_MAX,
                      "0 to 2^64-1 (a uint64_t, as the CLI's --seed)")
@@ -731,6 +747,9 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
     o.timeout = float(timeout)
     o.exact_step = int(bool(exact_step))
     o.no_twin = int(bool(no_twin))
+    if device is not None:
+        o.device = str(device).encode()
+        keep.append(o.device)
     if model_identity is not None:
         o.model_identity = _cstr("model_identity", model_identity)
         keep.append(o.model_identity)

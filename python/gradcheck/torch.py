@@ -42,7 +42,26 @@ What is measured and what is derived:
   threads do not inherit it, so the check runs with
   torch.set_num_threads(1) (restored after): every kernel then runs in the
   calling thread and the measurement reaches it.
+* Devices: fn runs where its tensors live, the CPU or a GPU (CUDA):
+  the float32 run and the float64 reference and twin alike.  The point
+  goes to the device once per evaluation; only the loss (a number) and
+  the gradient (one vector) come back.  The IEEE rounding modes the
+  check sets reach only the host's CPU, so on a GPU the library is told
+  (gc_options.device; manual: "Device arithmetic"): the report names
+  the device and says that no spread measures its arithmetic, which
+  the twin judges.  TF32 (torch.backends.cuda.matmul.allow_tf32) rounds
+  the inputs of matrix products to 10 bits: read from torch, it is a
+  rounding class to declare, precisions=[gradcheck.Precision.arithmetic(
+  "tf32", F, B)], and check_function warns when it is on undeclared.
+* Outputs: those that require grad enter the loss, as in torch's own
+  gradcheck; the others (indices, statistics saved for the backward)
+  are left out, and r.outputs says which entered.  Complex inputs and
+  outputs are refused by name (check their real and imaginary parts as
+  real tensors: torch.view_as_real); a zero-size input has no parameter
+  and is skipped, named in r.skipped.
 """
+
+import warnings
 
 import numpy as np
 import torch
@@ -50,31 +69,137 @@ import torch
 from .check import check as _run
 
 
-def _differentiable(inputs):
-    fl = [i for i, t in enumerate(inputs)
-          if isinstance(t, torch.Tensor) and t.is_floating_point()]
-    req = [i for i in fl if inputs[i].requires_grad]
-    return req or fl
-
-
 # the dtypes whose backward can be checked, and their format's name in
 # gradcheck.Precision
 _LOW = {torch.bfloat16: "bf16", torch.float16: "fp16"}
+_CHECKED = (torch.float32,) + tuple(_LOW)
+
+
+def _flatten(out):
+    """fn's outputs, nested tuples and lists flattened, in order."""
+    if isinstance(out, (tuple, list)):
+        return [o for e in out for o in _flatten(e)]
+    return [out]
+
+
+def _describe(v):
+    if isinstance(v, torch.Tensor):
+        return "a %s tensor of shape %s" % (v.dtype, tuple(v.shape))
+    return "a %s" % type(v).__name__
+
+
+def _device(inputs):
+    """The one device of INPUTS' tensors (the CPU when none is a tensor);
+    a ValueError naming them when they are on several."""
+    where = {}
+    for i, t in enumerate(inputs):
+        if isinstance(t, torch.Tensor):
+            where.setdefault(t.device, []).append(i)
+    if len(where) > 1:
+        raise ValueError(
+            "gradcheck.torch: the inputs are on several devices (%s); fn "
+            "is checked where its tensors live, so they must share one"
+            % "; ".join("%s: input%s %s" % (d, "s" if len(ix) > 1 else "",
+                                           ", ".join(map(str, ix)))
+                        for d, ix in where.items()))
+    return next(iter(where), torch.device("cpu"))
+
+
+def _device_name(dev):
+    """The device as the report names it; None for the host's CPU."""
+    if dev.type == "cpu":
+        return None
+    name = str(dev if dev.index is not None
+               else torch.device(dev.type, torch.cuda.current_device()
+                                 if dev.type == "cuda" else 0))
+    try:
+        if dev.type == "cuda":
+            name += " (%s)" % torch.cuda.get_device_name(dev)
+    except Exception:       # a name is a courtesy; the check needs none
+        pass
+    # the library takes printable ASCII of at most 63 bytes
+    name = "".join(c if " " <= c <= "~" else "?" for c in name)
+    return name[:63]
+
+
+def _differentiable(inputs):
+    """The positions of the inputs that are parameters (floating tensors
+    that require grad; all floating tensors when none does), and of the
+    zero-size ones among them (skipped)."""
+    for i, t in enumerate(inputs):
+        if isinstance(t, torch.Tensor) and t.is_complex() \
+                and t.requires_grad:
+            raise TypeError(
+                "gradcheck.torch: input %d is %s and requires grad; the "
+                "check is of real parameters: pass torch.view_as_real(t) "
+                "and rebuild it inside fn with torch.view_as_complex"
+                % (i, t.dtype))
+    fl = [i for i, t in enumerate(inputs)
+          if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    req = [i for i in fl if inputs[i].requires_grad] or fl
+    empty = [i for i in req if inputs[i].numel() == 0]
+    return [i for i in req if i not in empty], empty
+
+
+def _tf32_warning(dev, precisions):
+    if dev.type != "cuda" or not torch.backends.cuda.matmul.allow_tf32:
+        return
+    if any("tf32" in getattr(p, "name", "") for p in precisions or ()):
+        return
+    warnings.warn(
+        "gradcheck.torch: TF32 is on (torch.backends.cuda.matmul."
+        "allow_tf32): matrix products round their inputs to 10 bits, "
+        "which float32's bound does not cover; declare precisions=["
+        "gradcheck.Precision.arithmetic(\"tf32\", forward_depth=F, "
+        "backward_depth=B)] (manual: \"Rounding classes\") or the "
+        "arithmetic may read PRECISION", stacklevel=3)
+
+
+def _outputs(fn, probe):
+    """Which of fn's outputs enter the loss, from one run with grad on:
+    (positions, notes).  Raises for an output the check cannot take."""
+    with torch.enable_grad():
+        outs = _flatten(fn(*probe))
+    sel, left = [], []
+    for j, o in enumerate(outs):
+        if isinstance(o, torch.Tensor) and o.is_complex():
+            raise TypeError(
+                "gradcheck.torch: output %d is %s; the loss is built from "
+                "real outputs: return torch.view_as_real(out) instead"
+                % (j, o.dtype))
+        if isinstance(o, torch.Tensor) and o.is_floating_point():
+            (sel if o.requires_grad else left).append(j)
+    if not sel:
+        if left:
+            raise TypeError(
+                "gradcheck.torch: none of fn's floating outputs (%s) "
+                "requires grad: they do not depend on the differentiable "
+                "inputs through autograd" % ", ".join(
+                    "output %d" % j for j in left))
+        raise TypeError(
+            "gradcheck.torch: fn returned %s; the check needs a floating "
+            "tensor output to build the loss from"
+            % (", ".join(_describe(o) for o in outs) or "nothing"))
+    return sel, left, len(outs)
 
 
 def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
                    name=None, precisions=None, **options):
     """Check fn's backward at INPUTS, in the inputs' own dtype (float32,
-    bfloat16 or float16; see the module's doc).  OPTIONS are
-    gradcheck.check's (directions, threads, seed, depths, constants, ...);
-    PRECISIONS (a list of gradcheck.Precision) is required where an input
-    is bfloat16 or float16.  Returns the Result, with .cotangent ("none:
-    the output is a scalar" or how it was drawn); raises as
-    gradcheck.check."""
-    idx = _differentiable(inputs)
+    bfloat16 or float16) and on their device (see the module's doc).
+    OPTIONS are gradcheck.check's (directions, random_per_tensor,
+    threads, seed, depths, constants, ...); PRECISIONS (a list of
+    gradcheck.Precision) is required where an input is bfloat16 or
+    float16.  Returns the Result, with .cotangent (how the loss was
+    made), .outputs (the outputs that entered it), .skipped (zero-size
+    inputs) and .device; raises as gradcheck.check."""
+    dev = _device(inputs)
+    idx, empty = _differentiable(inputs)
     if not idx:
-        raise TypeError("gradcheck.torch: no floating-point tensor among "
-                        "the inputs")
+        raise TypeError(
+            "gradcheck.torch: no floating-point tensor with elements among "
+            "the inputs%s" % ("" if not empty else " (zero-size: %s)"
+                              % ", ".join("input %d" % i for i in empty)))
     low = sorted({_LOW[inputs[i].dtype] for i in idx
                   if inputs[i].dtype in _LOW})
     if low and not precisions:
@@ -85,13 +210,11 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
             "the longest chain to the loss and to a gradient element "
             "(manual: \"Rounding classes\")" % (", ".join(low), low[0]))
     for i in idx:
-        if inputs[i].dtype != torch.float32 and inputs[i].dtype not in _LOW:
+        if inputs[i].dtype not in _CHECKED:
             raise TypeError("gradcheck.torch: input %d is %s; the check is "
                             "of a float32, bfloat16 or float16 backward"
                             % (i, inputs[i].dtype))
-        if inputs[i].device.type != "cpu":
-            raise TypeError("gradcheck.torch: input %d is on %s; the check "
-                            "runs on the CPU" % (i, inputs[i].device))
+    _tf32_warning(dev, precisions)
     if names is None:
         names = ["input%d" % i for i in idx]
     if len(names) != len(idx):
@@ -99,11 +222,12 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
                          "inputs" % (len(names), len(idx)))
     shapes = [tuple(inputs[i].shape) for i in idx]
     sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
-    x = np.concatenate([inputs[i].detach().to(torch.float32).reshape(-1)
-                        .numpy() for i in idx]).astype(np.float32)
+    x = np.concatenate([inputs[i].detach().to("cpu", torch.float32)
+                        .reshape(-1).numpy() for i in idx]).astype(np.float32)
 
-    # the inputs held constant: as given for the checked run (its dtype
-    # key is float32, the library's vector), upcast for the float64 one
+    # the inputs held constant, on their device: as given for the checked
+    # run (its dtype key is float32, the library's vector), upcast for
+    # the float64 one
     held = {torch.float32: [t.detach() if isinstance(t, torch.Tensor)
                             else t for t in inputs],
             torch.float64: [t.detach().to(torch.float64)
@@ -119,16 +243,19 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
     plan = [(i, offsets[j], offsets[j + 1], s)
             for j, (i, s) in enumerate(zip(idx, shapes))]
     npdt = {torch.float32: np.float32, torch.float64: np.float64}
+    on_cpu = dev.type == "cpu"
 
     def args(xv, dtype, grad):
         out = list(held[dtype])
         # one writable copy in the run's dtype (float32 to float64 is
-        # exact); each leaf is a NumPy view of it, reshaped in NumPy
-        # (cheaper per call than torch's split and view)
+        # exact), sent to the device in one transfer; each leaf is a view
+        # of it (on the CPU a NumPy view: cheaper per call than torch's)
         buf = xv.astype(npdt[dtype])
+        dbuf = None if on_cpu else torch.from_numpy(buf).to(dev)
         leaves = []
         for i, lo, hi, s in plan:
-            leaf = torch.from_numpy(buf[lo:hi].reshape(s))
+            leaf = (torch.from_numpy(buf[lo:hi].reshape(s)) if on_cpu
+                    else dbuf[lo:hi].view(s))
             if dtype == torch.float32 and own[i] != torch.float32:
                 leaf = leaf.to(own[i])
             if grad:
@@ -137,23 +264,23 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
             leaves.append(leaf)
         return out, leaves
 
-    # the output's structure, once, and its cotangents
+    # which outputs enter the loss, and their cotangents
+    sel, left, nout = _outputs(fn, args(x, torch.float32, True)[0])
     with torch.no_grad():
-        out0 = fn(*args(x, torch.float32, False)[0])
-    outs0 = out0 if isinstance(out0, (tuple, list)) else (out0,)
-    outs0 = [o for o in outs0 if isinstance(o, torch.Tensor)
-             and o.is_floating_point()]
+        outs0 = _flatten(fn(*args(x, torch.float32, False)[0]))
+    outs0 = [outs0[j] for j in sel]
     if len(outs0) == 1 and outs0[0].numel() == 1:
         cots = None
         cot_note = "none: the output is a scalar, the loss itself"
     else:
         g = torch.Generator().manual_seed(int(cotangent_seed))
-        # each rounded to its output's dtype, so that the float64 run
-        # sees exactly the checked run's cotangent
-        c32 = [torch.randn(o.shape, generator=g, dtype=torch.float64)
+        # drawn on the CPU (the same on every device), each rounded to
+        # its output's dtype, so that the float64 run sees exactly the
+        # checked run's cotangent
+        c32 = [torch.randn(tuple(o.shape), generator=g, dtype=torch.float64)
                .to(o.dtype) for o in outs0]
-        cots = {torch.float32: c32,
-                torch.float64: [c.to(torch.float64) for c in c32]}
+        cots = {torch.float32: [c.to(dev) for c in c32],
+                torch.float64: [c.to(dev, torch.float64) for c in c32]}
         cot_note = ("the output is not a scalar: L = sum <out, c> with a "
                     "fixed cotangent c, standard normal from seed %d, "
                     "rounded to the output's dtype (%s)"
@@ -163,10 +290,13 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
     shapes0 = [o.shape for o in outs0]
 
     def loss_of(out, dtype):
-        outs = out if isinstance(out, (tuple, list)) else (out,)
-        outs = [o for o in outs if isinstance(o, torch.Tensor)
-                and o.is_floating_point()]
-        if [o.shape for o in outs] != shapes0:
+        outs = _flatten(out)
+        if len(outs) != nout:
+            raise ValueError("gradcheck.torch: fn returned %d outputs, "
+                             "then %d" % (nout, len(outs)))
+        outs = [outs[j] for j in sel]
+        if not all(isinstance(o, torch.Tensor) for o in outs) \
+                or [o.shape for o in outs] != shapes0:
             raise ValueError("gradcheck.torch: fn's outputs changed shape "
                              "between calls")
         if cots is None:
@@ -194,11 +324,12 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
                     raise TypeError("gradcheck.torch: the backward returned "
                                     "%s for a %s input" % (gg.dtype,
                                                            lf.dtype))
-            # a low-precision gradient upcast to float32, exactly
-            flat = [torch.zeros(s, dtype=dtype).reshape(-1) if gg is None
+            # a low-precision gradient upcast to float32, exactly; one
+            # vector back from the device
+            flat = [torch.zeros(s, dtype=dtype, device=dev) if gg is None
                     else gg.detach().to(dtype).reshape(-1)
                     for gg, s in zip(gs, sizes)]
-            return torch.cat(flat).numpy()
+            return torch.cat(flat).cpu().numpy()
         return f
 
     if name is None:
@@ -206,15 +337,39 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
         owner = getattr(fn, "__self__", None)
         if isinstance(owner, type):         # MyOp.apply
             name = owner.__name__
+    where = _device_name(dev)
     nthreads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         r = _run(loss(torch.float32), grad(torch.float32), x,
-                         loss_f64=loss(torch.float64),
-                         grad_f64=grad(torch.float64) if twin else None,
-                         name=name, precisions=precisions,
-                         blocks=list(zip(names, shapes)), **options)
+                 loss_f64=loss(torch.float64),
+                 grad_f64=grad(torch.float64) if twin else None,
+                 name=name, precisions=precisions, device=where,
+                 blocks=list(zip(names, shapes)), **options)
     finally:
         torch.set_num_threads(nthreads)
     r.cotangent = cot_note
+    r.outputs = ("output %s entered the loss%s"
+                 % (", ".join(map(str, sel)),
+                    "" if not left else "; output %s left out (no grad)"
+                    % ", ".join(map(str, left))))
+    r.skipped = ["input%d (zero-size)" % i for i in empty]
+    r.device = where or "cpu"
+    return r
+
+
+def assert_function(fn, *inputs, **kw):
+    """Pass when check_function(fn, *inputs, **kw) passes -- not when it
+    is inconclusive; else raise AssertionError with the text report (for
+    pytest and unittest).  Returns the Result."""
+    from .check import CheckError, Verdict
+    try:
+        r = check_function(fn, *inputs, **kw)
+    except CheckError as e:
+        rep = e.result.report("text") if e.result else ""
+        raise AssertionError("expected verdict pass; the check stopped: "
+                             "%s\n%s" % (e, rep)) from e
+    if r.verdict != Verdict.PASS:
+        raise AssertionError("expected verdict pass; got %s\n%s"
+                             % (r.verdict, r.report("text")))
     return r
