@@ -96,6 +96,23 @@ class CheckError(RuntimeError):
         super().__init__(msg)
 
 
+def _rebuild_error(cls, args, state):
+    e = cls.__new__(cls)
+    Exception.__init__(e, *args)
+    e.__dict__.update(state)
+    return e
+
+
+def _reduce_error(self):
+    # an error sent from a multiprocessing worker: its message, status,
+    # detail and Result (pickled as a copy that owns its report); the
+    # callback's exception (__cause__) is not sent, as pickle never does
+    return (_rebuild_error, (type(self), self.args, dict(self.__dict__)))
+
+
+CheckError.__reduce__ = _reduce_error
+
+
 class CallbackError(CheckError):
     """A model callback raised (the exception is __cause__) or returned a
     value of the wrong shape or type: the callback returned CALLBACK_FAILED

@@ -353,3 +353,33 @@ def test_nul_in_a_name(model, point, where):
         with pytest.raises(ValueError) as e:
             gradcheck.check(model.loss, model.grad, point, **kw)
     assert "NUL" in str(e.value)
+
+
+def _pool_refused(_):
+    from conftest import Model
+    x = (0.1 * np.arange(12) - 0.3).astype(np.float32)
+    gradcheck.check(Model.loss, Model.grad, x, loss_f64=Model.loss_f64,
+                    directions=[0, 99])
+
+
+def _pool_raises(_):
+    from conftest import Model, raiser_for_pool
+    x = (0.1 * np.arange(12) - 0.3).astype(np.float32)
+    gradcheck.check(Model.loss, raiser_for_pool, x, loss_f64=Model.loss_f64)
+
+
+@pytest.mark.parametrize("worker,cls", [(_pool_refused, "CheckError"),
+                                        (_pool_raises, "CallbackError")])
+def test_errors_from_a_pool_worker(worker, cls):
+    # a CheckError raised in a worker reaches the parent whole (it could
+    # not be unpickled, its __init__ taking the status, detail and result,
+    # and the pool hung: hence the time limit)
+    import multiprocessing
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        with pytest.raises(getattr(gradcheck, cls)) as e:
+            pool.apply_async(worker, (0,)).get(timeout=120)
+    err = e.value
+    assert str(err).startswith("gradcheck: ")
+    assert err.result is not None
+    assert err.result.status == err.status != Status.OK
+    assert err.detail and err.detail in err.result.report("text")
