@@ -39,6 +39,7 @@ cli_status_exit (gc_status st)
     case GC_ENONFINITE:
     case GC_EOVERRUN:
     case GC_ETIMEOUT:
+    case GC_EUNWRITTEN:
       return EXIT_MODEL;
     default:
       return EXIT_USAGE;

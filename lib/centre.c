@@ -86,6 +86,9 @@ gradient (shared *sh, worker *w0)
   const gc_model *m = sh->m;
   gc_result *r = sh->r;
   int rc;
+  /* Manual: "Unwritten elements": each call's buffer holds a fill
+     pattern of its own */
+  gc__unwritten_fill (sh->g, sh->n, false, 0);
   gc__fpenv_model (sh);
   rc = m->grad_f32 (m->ctx, w0->xf, sh->g);
   gc__fpenv_reset (sh);
@@ -102,7 +105,10 @@ gradient (shared *sh, worker *w0)
     }
   if (!gc__in_time (w0, "grad_f32"))
     return w0->st;
-  for (size_t i = 0; i < sh->n; i++)
+  /* an element still holding the pattern is judged after the second call
+     (unwritten, or NaN) */
+  bool held = gc__unwritten_any (sh->g, sh->n, false) > 0;
+  for (size_t i = 0; i < sh->n && !held; i++)
     if (!isfinite (sh->g[i]))
       {
         gc__fail (w0, GC_ENONFINITE, 0,
@@ -113,6 +119,7 @@ gradient (shared *sh, worker *w0)
   float *g2 = gc__guarded_alloc (sh->n * sizeof *g2);
   if (!g2)
     return GC_ENOMEM;
+  gc__unwritten_fill (g2, sh->n, false, 1);
   gc__fpenv_model (sh);
   rc = m->grad_f32 (m->ctx, w0->xf, g2);
   gc__fpenv_reset (sh);
@@ -128,6 +135,25 @@ gradient (shared *sh, worker *w0)
       gc__fail (w0, GC_EOVERRUN, 0, "grad_f32 wrote outside its n = %zu "
                 "floats (second call)", sh->n);
       return w0->st;
+    }
+  if (held)
+    {
+      char what[160];
+      if (gc__unwritten_list (r, sh->g, g2, sh->n, false, "grad_f32", what,
+                              sizeof what))
+        {
+          gc__guarded_free (g2);
+          gc__fail (w0, GC_EUNWRITTEN, 0, "%s", what);
+          return w0->st;
+        }
+      for (size_t i = 0; i < sh->n; i++)
+        if (!isfinite (sh->g[i]))
+          {
+            gc__guarded_free (g2);
+            gc__fail (w0, GC_ENONFINITE, 0, "grad_f32 gave a non-finite "
+                      "value at parameter %zu", i);
+            return w0->st;
+          }
     }
   size_t at = gc__float_spread (sh->g, g2, sh->n);
   if (at != SIZE_MAX)

@@ -60,6 +60,8 @@ typedef enum gc_status
                       into its input x */
   GC_ETIMEOUT,     /* the check ran past gc_options.timeout */
   GC_EPOINT,       /* the point x holds NaN or Inf */
+  GC_EUNWRITTEN,   /* a backward, tangent or HVP left elements of its
+                      output unwritten (manual: "Unwritten elements") */
   GC_STATUS_COUNT
 } gc_status;
 
@@ -155,7 +157,8 @@ typedef struct gc_precision
   gc_precision_kind kind;
   /* u_k: the largest relative error of one operation of the class, in
      (0, 1/2]; eta_k: its largest absolute error near zero (half the
-     format's smallest subnormal), finite and >= 0.  */
+     format's smallest subnormal, or its smallest normal where
+     subnormals flush), in [0, 1], else GC_EINVAL.  */
   double unit_roundoff;
   double underflow;
   /* d_k: the class's operations on the longest dependency chain to the
@@ -236,8 +239,10 @@ typedef struct gc_model
      test's second remainder), with the accumulation depths of their
      chains: tangent_depth (0: 2 forward_depth, manual "The JVP check")
      and hvp_depth (0: forward_depth + backward_depth, manual "The HVP
-     check"); and hvp_f64, the f64 twin of hvp_f32 (with grad_f64, the
-     HVP check's two verdicts, manual "The HVP check").  */
+     check"); a declared depth d with d 2^-24 >= 1 is GC_EINVAL (gamma_d
+     undefined), as for backward_depth; and hvp_f64, the f64 twin of
+     hvp_f32 (with grad_f64, the HVP check's two verdicts, manual "The HVP
+     check").  */
   gc_jvp_f32_fn jvp_f32;
   gc_hvp_f32_fn hvp_f32;
   size_t tangent_depth;
@@ -759,6 +764,11 @@ typedef struct gc_result
      roundings (no |g32 - g64| beyond f32's own bound but the f32 path's
      logic errors): the declaration is unsupported.  */
   int classes_unshown;
+  /* Manual: "The f64 twin": why the twin (grad_f64, or hvp_f64) was
+     measured under fewer than the three other IEEE modes, the first
+     mode left out ("grad_f64 gave NaN at W[0,3] under rounding upward");
+     "" when none was.  */
+  char twin_rounding_note[120];
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

@@ -67,6 +67,30 @@ static const char *const call_names[] = { "jvp_f32", "hvp_f32", "grad_f32",
                                           "grad_f64", "loss_f32", "loss_f64",
                                           "loss_magnitude_f32", "hvp_f64" };
 
+/* One call of callback WHICH under rounding MODE in the model's
+   environment.  */
+static int
+invoke (const gc_model *m, const gc__env *e, gc__callee which, int mode,
+        void *xc, void *vc, void *oc)
+{
+  fesetenv (&e->model);
+  fesetround (mode);
+  int rc = 0;
+  switch (which)
+    {
+    case GC_CALL_JVP: rc = m->jvp_f32 (m->ctx, xc, vc, oc); break;
+    case GC_CALL_HVP: rc = m->hvp_f32 (m->ctx, xc, vc, oc); break;
+    case GC_CALL_GRAD_F32: rc = m->grad_f32 (m->ctx, xc, oc); break;
+    case GC_CALL_GRAD_F64: rc = m->grad_f64 (m->ctx, xc, oc); break;
+    case GC_CALL_LOSS_F32: rc = m->loss_f32 (m->ctx, xc, oc); break;
+    case GC_CALL_LOSS_F64: rc = m->loss_f64 (m->ctx, xc, oc); break;
+    case GC_CALL_LOSS_MAG: rc = m->loss_magnitude_f32 (m->ctx, xc, oc); break;
+    case GC_CALL_HVP_F64: rc = m->hvp_f64 (m->ctx, xc, vc, oc); break;
+    }
+  fesetenv (FE_DFL_ENV);
+  return rc;
+}
+
 gc_status
 gc__call (const gc_model *m, const gc__env *e, gc__callee which,
           const void *x, const void *v, int mode, void *out,
@@ -96,24 +120,35 @@ gc__call (const gc_model *m, const gc__env *e, gc__callee which,
   memcpy (xc, x, in_bytes);
   if (v)
     memcpy (vc, v, in_bytes);
-  memset (oc, 0, out_bytes);
-  fesetenv (&e->model);
-  fesetround (mode);
-  int rc = 0;
-  switch (which)
-    {
-    case GC_CALL_JVP: rc = m->jvp_f32 (m->ctx, xc, vc, oc); break;
-    case GC_CALL_HVP: rc = m->hvp_f32 (m->ctx, xc, vc, oc); break;
-    case GC_CALL_GRAD_F32: rc = m->grad_f32 (m->ctx, xc, oc); break;
-    case GC_CALL_GRAD_F64: rc = m->grad_f64 (m->ctx, xc, oc); break;
-    case GC_CALL_LOSS_F32: rc = m->loss_f32 (m->ctx, xc, oc); break;
-    case GC_CALL_LOSS_F64: rc = m->loss_f64 (m->ctx, xc, oc); break;
-    case GC_CALL_LOSS_MAG: rc = m->loss_magnitude_f32 (m->ctx, xc, oc); break;
-    case GC_CALL_HVP_F64: rc = m->hvp_f64 (m->ctx, xc, vc, oc); break;
-    }
-  fesetenv (FE_DFL_ENV);
+  /* Manual: "Unwritten elements": the output holds a fill pattern, not
+     zeros, so that an element the callback leaves is seen */
+  gc__unwritten_fill (oc, out_count, dbl, 0);
+  int rc = invoke (m, e, which, mode, xc, vc, oc);
   gc_status st = GC_OK;
-  if (rc)
+  void *o2 = NULL;
+  if (!rc && gc__unwritten_any (oc, out_count, dbl))
+    {
+      /* a second call with the other pattern: an element that holds
+         each call's own was written by neither */
+      o2 = gc__guarded_alloc (out_bytes);
+      if (!o2)
+        rc = 0, st = GC_ENOMEM;
+      else
+        {
+          memcpy (o2, oc, out_bytes);
+          gc__unwritten_fill (oc, out_count, dbl, 1);
+          rc = invoke (m, e, which, mode, xc, vc, oc);
+          if (!rc && gc__unwritten_list (NULL, o2, oc, out_count, dbl, name,
+                                         what, size))
+            st = GC_EUNWRITTEN;
+        }
+    }
+  if (st != GC_OK)
+    {
+      if (st == GC_ENOMEM)
+        snprintf (what, size, "%s", gc_strerror (GC_ENOMEM));
+    }
+  else if (rc)
     {
       st = GC_ECALLBACK;
       *code = rc;
@@ -150,6 +185,7 @@ gc__call (const gc_model *m, const gc__env *e, gc__callee which,
   gc__guarded_free (xc);
   gc__guarded_free (vc);
   gc__guarded_free (oc);
+  gc__guarded_free (o2);
   return st;
 }
 

@@ -45,6 +45,20 @@ validate (const gc_model *m, const gc_options *o, char *what, size_t size)
         if (o->indices[k] >= m->n)
           return GC_EDIRECTION;
     }
+  /* a declared depth with d u >= 1 leaves gamma_d undefined (manual:
+     "The worst case"), as setup.c refuses a backward's */
+  if (m->hvp_depth && ldexp ((double) m->hvp_depth, -24) >= 1)
+    {
+      snprintf (what, size, "hvp_depth %zu: %zu*u >= 1 (u = 2^-24), "
+                "gamma_d undefined", m->hvp_depth, m->hvp_depth);
+      return GC_EINVAL;
+    }
+  if (m->backward_depth && ldexp ((double) m->backward_depth, -24) >= 1)
+    {
+      snprintf (what, size, "backward_depth %zu: %zu*u >= 1 (u = 2^-24), "
+                "gamma_d undefined", m->backward_depth, m->backward_depth);
+      return GC_EINVAL;
+    }
   if (m->n > SIZE_MAX / 64)
     return GC_ENOMEM;
   return GC_OK;
@@ -242,7 +256,14 @@ hvp64_at (gc_result *r, const gc_model *m, const gc__env *e, const float *x,
       int c2;
       if (gc__call (m, e, GC_CALL_HVP_F64, w->xd, w->vd, modes[j], w->y64m,
                     &c2, ignore, sizeof ignore) != GC_OK)
-        continue;
+        {
+          /* say why the mode is left out (issue 35: it was silent) */
+          if (first && !r->twin_rounding_note[0])
+            snprintf (r->twin_rounding_note, sizeof r->twin_rounding_note,
+                      "hvp_f64 under rounding %s: %s",
+                      gc__mode_name (modes[j]), ignore);
+          continue;
+        }
       if (first)
         r->twin_rounding_modes++;
       for (size_t i = 0; i < n; i++)

@@ -110,6 +110,8 @@ int gc__default_step_exponent (gc_reference ref, mpfr_prec_t p);
 
 /* Status names as the JSON report writes them ("ECALLBACK").  */
 const char *gc__status_name (gc_status s);
+const char *gc__status_lead (gc_status status, const char *detail,
+                             char *buf, size_t size);
 int gc__status_from_name (const char *name);
 /* The verdict named NAME ("inconclusive"), -1 for none: for reports read
    back (the inverse of gc_verdict_name).  */
@@ -409,6 +411,13 @@ bool gc__guard_intact (const void *p, size_t len);
 /* BYTES of storage between two guards (NULL when memory runs out); free
    with gc__guarded_free.  */
 void *gc__guarded_alloc (size_t bytes);
+/* Manual: "Unwritten elements" (guard.c).  */
+void gc__unwritten_fill (void *buf, size_t n, bool dbl, int pass);
+bool gc__unwritten_held (const void *buf, size_t i, bool dbl, int pass);
+size_t gc__unwritten_any (const void *buf, size_t n, bool dbl);
+size_t gc__unwritten_list (const gc_result *r, const void *b1,
+                           const void *b2, size_t n, bool dbl,
+                           const char *who, char *what, size_t size);
 bool gc__guarded_intact (const void *p, size_t bytes);
 void gc__guarded_free (void *p);
 

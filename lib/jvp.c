@@ -196,6 +196,20 @@ gc_jvp_check (const gc_model *m0, const float *x, const gc_options *opts,
       return gc__refuse (r, GC_ENOREF, "the model gives no forward-mode "
                          "tangent (jvp_f32) to check");
     }
+  /* a declared tangent depth with d u >= 1 leaves gamma_d undefined, as
+     a backward's does (manual: "The worst case"; setup.c) */
+  if (gc__model_abi_known (m->abi) && m->tangent_depth
+      && ldexp ((double) m->tangent_depth, -24) >= 1)
+    {
+      gc_result *r = gc__higher_result (GC_CHECK_JVP, m, o);
+      if (!(*out = r))
+        return GC_ENOMEM;
+      char what[160];
+      snprintf (what, sizeof what, "tangent_depth %zu: %zu*u >= 1 (u = "
+                "2^-24), gamma_d undefined", m->tangent_depth,
+                m->tangent_depth);
+      return gc__refuse (r, GC_EINVAL, what);
+    }
   gc_options o2 = *o;
   o2.no_twin = 1;        /* the twin is the backward's, not the tangent's */
   gc_result *r = NULL;

@@ -262,6 +262,15 @@ read_findings (gc_result *r, const json_t *j)
         return GC_EFORMAT;
       r->twin = 1;
       r->twin_rounding_modes = (unsigned) modes;
+      const json_t *tn = json_object_get (tw, "rounding_note");
+      if (tn)
+        {
+          const char *note = gc__get_str (tw, "rounding_note");
+          if (!note)
+            return GC_EFORMAT;
+          snprintf (r->twin_rounding_note, sizeof r->twin_rounding_note,
+                    "%s", note);
+        }
     }
   if (json_object_get (j, "defaulted"))
     {

@@ -74,8 +74,12 @@ gc__precision_validate_list (const gc_precision *p, size_t n, char *detail,
         why = "a known kind";
       else if (!(c->unit_roundoff > 0 && c->unit_roundoff <= 0.5))
         why = "a unit roundoff in (0, 1/2]";
-      else if (!(c->underflow >= 0 && isfinite (c->underflow)))
-        why = "a finite underflow error >= 0";
+      else if (!(c->underflow >= 0 && c->underflow <= 1))
+        /* half a format's smallest subnormal, or its smallest normal
+           where subnormals flush: 2^emin with emin <= 0 (every format
+           holds 1), so at most 1 (manual: "Rounding classes") */
+        why = "an underflow error in [0, 1] (half the format's smallest "
+              "subnormal, or its smallest normal where subnormals flush)";
       else if (!(class_log_growth (c->forward_depth, c->unit_roundoff)
                  < GC_CLASS_LOG_GROWTH
                  && class_log_growth (c->backward_depth, c->unit_roundoff)

@@ -417,6 +417,10 @@ twin_json (json_t *o, const gc_result *r)
                     jnum (r->resolution_f64_median))
             && put (tw, "resolution_f64_worst", jnum (r->resolution_f64_worst))
             && put (tw, "rounding_modes", juint (r->twin_rounding_modes))
+            /* why a mode was left out (only when one was: reports
+               without are unchanged) */
+            && (!r->twin_rounding_note[0]
+                || put (tw, "rounding_note", jstr (r->twin_rounding_note)))
             /* manual: "Spread against defaulted magnitudes" (only when
                there are any: reports without them are unchanged) */
             && (!r->n_spread_defaulted

@@ -15,7 +15,10 @@ gc__report_tap (gc__buf *b, const gc_result *r)
       /* A check that could not run is an error of the test run, not a
          skip: one "Bail out!" line and no plan (TAP 13, "Bail out!"), the
          detail only when it says more than the status.  */
-      gc__buf_printf (b, "Bail out! %s", gc_strerror (r->status));
+      char lead[128];
+      gc__buf_printf (b, "Bail out! %s", gc__status_lead (r->status,
+                                                          r->detail, lead,
+                                                          sizeof lead));
       if (strcmp (r->detail, gc_strerror (r->status)) != 0)
         {
           gc__buf_puts (b, ": ");

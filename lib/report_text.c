@@ -598,7 +598,10 @@ gc__report_text (gc__buf *b, const gc_result *r)
   heading_text (b, r, fwd);
   if (r->status != GC_OK)
     {
-      gc__buf_printf (b, "verdict: ERROR: %s\n", gc_strerror (r->status));
+      char lead[128];
+      gc__buf_printf (b, "verdict: ERROR: %s\n",
+                      gc__status_lead (r->status, r->detail, lead,
+                                       sizeof lead));
       if (strcmp (r->detail, gc_strerror (r->status)) != 0)
         {
           gc__buf_puts (b, "  ");

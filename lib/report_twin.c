@@ -21,6 +21,15 @@ gc__twin_text (gc__buf *b, const gc_result *r)
   else
     gc__buf_printf (b, "measured under %u other IEEE modes\n",
                     r->twin_rounding_modes);
+  if (r->twin_rounding_note[0])
+    {
+      unsigned left = r->twin_rounding_modes < 3
+                      ? 3 - r->twin_rounding_modes : 0;
+      gc__buf_printf (b, "  %u mode%s left out of the twin's measurement: ",
+                      left, left == 1 ? "" : "s");
+      gc__put_esc (b, r->twin_rounding_note, GC__ESC_TEXT);
+      gc__buf_puts (b, "\n");
+    }
   gc__buf_printf (b, "  algorithm:  g64 against the reference: %zu failed of "
                   "%zu", r->n_failed_algorithm, r->n_directions);
   if (r->worst_f64 != SIZE_MAX)

@@ -29,15 +29,42 @@ gc_strerror (gc_status status)
     case GC_EOVERRUN: return "a model callback wrote outside its buffers (past its output, or into its input)";
     case GC_ETIMEOUT: return "the check ran past its time limit";
     case GC_EPOINT: return "the point x holds NaN or Inf";
+    case GC_EUNWRITTEN: return "a model callback left elements of its output unwritten";
     case GC_STATUS_COUNT: break;
     }
   return "unknown status";
 }
 
+/* Manual: "Status codes": STATUS's sentence for a refusal whose DETAIL
+   names its cause: gc_strerror's without its gloss of the usual causes
+   (the part from " (" or ": " on: "invalid argument (a NULL pointer or an
+   option out of range)" would name a cause that was not the one), or the
+   whole sentence when DETAIL is empty or the sentence itself.  */
+const char *
+gc__status_lead (gc_status status, const char *detail, char *buf,
+                 size_t size)
+{
+  const char *s = gc_strerror (status);
+  if (!detail || !detail[0] || strcmp (detail, s) == 0 || size == 0)
+    return s;
+  size_t n = strlen (s);
+  const char *p = strstr (s, " (");
+  const char *c = strstr (s, ": ");
+  if (p && (size_t) (p - s) < n)
+    n = (size_t) (p - s);
+  if (c && (size_t) (c - s) < n)
+    n = (size_t) (c - s);
+  if (n >= size)
+    n = size - 1;
+  memcpy (buf, s, n);
+  buf[n] = 0;
+  return buf;
+}
+
 static const char *const status_names[] = {
   "ok", "EINVAL", "EEMPTY", "ENOMEM", "ECALLBACK", "ENONFINITE", "ESTEP",
   "EPREC", "ENOREF", "EDIRECTION", "EABI", "EFORMAT", "EMISMATCH",
-  "EOVERRUN", "ETIMEOUT", "EPOINT" };
+  "EOVERRUN", "ETIMEOUT", "EPOINT", "EUNWRITTEN" };
 
 const char *
 gc__status_name (gc_status s)

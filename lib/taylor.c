@@ -218,9 +218,20 @@ validate (gc_taylor *t, const gc_model *m, const float *x,
       || (ref == GC_REF_F64 && !m->loss_f64))
     return stop (t, GC_ENOREF, 0, "the model lacks the reference forward "
                  "asked for");
+  char what[160];
+  /* declared depths with d u >= 1 leave gamma_d undefined (manual: "The
+     worst case") */
+  const size_t depths[] = { m->backward_depth, m->hvp_depth };
+  static const char *const names[] = { "backward_depth", "hvp_depth" };
+  for (int k = 0; k < 2; k++)
+    if (depths[k] && ldexp ((double) depths[k], -24) >= 1)
+      {
+        snprintf (what, sizeof what, "%s %zu: %zu*u >= 1 (u = 2^-24), "
+                  "gamma_d undefined", names[k], depths[k], depths[k]);
+        return stop (t, GC_EINVAL, 0, what);
+      }
   if (n > SIZE_MAX / 64)
     return stop (t, GC_ENOMEM, 0, NULL);
-  char what[160];
   gc_status st = gc__point_finite (x, n, what, sizeof what);
   if (st != GC_OK)
     return stop (t, st, 0, what);

@@ -57,8 +57,11 @@ text_report (gc__buf *b, const gc_taylor *t, bool markdown)
       char d[400];
       gc__escape (d, sizeof d, t->detail, markdown ? GC__ESC_MARKDOWN
                   : GC__ESC_TEXT);
-      gc__buf_printf (b, "verdict: ERROR: %s\n  %s\n",
-                      gc_strerror (t->status), d);
+      char lead[128];
+      gc__buf_printf (b, "verdict: ERROR: %s\n", gc__status_lead
+                      (t->status, t->detail, lead, sizeof lead));
+      if (t->detail[0])
+        gc__buf_printf (b, "  %s\n", d);
       return;
     }
   if (t->direction != SIZE_MAX)

@@ -19,7 +19,7 @@
    "Floating-point environment") under rounding MODE (-1: the caller's).
    WHAT names the call in messages.  */
 static double *
-twin_call (worker *w, int mode, const char *what, bool *nomem)
+twin_call (worker *w, int mode, const char *what, bool *nomem, int pass)
 {
   shared *sh = w->sh;
   const gc_model *m = sh->m;
@@ -27,6 +27,8 @@ twin_call (worker *w, int mode, const char *what, bool *nomem)
   *nomem = !g;
   if (!g)
     return NULL;
+  /* Manual: "Unwritten elements" */
+  gc__unwritten_fill (g, sh->n, true, pass);
   gc__fpenv_model (sh);
   if (mode >= 0)
     fesetround (mode);
@@ -68,20 +70,36 @@ gc__twin_centre (shared *sh, worker *w0)
 {
   gc_result *r = sh->r;
   bool nomem;
-  sh->g64 = twin_call (w0, -1, "", &nomem);
+  sh->g64 = twin_call (w0, -1, "", &nomem, 0);
   if (!sh->g64)
     return nomem ? GC_ENOMEM : w0->st;
+  /* an element still holding the pattern is judged after the second call
+     (unwritten, or NaN) */
+  bool held = gc__unwritten_any (sh->g64, sh->n, true) > 0;
   size_t bad = first_nonfinite (sh->g64, sh->n);
-  if (bad != SIZE_MAX)
+  if (bad != SIZE_MAX && !held)
     {
       gc__fail (w0, GC_ENONFINITE, 0,
                 "grad_f64 gave a non-finite value at parameter %zu", bad);
       return w0->st;
     }
   /* Twice, as every callback ("Determinism and reentrancy").  */
-  double *again = twin_call (w0, -1, " (second call)", &nomem);
+  double *again = twin_call (w0, -1, " (second call)", &nomem, 1);
   if (!again)
     return nomem ? GC_ENOMEM : w0->st;
+  if (held)
+    {
+      char what[160];
+      gc_status st = gc__unwritten_list (r, sh->g64, again, sh->n, true,
+                                         "grad_f64", what, sizeof what)
+                     ? GC_EUNWRITTEN : GC_ENONFINITE;
+      if (st == GC_ENONFINITE)
+        snprintf (what, sizeof what, "grad_f64 gave a non-finite value at "
+                  "parameter %zu", bad);
+      gc__guarded_free (again);
+      gc__fail (w0, st, 0, "%s", what);
+      return w0->st;
+    }
   for (size_t i = 0; i < sh->n; i++)
     if (memcmp (&again[i], &sh->g64[i], sizeof again[i]) != 0)
       {
@@ -102,11 +120,21 @@ gc__twin_centre (shared *sh, worker *w0)
   for (int j = 0; j < k; j++)
     {
       double *g = twin_call (w0, modes[j], " under another rounding mode",
-                             &nomem);
+                             &nomem, 0);
       if (!g)
         return nomem ? GC_ENOMEM : w0->st;
-      if (first_nonfinite (g, sh->n) != SIZE_MAX)
+      size_t bad = first_nonfinite (g, sh->n);
+      if (bad != SIZE_MAX)
         {
+          /* say why the mode is left out (issue 35: it was silent) */
+          if (!r->twin_rounding_note[0])
+            {
+              char nm[64];
+              gc_param_name (r, bad, nm, sizeof nm);
+              snprintf (r->twin_rounding_note, sizeof r->twin_rounding_note,
+                        "grad_f64 gave %g at %s under rounding %s", g[bad],
+                        nm, gc__mode_name (modes[j]));
+            }
           gc__guarded_free (g);
           continue;
         }

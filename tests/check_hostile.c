@@ -60,6 +60,12 @@ typedef struct sq
   bool traps;           /* the backward enables FP traps, rounds upward */
   bool inf_directed;    /* loss, f64 loss and backward are Inf unless the
                            rounding is to nearest */
+  bool twin_nan_upward; /* grad_f64 (sq_grad64) gives NaN under upward */
+  int skip;             /* 1 + the element grad_f32, grad_f64 and hvp_f32
+                           leave unwritten (0: none); -1: jvp_f32 writes
+                           nothing */
+  bool accumulate;      /* grad_f32 adds into g, assuming it zeroed */
+  int twin_skip;        /* 1 + the element grad_f64 leaves (0: none) */
   int calls;
 } sq;
 
@@ -103,8 +109,12 @@ sq_grad (void *ctx, const float *x, float *g)
 {
   sq *s = ctx;
   for (int i = 0; i < SQ_N; i++)
-    g[i] = s->bounded ? (float) sq_c[i] / (1 + x[i] * x[i])
-                      : 2 * (float) sq_c[i] * x[i];
+    if (i != s->skip - 1)
+      {
+        float v = s->bounded ? (float) sq_c[i] / (1 + x[i] * x[i])
+                             : 2 * (float) sq_c[i] * x[i];
+        g[i] = s->accumulate ? g[i] + v : v;
+      }
   for (int k = 0; k < s->grad_past; k++)
     g[SQ_N + k] = 0;
   if (s->grad_writes_x)
@@ -117,6 +127,55 @@ sq_grad (void *ctx, const float *x, float *g)
       feenableexcept (FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
       fesetround (FE_UPWARD);
     }
+  return 0;
+}
+
+/* The backward's f64 twin; NaN at element 2 under rounding upward when
+   the model's twin_nan_upward is set.  */
+static int
+sq_grad64 (void *ctx, const double *x, double *g)
+{
+  sq *s = ctx;
+  for (int i = 0; i < SQ_N; i++)
+    if (i != s->twin_skip - 1)
+      g[i] = 2 * sq_c[i] * x[i];
+  if (s->twin_nan_upward && fegetround () == FE_UPWARD)
+    g[2] = NAN;
+  return 0;
+}
+
+/* sq's backward writing every element whatever its skip.  */
+static int
+sq_grad_full (void *ctx, const float *x, float *g)
+{
+  (void) ctx;
+  for (int i = 0; i < SQ_N; i++)
+    g[i] = 2 * (float) sq_c[i] * x[i];
+  return 0;
+}
+
+/* sq's tangent and HVP: sum 2 c_i x_i v_i and 2 c_i v_i, with the
+   model's unwritten element (skip).  */
+static int
+sq_jvp (void *ctx, const float *x, const float *v, float *t)
+{
+  sq *s = ctx;
+  float a = 0;
+  for (int i = 0; i < SQ_N; i++)
+    a += 2 * (float) sq_c[i] * x[i] * v[i];
+  if (s->skip >= 0)
+    *t = a;
+  return 0;
+}
+
+static int
+sq_hvp (void *ctx, const float *x, const float *v, float *hv)
+{
+  sq *s = ctx;
+  (void) x;
+  for (int i = 0; i < SQ_N; i++)
+    if (i != s->skip - 1)
+      hv[i] = 2 * (float) sq_c[i] * v[i];
   return 0;
 }
 
@@ -969,6 +1028,211 @@ START_TEST (test_taylor_step_too_large)
 }
 END_TEST
 
+
+/* Issue 35: the twin's rounding mode left out after a NaN, with why: the
+   count alone ("measured under 2 other IEEE modes") said nothing; the
+   note reads back from JSON.  */
+START_TEST (test_twin_mode_left_out_says_why)
+{
+  gc_model m;
+  sq s;
+  sq_model (&m, &s);
+  m.grad_f64 = sq_grad64;
+  s.twin_nan_upward = true;
+  gc_options o;
+  gc_options_init (&o);
+  o.reference = GC_REF_F64;
+  gc_result *r = NULL;
+  ck_assert_int_eq (gc_check (&m, sq_x, &o, &r), GC_OK);
+  ck_assert_int_eq (r->twin, 1);
+  ck_assert_uint_eq (r->twin_rounding_modes, 2);
+  ck_assert_ptr_nonnull (strstr (r->twin_rounding_note, "grad_f64 gave nan "
+                                 "at x[2] under rounding"));
+  char *txt = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (strstr (txt, "1 mode left out of the twin's "
+                                 "measurement: grad_f64 gave nan"));
+  char *js = gc_report (r, GC_FMT_JSON);
+  gc_result *back = NULL;
+  ck_assert_int_eq (gc_result_parse_json (js, strlen (js), &back), GC_OK);
+  ck_assert_str_eq (back->twin_rounding_note, r->twin_rounding_note);
+  gc_result_free (back);
+  free (js);
+  free (txt);
+  gc_result_free (r);
+  /* every mode kept: no note, and the report says nothing of one */
+  s.twin_nan_upward = false;
+  ck_assert_int_eq (gc_check (&m, sq_x, &o, &r), GC_OK);
+  ck_assert_str_eq (r->twin_rounding_note, "");
+  txt = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_null (strstr (txt, "left out of the twin"));
+  free (txt);
+  gc_result_free (r);
+}
+END_TEST
+
+/* Issue 35: an underflow error no format has (1e300) and a tangent or
+   HVP depth with d u >= 1 (SIZE_MAX) are refused with their reason, as
+   a backward depth is.  */
+START_TEST (test_depths_and_underflow_refused)
+{
+  gct_model *t = gct_tanh_gemm (2, 3, 2, 1, 0);
+  gc_options o;
+  gc_options_init (&o);
+  gc_model m = t->model;
+  m.tangent_depth = SIZE_MAX;
+  gc_result *r = NULL;
+  gc_status st = gc_jvp_check (&m, t->x, &o, &r);
+  assert_error (r, st, GC_EINVAL, "tangent_depth");
+  gc_result_free (r);
+  m = t->model;
+  m.hvp_depth = SIZE_MAX;
+  st = gc_hvp_check (&m, t->x, &o, &r);
+  assert_error (r, st, GC_EINVAL, "hvp_depth");
+  gc_result_free (r);
+  gc_taylor *ty = NULL;
+  ck_assert_int_eq (gc_taylor_test (&m, t->x, &o, 0, &ty), GC_EINVAL);
+  ck_assert_ptr_nonnull (strstr (ty->detail, "hvp_depth"));
+  free (ty);
+  m = t->model;
+  m.hvp_depth = 1u << 23;       /* d u = 1/2: gamma_d still defined */
+  st = gc_hvp_check (&m, t->x, &o, &r);
+  ck_assert_int_ne (st, GC_EINVAL);
+  gc_result_free (r);
+  gc_precision p = { "bf16 storage", GC_PREC_STORAGE, GC_U_BF16, 1e300, 2,
+                     2, 0 };
+  m = t->model;
+  m.n_precisions = 1;
+  m.precisions = &p;
+  st = gc_check (&m, t->x, &o, &r);
+  assert_error (r, st, GC_EINVAL, "underflow error in [0, 1]");
+  gc_result_free (r);
+  p.underflow = GC_ETA_BF16;
+  st = gc_check (&m, t->x, &o, &r);
+  ck_assert_int_eq (st, GC_OK);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+/* Issue 35: a refusal's lead names no cause that was not the one: the
+   text report of a refusal with a detail says "invalid argument" and
+   the detail, not gc_strerror's "(a NULL pointer or an option out of
+   range)"; with no detail, gc_strerror's whole sentence.  */
+START_TEST (test_refusal_lead)
+{
+  gct_model *t = gct_tanh_gemm (2, 3, 2, 1, 0);
+  gc_model m = t->model;
+  m.tangent_depth = SIZE_MAX;
+  gc_options o;
+  gc_options_init (&o);
+  gc_result *r = NULL;
+  gc_jvp_check (&m, t->x, &o, &r);
+  char *txt = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (strstr (txt, "verdict: ERROR: invalid argument\n"
+                                 "  tangent_depth"));
+  ck_assert_ptr_null (strstr (txt, "a NULL pointer"));
+  free (txt);
+  txt = gc_report (r, GC_FMT_TAP);
+  ck_assert_ptr_nonnull (strstr (txt, "Bail out! invalid argument: "
+                                 "tangent_depth"));
+  free (txt);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
+
+/* Issue 35: unwritten output elements.  A backward that never writes
+   g[i] was judged on whatever the buffer held: where the true gradient
+   is 0 the check passed.  The buffer holds a NaN pattern of its own per
+   call; an element that holds each call's is named (GC_EUNWRITTEN), for
+   grad_f32, grad_f64, jvp_f32 and hvp_f32; a backward that only adds
+   into g, assuming it zeroed, is the same finding.  */
+START_TEST (test_unwritten_elements)
+{
+  gc_model m;
+  sq s;
+  float x0[SQ_N] = { 0.75f, -1.5f, 0 };   /* dL/dx2 = 0 at x2 = 0 */
+  gc_reference refs[] = { GC_REF_MPFR, GC_REF_F32, GC_REF_F64 };
+  for (size_t k = 0; k < 3; k++)
+    for (int skip = 2; skip <= 3; skip++)
+      {
+        sq_model (&m, &s);
+        s.skip = skip;
+        gc_options o;
+        gc_options_init (&o);
+        o.reference = refs[k];
+        gc_result *r = NULL;
+        gc_status st = gc_check (&m, x0, &o, &r);
+        assert_error (r, st, GC_EUNWRITTEN, "grad_f32 did not write");
+        char want[32];
+        snprintf (want, sizeof want, "x[%d] (1 of 3)", skip - 1);
+        ck_assert_msg (strstr (r->detail, want), "%s", r->detail);
+        gc_result_free (r);
+      }
+  /* accumulating into an unzeroed buffer */
+  sq_model (&m, &s);
+  s.accumulate = true;
+  gc_result *r = NULL;
+  gc_status st = gc_check (&m, sq_x, NULL, &r);
+  assert_error (r, st, GC_EUNWRITTEN, "x[0], x[1], x[2] (3 of 3)");
+  gc_result_free (r);
+  /* the twin: grad_f32 writes every element, grad_f64 not */
+  sq_model (&m, &s);
+  m.grad_f64 = sq_grad64;
+  gc_options o;
+  gc_options_init (&o);
+  o.reference = GC_REF_F64;
+  st = gc_check (&m, sq_x, &o, &r);
+  ck_assert_int_eq (st, GC_OK);          /* writes every element */
+  gc_result_free (r);
+  s.twin_skip = 2;
+  st = gc_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_EUNWRITTEN, "grad_f64 did not write x[1] (1 of 3)");
+  gc_result_free (r);
+  /* jvp_f32 and hvp_f32 */
+  sq_model (&m, &s);
+  m.jvp_f32 = sq_jvp;
+  m.hvp_f32 = sq_hvp;
+  st = gc_jvp_check (&m, sq_x, NULL, &r);
+  ck_assert_int_eq (st, GC_OK);
+  gc_result_free (r);
+  st = gc_hvp_check (&m, sq_x, NULL, &r);
+  ck_assert_int_eq (st, GC_OK);
+  gc_result_free (r);
+  s.skip = -1;
+  st = gc_jvp_check (&m, sq_x, NULL, &r);
+  assert_error (r, st, GC_EUNWRITTEN, "jvp_f32 did not write element 0");
+  gc_result_free (r);
+  /* hvp_f32 leaves element 2 (its backward writes everything: the
+     HVP's own finding) */
+  gc_model m2;
+  sq s2;
+  sq_model (&m2, &s2);
+  m2.hvp_f32 = sq_hvp;
+  st = gc_hvp_check (&m2, sq_x, NULL, &r);
+  ck_assert_int_eq (st, GC_OK);
+  gc_result_free (r);
+  s2.skip = 3;
+  m2.grad_f32 = sq_grad_full;
+  st = gc_hvp_check (&m2, sq_x, NULL, &r);
+  assert_error (r, st, GC_EUNWRITTEN, "hvp_f32 did not write element 2 "
+                "(1 of 3)");
+  gc_result_free (r);
+  /* the CLI-level text: its own line, not a NaN error */
+  sq_model (&m, &s);
+  s.skip = 1;
+  st = gc_check (&m, sq_x, NULL, &r);
+  char *txt = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (strstr (txt, "verdict: ERROR: a model callback "
+                                 "left elements of its output unwritten\n"
+                                 "  grad_f32 did not write x[0] (1 of 3)"));
+  ck_assert_ptr_null (strstr (txt, "non-finite"));
+  free (txt);
+  gc_result_free (r);
+}
+END_TEST
+
 /* A rounding mode left out by both the backward and the forward is one
    mode (found by fuzz_fpenv: it counted twice, a report said 4 or 6 of
    the 3 modes left out, and its JSON did not read back).  */
@@ -1019,6 +1283,10 @@ hostile_suite (void)
   tcase_add_test (tc, test_hvp_step_vanished);
   tcase_add_test (tc, test_hvp_step_too_large);
   tcase_add_test (tc, test_taylor_step_too_large);
+  tcase_add_test (tc, test_twin_mode_left_out_says_why);
+  tcase_add_test (tc, test_depths_and_underflow_refused);
+  tcase_add_test (tc, test_refusal_lead);
+  tcase_add_test (tc, test_unwritten_elements);
   suite_add_tcase (s, tc);
   /* An address-space limit must stay in its own process, and
      AddressSanitizer reserves more than any limit leaves.  */

@@ -159,7 +159,7 @@ expect_rc 1 "kda --mutant gate-grad-no-sigmoid fails" $G run kda --shape T=20 --
 expect_rc 2 "kda: HV not a multiple of H" $G run kda --shape H=2,HV=3
 $G oracle tanh-gemm > "$TMPD/e" 2>&1; rc=$?
 check "oracle of a model without outputs: exit 2 (exit $rc)" test "$rc" -eq 2
-check "... naming the missing reference" grep -q 'reference forward' "$TMPD/e"
+check "... naming what is missing (its outputs)" grep -q 'declares no outputs' "$TMPD/e"
 
 G="$GRADCHECK"
 $G run tanh-gemm --format json > "$TMPD/j" 2>&1

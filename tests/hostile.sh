@@ -107,6 +107,12 @@ outcome 2 "too large to allocate" "n = x_count = SIZE_MAX is refused" $G run --p
 outcome 2 "cannot be read" "n = x_count = 2^28 over 4 floats is refused" $G run --plugin "$L" --ref f64 --shape xcount
 outcome 2 "the point x holds NaN or Inf" "NaN in the point is named as such, exit 2" $G run --plugin "$L" --ref f64 --shape nanx
 check "... naming the element" grep -q 'x\[1\]' "$TMPD/err"
+# Issue 35: a backward that never writes g[2] is named, exit 5 (it was
+# judged on the buffer's content); once on a terminal-like shared file
+outcome 5 "grad_f32 did not write x\[2\] (1 of 4)" "an unwritten gradient element is named, exit 5" $G run --plugin "$L" --ref f64 --shape unwritten
+check "... on the report's verdict line, not as NaN" grep -q 'verdict: ERROR: a model callback left elements of its output unwritten' "$TMPD/out"
+$G run --plugin "$L" --ref f64 --shape unwritten > "$TMPD/both" 2>&1
+check "... said once when the report and stderr share a file" test "$(grep -c 'did not write' "$TMPD/both")" -eq 1
 
 # Callbacks that misbehave: exit 5, the model's failure
 outcome 5 "grad_f32 wrote outside" "a backward writing 16 floats past n" $G run --plugin "$L" --ref f64 --shape overrun

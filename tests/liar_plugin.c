@@ -16,7 +16,7 @@
    outputs), "outputs" (honest outputs), "sigint" (the outputs, which
    only --dump computes, raise SIGINT), "nanx" (a NaN in the point),
    "mpfrbig" (an MPFR forward whose numbers cannot be allocated: GMP's
-   allocation failure).
+   allocation failure), "unwritten" (the backward never writes g[2]).
    "traps": honest, but its set-up function and its backward enable the
    FP traps FE_INVALID, FE_DIVBYZERO, FE_OVERFLOW and leave them on.
    The environment variable LIAR_CONSTRUCTOR makes the plugin's ELF
@@ -58,7 +58,8 @@ grad (void *ctx, const float *p, float *g)
     raise (die_signal);
   g[0] = 2 * p[0];
   g[1] = p[2];
-  g[2] = p[1];
+  if (strcmp (lie, "unwritten") != 0)   /* "unwritten": g[2] left */
+    g[2] = p[1];
   g[3] = 1;
   int past = !strcmp (lie, "overrun") ? 16 : !strcmp (lie, "overrun2") ? 2
              : 0;

@@ -55,6 +55,7 @@ class Status(enum.IntEnum):
     EOVERRUN = 13
     ETIMEOUT = 14
     EPOINT = 15
+    EUNWRITTEN = 16
 
     def __str__(self):
         return lib.gc_strerror(int(self)).decode()
@@ -93,6 +94,23 @@ class CheckError(RuntimeError):
                                  detail.replace(" (gc_options.reference)",
                                                 ""))
         super().__init__(msg)
+
+
+def _rebuild_error(cls, args, state):
+    e = cls.__new__(cls)
+    Exception.__init__(e, *args)
+    e.__dict__.update(state)
+    return e
+
+
+def _reduce_error(self):
+    # an error sent from a multiprocessing worker: its message, status,
+    # detail and Result (pickled as a copy that owns its report); the
+    # callback's exception (__cause__) is not sent, as pickle never does
+    return (_rebuild_error, (type(self), self.args, dict(self.__dict__)))
+
+
+CheckError.__reduce__ = _reduce_error
 
 
 class CallbackError(CheckError):
@@ -407,7 +425,7 @@ def _blocks(blocks, n):
             raise ValueError("gradcheck: block %r has %d axes, at most %d"
                              % (name, len(shape), _lib.MAX_DIMS))
         count = int(np.prod(shape, dtype=np.int64))
-        nm = str(name).encode()
+        nm = _cstr("a block's name", name)
         names.append(nm)
         b.name, b.offset, b.count, b.ndim = nm, off, count, len(shape)
         for i, s in enumerate(shape):
@@ -452,6 +470,17 @@ def _directions(opts, directions, keep):
         arr = (ctypes.c_size_t * len(idx))(*idx)
         keep.append(arr)
         opts.directions, opts.indices, opts.n_indices = 2, arr, len(idx)
+
+
+def _cstr(what, v):
+    """str(V) encoded for a C string, else a ValueError naming WHAT: a NUL
+    inside would cut the name there, silently (the library sees "bf16"
+    of "bf16\0storage")."""
+    b = str(v).encode()
+    if b"\0" in b:
+        raise ValueError("gradcheck: %s %r holds a NUL character (C would "
+                         "cut it there)" % (what, str(v)))
+    return b
 
 
 SIZE_MAX = 2 ** (8 * ctypes.sizeof(ctypes.c_size_t)) - 1
@@ -535,6 +564,7 @@ class Precision:
         if not isinstance(name, str) or not name:
             raise TypeError("gradcheck: a precision's name is a non-empty "
                             "str, not %r" % (name,))
+        _cstr("a precision's name", name)
         if not isinstance(mode_reached, (bool, np.bool_)):
             raise TypeError("gradcheck: mode_reached is True or False, not "
                             "%r" % (mode_reached,))
@@ -648,7 +678,7 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
     m = _lib.Model()
     m.abi = _lib.MODEL_ABI
     nm = (name if name is not None else getattr(loss, "__name__", "python"))
-    m.name = str(nm).encode()
+    m.name = _cstr("the model's name", nm)
     keep.append(m.name)
     m.n = n
 
@@ -685,7 +715,7 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
         carr = (_lib.Constant * len(items))()
         cnames = []
         for c, (k, v) in zip(carr, items):
-            cnames.append(str(k).encode())
+            cnames.append(_cstr("a constant's name", k))
             c.name, c.value = cnames[-1], float(v)
         keep += [carr, cnames]
         m.n_constants, m.constants = len(carr), carr
@@ -742,7 +772,7 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
         o.loss_note = str(loss_note).encode()
         keep.append(o.loss_note)
     if model_identity is not None:
-        o.model_identity = str(model_identity).encode()
+        o.model_identity = _cstr("model_identity", model_identity)
         keep.append(o.model_identity)
 
     ptr = ctypes.c_void_p()

@@ -71,3 +71,8 @@ def model():
 @pytest.fixture
 def point():
     return (0.1 * np.arange(N) - 0.3).astype(np.float32)
+
+
+def raiser_for_pool(x):
+    """A backward that raises, importable by a multiprocessing worker."""
+    raise RuntimeError("model exploded in a worker")

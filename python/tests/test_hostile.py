@@ -332,3 +332,54 @@ def test_param_name_index_out_of_range(model, point):
     with pytest.raises(TypeError):
         r.param_name(True)
     assert r.param_name(3) == "x[3]"
+
+
+@pytest.mark.parametrize("where", ["precision", "name", "block", "constant",
+                                   "model_identity"])
+def test_nul_in_a_name(model, point, where):
+    # C cuts a string at its first NUL: "bf16\0storage" reached the
+    # library as "bf16", silently
+    kw = dict(loss_f64=model.loss_f64)
+    if where == "precision":
+        with pytest.raises(ValueError) as e:
+            gradcheck.Precision.storage("bf16", 1, 1)  # fine
+            gradcheck.Precision("bf16\0storage", "storage", 2.0 ** -8,
+                                2.0 ** -134, 1, 1)
+    else:
+        kw.update({"name": dict(name="sq\0uare"),
+                   "block": dict(blocks={"w\0x": (12,)}),
+                   "constant": dict(constants={"c\0d": 1.0}),
+                   "model_identity": dict(model_identity="id\0x")}[where])
+        with pytest.raises(ValueError) as e:
+            gradcheck.check(model.loss, model.grad, point, **kw)
+    assert "NUL" in str(e.value)
+
+
+def _pool_refused(_):
+    from conftest import Model
+    x = (0.1 * np.arange(12) - 0.3).astype(np.float32)
+    gradcheck.check(Model.loss, Model.grad, x, loss_f64=Model.loss_f64,
+                    directions=[0, 99])
+
+
+def _pool_raises(_):
+    from conftest import Model, raiser_for_pool
+    x = (0.1 * np.arange(12) - 0.3).astype(np.float32)
+    gradcheck.check(Model.loss, raiser_for_pool, x, loss_f64=Model.loss_f64)
+
+
+@pytest.mark.parametrize("worker,cls", [(_pool_refused, "CheckError"),
+                                        (_pool_raises, "CallbackError")])
+def test_errors_from_a_pool_worker(worker, cls):
+    # a CheckError raised in a worker reaches the parent whole (it could
+    # not be unpickled, its __init__ taking the status, detail and result,
+    # and the pool hung: hence the time limit)
+    import multiprocessing
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        with pytest.raises(getattr(gradcheck, cls)) as e:
+            pool.apply_async(worker, (0,)).get(timeout=120)
+    err = e.value
+    assert str(err).startswith("gradcheck: ")
+    assert err.result is not None
+    assert err.result.status == err.status != Status.OK
+    assert err.detail and err.detail in err.result.report("text")

@@ -26,7 +26,7 @@ pub const GC_TERM_MAX_INPUTS: usize = 10;
 /// `GC_N_TERMS`
 pub const GC_N_TERMS: usize = 3;
 /// `GC_STATUS_COUNT`
-pub const GC_STATUS_COUNT: c_int = 16;
+pub const GC_STATUS_COUNT: c_int = 17;
 
 pub type mpfr_prec_t = c_long;
 

@@ -105,6 +105,8 @@ pub enum Status {
     Timeout,
     /// `GC_EPOINT`: the point holds NaN or Inf
     Point,
+    /// `GC_EUNWRITTEN`: a callback left elements of its output unwritten
+    Unwritten,
     /// A code this crate does not know (a newer library)
     Other(i32),
 }
@@ -130,6 +132,7 @@ impl Status {
             13 => Overrun,
             14 => Timeout,
             15 => Point,
+            16 => Unwritten,
             c => Other(c),
         }
     }
@@ -154,6 +157,7 @@ impl Status {
             Overrun => 13,
             Timeout => 14,
             Point => 15,
+            Unwritten => 16,
             Other(c) => c,
         }
     }

@@ -93,7 +93,7 @@ fn rows() -> Rows {
         ("GC_EDIRECTION", Status::Direction), ("GC_EABI", Status::Abi),
         ("GC_EFORMAT", Status::Format), ("GC_EMISMATCH", Status::Mismatch),
         ("GC_EOVERRUN", Status::Overrun), ("GC_ETIMEOUT", Status::Timeout),
-        ("GC_EPOINT", Status::Point),
+        ("GC_EPOINT", Status::Point), ("GC_EUNWRITTEN", Status::Unwritten),
     ];
     for (c, s) in statuses.iter() {
         r.push((c.to_string(), c.to_string(), s.code() as usize));
