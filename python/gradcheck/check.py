@@ -224,12 +224,24 @@ class Result:
     # multiprocessing worker) are each a new C result read back from the
     # JSON report: never a second owner of the same pointer, which the
     # first close () or finaliser would free under the other.
+    def _extras(self):
+        # what a binding set on the result (gradcheck.torch: cotangent,
+        # outputs, skipped, device), which the JSON report does not hold
+        return {k: v for k, v in self.__dict__.items()
+                if not k.startswith("_")}
+
+    @classmethod
+    def _restore(cls, text, extras):
+        r = cls.from_json(text)
+        r.__dict__.update(extras)
+        return r
+
     def __reduce__(self):
         self._head()              # a closed result: ValueError
-        return (Result.from_json, (self.report("json"),))
+        return (Result._restore, (self.report("json"), self._extras()))
 
     def __copy__(self):
-        return Result.from_json(self.report("json"))
+        return Result._restore(self.report("json"), self._extras())
 
     def __deepcopy__(self, memo):
         return self.__copy__()

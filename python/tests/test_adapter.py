@@ -46,6 +46,16 @@ def test_outputs_without_grad_are_left_out():
     assert r.json["loss_note"].startswith("output 0 of 3")
 
 
+def test_adapter_fields_survive_copy_and_pickle():
+    import copy
+    import pickle
+    r = check_function(with_stats, point(3, 8), point(8, seed=1))
+    for c in (copy.copy(r), copy.deepcopy(r), pickle.loads(pickle.dumps(r))):
+        assert (c.outputs, c.cotangent, c.skipped, c.device) == \
+               (r.outputs, r.cotangent, r.skipped, r.device)
+        assert c.report() == r.report()
+
+
 def test_integer_outputs_are_named_as_left_out():
     r = check_function(lambda x: (x.sin(), x.argmax()), point(5))
     assert r.outputs == [0]
