@@ -191,6 +191,26 @@ static bool
 before_patterns (gc_result *r)
 {
   gc_diagnosis *dg = &r->diagnosis;
+  double worst_ulps;
+  int level = gc__forward_disagreement (r, &worst_ulps);
+  if (r->n_failed == 0 && !r->n_nonsmooth && level >= 2)
+    {
+      /* nothing failed, but no pass either (judge.c): say why */
+      dg->kind = GC_DIAG_FORWARD_MISMATCH;
+      snprintf (dg->text, sizeof dg->text,
+                "inconclusive: the f32 forward and the %s reference "
+                "forward compute different functions%s: L = %.4g vs %.4g "
+                "(%.3g ulp of M_L apart, beyond the worst case of %.3g ulp "
+                "for depth %zu); the backward agrees with the reference's "
+                "derivative, which the production forward does not compute "
+                "-- the forward oracle (gradcheck oracle) compares them",
+                gc_reference_name (r->truncation_source),
+                level == 3 ? ", or the loss cancels (declare "
+                             "loss_magnitude_f32)" : "",
+                r->loss_f32, r->loss_reference, r->forward_error_ulps,
+                worst_ulps, r->forward_depth);
+      return true;
+    }
   if (r->n_failed == 0)
     {
       if (r->n_nonsmooth)
@@ -206,8 +226,7 @@ before_patterns (gc_result *r)
 
   /* Forward disagreement first: a backward cannot be judged against a
      reference forward that computes another function.  */
-  double worst_ulps;
-  if (gc__forward_disagreement (r, &worst_ulps) == 2)
+  if (level == 2)
     {
       dg->kind = GC_DIAG_FORWARD_MISMATCH;
       snprintf (dg->text, sizeof dg->text,

@@ -25,6 +25,9 @@ typedef struct saved
   gc_term terms[GC_N_TERMS];
 } saved;
 
+static double f32_bound_wm (const gc_result *r, const gc_direction *d,
+                            double *wmp);
+
 /* Put direction K of R into the view as the question that found it (or,
    with ARITH, the arithmetic's), marked failed; its own values in S.  */
 static void
@@ -41,10 +44,16 @@ view_in (gc_result *r, size_t k, bool arith, saved *s)
       /* a pattern is fitted to g32 within its own rounding too: the f32
          worst case at |g32|, which a scaled-up g32 exceeds the twin's
          magnitudes by */
+      /* a mismatch is the f32 path's logic error: no declared class
+         explains any of it ("Structure decides the kind"), and its
+         pattern is fitted within f32's own bound */
+      double ab = d->arith_bar;
+      if (d->arith == GC_ARITH_MISMATCH && r->n_precisions)
+        ab = fmin (ab, f32_bound_wm (r, d, NULL));
       d->bar = d->bar_worst_case
-        = d->arith_bar + gc__gamma_over_u (r->backward_depth, 24) * GC_U32
-                         * fabs (d->analytic);
-      d->nu = d->nu_worst_case = d->nu_arith;
+        = ab + gc__gamma_over_u (r->backward_depth, 24) * GC_U32
+               * fabs (d->analytic);
+      d->nu = d->nu_worst_case = d->bar > 0 ? d->diff / d->bar : INFINITY;
     }
   else
     {
@@ -162,11 +171,200 @@ rounding_factor (const gc_result *r)
   return fabs (r->diagnosis.factor - 1) <= g;
 }
 
+/* f32's own bound on direction D's arithmetic, without the classes:
+   gamma_{d_b}(u)/u (u sum |w_i| m_i + 2^-150 sum |w_i|) plus the twin's
+   term, as twin.c forms it before the classes add theirs; from the twin
+   term's inputs, or where a report read back kept none, from its base
+   (u_53 sum |w_i| m_i, the 2^-1074 part left out).  */
+static double
+f32_bound_wm (const gc_result *r, const gc_direction *d, double *wmp)
+{
+  const gc_term *a = &d->adjoint_f64;
+  double wm = gc__term_input (a, "sum |w_i| m_i", NAN);
+  double w1 = gc__term_input (a, "sum |w_i|", 0);
+  size_t db = r->backward_depth;
+  if (isnan (wm))
+    {
+      double gu = gc__gamma_over_u (db, 53);
+      double b = a->value - gc__term_input (a, "S_w64", 0);
+      wm = gu > 0 && b > 0 ? b / gu / GC_U64 : 0;
+    }
+  if (wmp)
+    *wmp = wm;
+  return gc__gamma_over_u (db, 24) * (GC_U32 * wm + 0x1p-150 * w1)
+         + a->value;
+}
+
+static double
+f32_bound (const gc_result *r, const gc_direction *d)
+{
+  return f32_bound_wm (r, d, NULL);
+}
+
+/* Whether coordinate direction D takes part in the structure rule: a
+   twin, a confirmed reference, no kink.  */
+static bool
+judged (const gc_direction *d)
+{
+  return d->index != SIZE_MAX && d->verdict != GC_ERROR
+         && d->verdict != GC_NONSMOOTH && !isnan (d->analytic_f64);
+}
+
+static bool
+in_block (const gc_result *r, const gc_direction *d, size_t bb)
+{
+  return bb == SIZE_MAX || gc__direction_block (r, d) == bb;
+}
+
+static void
+make_mismatch (gc_direction *d)
+{
+  d->arith = GC_ARITH_MISMATCH;
+  d->verdict = d->verdict_algorithm == GC_NONSMOOTH ? GC_NONSMOOTH
+                                                     : GC_FAIL;
+}
+
+/* Manual: "Structure decides the kind", the systematic factor: in tensor
+   BB, the directions whose |g32 - g64| exceeds f32's own bound (those
+   only the declared classes explain), at least three, at least three of
+   them at distinct places of the coarsest class's grid (significands
+   more than u_max apart), and one factor c with |g32 - c g64| within
+   f32's bound on every one of them: no scatter of the classes' roundings
+   but one factor, the f32 path's logic error.  True when it changed
+   anything.  */
+static bool
+systematic_factor (gc_result *r, size_t bb)
+{
+  double umax = 0;
+  for (size_t k = 0; k < r->n_precisions; k++)
+    if (r->precisions[k].backward_depth)
+      umax = fmax (umax, r->precisions[k].unit_roundoff);
+  if (!(umax > 0))
+    return false;
+  double lo = -INFINITY, hi = INFINITY;
+  size_t n = 0, cells = 0;
+  double cell[3];
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (!judged (d) || !in_block (r, d, bb)
+          || (d->arith != GC_ARITH_OK && d->arith != GC_ARITH_PRECISION))
+        continue;
+      double g = d->analytic_f64, b32 = f32_bound (r, d);
+      if (!(fabs (d->analytic - g) > b32))
+        continue;
+      if (g == 0)
+        return false;   /* no factor reaches a nonzero g32 from 0 */
+      double a = (d->analytic - b32) / g, c = (d->analytic + b32) / g;
+      lo = fmax (lo, fmin (a, c));
+      hi = fmin (hi, fmax (a, c));
+      if (!(lo <= hi))
+        return false;
+      n++;
+      int e;
+      double m = floor (frexp (fabs (g), &e) / umax);
+      bool seen = false;
+      for (size_t j = 0; j < cells; j++)
+        seen |= cell[j] == m;
+      if (!seen && cells < 3)
+        cell[cells++] = m;
+    }
+  if (n < 3 || cells < 3)
+    return false;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      gc_direction *d = &r->dirs[k];
+      if (judged (d) && in_block (r, d, bb)
+          && (d->arith == GC_ARITH_OK || d->arith == GC_ARITH_PRECISION)
+          && fabs (d->analytic - d->analytic_f64) > f32_bound (r, d))
+        make_mismatch (d);
+    }
+  return true;
+}
+
+/* Manual: "Structure decides the kind", isolated elements: in tensor BB
+   of at least three judged directions, where more than half are within
+   f32's own bound (no rounding beyond f32's shows in the tensor), a
+   precision finding off by O(1) of its value and of its magnitude
+   (|g32 - g64| >= max(|g64|, m) / 2: a rounding at any depth d errs by
+   gamma_d(u) m, below m / 2 unless the element lost everything) is no
+   rounding the tensor shows: the f32 path's logic error.  True when it changed anything.  */
+static bool
+isolated (gc_result *r, size_t bb)
+{
+  size_t n = 0, within = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (!judged (d) || !in_block (r, d, bb))
+        continue;
+      n++;
+      within += fabs (d->analytic - d->analytic_f64) <= f32_bound (r, d);
+    }
+  if (n < 3 || 2 * within <= n)
+    return false;
+  bool changed = false;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      gc_direction *d = &r->dirs[k];
+      double wm;
+      if (!judged (d) || !in_block (r, d, bb) || d->verdict != GC_PRECISION)
+        continue;
+      f32_bound_wm (r, d, &wm);
+      if (fabs (d->analytic - d->analytic_f64)
+          >= fmax (fabs (d->analytic_f64), wm) / 2)
+        {
+          make_mismatch (d);
+          changed = true;
+        }
+    }
+  return changed;
+}
+
+/* Manual: "Structure decides the kind", a class the arithmetic does not
+   show: declared backward classes, and no direction whose |g32 - g64|
+   exceeds f32's own bound other than the f32 path's logic errors (the
+   mismatches).  */
+static int
+classes_unshown (const gc_result *r)
+{
+  if (!gc__precision_backward_count (r))
+    return 0;
+  size_t n = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict == GC_ERROR || isnan (d->analytic_f64))
+        continue;
+      n++;
+      if (d->arith != GC_ARITH_MISMATCH
+          && fabs (d->analytic - d->analytic_f64) > f32_bound (r, d))
+        return 0;
+    }
+  return n > 0;
+}
+
 void
 gc__twin_findings (gc_result *r)
 {
   if (!r->twin || r->status != GC_OK || r->nondeterministic)
     return;
+  /* Manual: "Structure decides the kind": a systematic factor the
+     classes would hide, isolated elements off by O(1); tensor by
+     tensor.  */
+  {
+    size_t nb = r->n_blocks ? r->n_blocks : 1;
+    bool changed = false;
+    for (size_t b = 0; b < nb; b++)
+      {
+        size_t bb = r->n_blocks ? b : SIZE_MAX;
+        changed |= systematic_factor (r, bb);
+        changed |= isolated (r, bb);
+      }
+    if (changed)
+      gc__summarise (r);
+    r->classes_unshown = classes_unshown (r);
+  }
   /* Manual: "The f64 twin": precision findings with the structure of a
      logic error (a constant factor, a sign, a zero region, a shift, an
      offset along an axis, between g32 and g64) are the f32 path's bug,
@@ -203,7 +401,11 @@ gc__twin_findings (gc_result *r)
   /* The report's diagnosis: of the failures, each through its question;
      of the precision findings where nothing failed.  */
   memset (&r->diagnosis, 0, sizeof r->diagnosis);
-  if (r->n_failed)
+  double worst;
+  if (!r->n_failed && !r->n_precision && !r->n_nonsmooth
+      && gc__forward_disagreement (r, &worst) >= 2)
+    gc__diagnose (r);   /* the forwards differ: its own diagnosis */
+  else if (r->n_failed)
     diagnose_view (r, is_failure, SIZE_MAX, false);
   else if (r->n_precision)
     {

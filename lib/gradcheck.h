@@ -745,6 +745,11 @@ typedef struct gc_result
   /* gc_options.device, copied ("": the host's CPU; manual: "Device
      arithmetic").  */
   char device[64];
+  /* Manual: "Structure decides the kind".  With a twin and declared
+     backward classes: 1 when the f32 path's output shows none of their
+     roundings (no |g32 - g64| beyond f32's own bound but the f32 path's
+     logic errors): the declaration is unsupported.  */
+  int classes_unshown;
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

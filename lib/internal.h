@@ -56,6 +56,10 @@ void gc__draw_direction (uint64_t seed, size_t n, size_t lo, size_t hi,
    calls it overstated (the bar is then coarser by up to its square root,
    8).  */
 #define GC_COARSE_FACTOR 64
+/* Manual: "Depths declared far above the implied": a declared depth this
+   many times the implied one is named in the report (sqrt(8) = 2.8 times
+   the adjoint term the measurement shows).  */
+#define GC_OVER_FACTOR 8
 
 /* Growable string; every operation is a no-op once an allocation failed,
    so callers check ok once at the end.  */

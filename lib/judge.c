@@ -468,5 +468,13 @@ gc__summarise (gc_result *r)
     r->verdict = GC_INCONCLUSIVE;
   else
     r->verdict = GC_PASS;
+  /* Manual: "Forward disagreement": an f32 forward beyond the worst case
+     of its reference (for the declared M_L, or for |L|) is another
+     function, or a loss that cancels: the backward was judged against
+     the reference's, which the production forward does not compute; no
+     pass rests on that  */
+  double worst;
+  if (r->verdict == GC_PASS && gc__forward_disagreement (r, &worst) >= 2)
+    r->verdict = GC_INCONCLUSIVE;
   resolution_summary (r);
 }

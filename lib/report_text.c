@@ -201,6 +201,42 @@ unsupported_text (gc__buf *b, const gc_result *r)
                     sqrt (f));
 }
 
+/* Manual: "What the measurement does not support", "Depths declared
+   far above the implied": a declared depth GC_OVER_FACTOR or more times
+   the implied one (below GC_COARSE_FACTOR, where the verdicts start to
+   change) named, with the implied value and the bar the worst direction
+   would have at it: the derived part of the adjoint term scales as
+   sqrt(d).  Report only.  */
+static void
+over_declared_text (gc__buf *b, const gc_result *r)
+{
+  if (r->nondeterministic || !(r->depth_implied >= 1)
+      || r->depth_implied_at >= r->n
+      || !((double) r->backward_depth >= GC_OVER_FACTOR * r->depth_implied))
+    return;
+  const char *dn;
+  depth_of (r, &dn);
+  double f = (double) r->backward_depth / r->depth_implied;
+  gc__buf_printf (b, "  note: the declared %s = %zu is %.3g times the depth "
+                  "the measured spreads imply (%.3g, at ", dn,
+                  r->backward_depth, f, r->depth_implied);
+  depth_at (b, r);
+  gc__buf_printf (b, "): the derived adjoint term, sqrt(d) in the depth, is "
+                  "about %.2g times what the measurement shows", sqrt (f));
+  if (r->worst < r->n_directions)
+    {
+      const gc_direction *d = &r->dirs[r->worst];
+      const gc_term *a = &d->terms[GC_TERM_ADJOINT];
+      double derived = a->value - gc__term_input (a, "S_w", 0);
+      double bar = d->bar - derived * (1 - sqrt (1 / f));
+      gc__buf_printf (b, "; at the implied depth the worst direction's bar "
+                      "would be %.4g, not %.4g (nu %.3g, not %.3g)", bar,
+                      d->bar, bar > 0 ? d->diff / bar : INFINITY, d->nu);
+    }
+  gc__buf_puts (b, " (manual: \"Depths declared far above the "
+                "implied\")\n");
+}
+
 /* Manual: "Measured rounding sensitivity": what the reruns under the
    other rounding modes measured, and what they say of the declarations.  */
 static void
@@ -317,6 +353,8 @@ rounding_text (gc__buf *b, const gc_result *r)
     gc__buf_printf (b, "  PRECISION: %zu direction(s) whose measured spread "
                     "exceeds the worst case 2 gamma_d of the declared %s = "
                     "%zu\n", r->n_spread_beyond, dn, r->backward_depth);
+  if (!(r->depth_supported > 0))
+    over_declared_text (b, r);
   if (r->forward_depth_implied > (double) r->forward_depth)
     gc__buf_printf (b, "  WARNING: the reference forward's spread S_L needs "
                     "at least %.3g roundings of magnitude M_L, more than the "

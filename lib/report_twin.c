@@ -49,6 +49,35 @@ gc__twin_text (gc__buf *b, const gc_result *r)
       gc__put_label (b, r, &r->dirs[r->worst_arith], GC__ESC_TEXT);
     }
   gc__buf_puts (b, "\n");
+  /* Manual: "Structure decides the kind" */
+  size_t hidden = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    hidden += r->dirs[k].arith == GC_ARITH_MISMATCH
+              && r->dirs[k].nu_arith <= 1;
+  if (hidden)
+    gc__buf_printf (b, "  FAIL: %zu direction(s) within the declared "
+                    "classes' bound whose g32 - g64 has a logic error's "
+                    "structure, no rounding's scatter: the f32 path's bug "
+                    "(manual: \"Structure decides the kind\")\n", hidden);
+  if (r->classes_unshown)
+    {
+      gc__buf_puts (b, "  UNSUPPORTED: the declared class(es) ");
+      for (size_t k = 0, j = 0; k < r->n_precisions; k++)
+        if (r->precisions[k].backward_depth)
+          {
+            gc__buf_puts (b, j++ ? ", " : "");
+            gc__put_esc (b, r->precisions[k].name, GC__ESC_TEXT);
+            gc__buf_printf (b, " (u %.3g, d_b %zu)",
+                            r->precisions[k].unit_roundoff,
+                            r->precisions[k].backward_depth);
+          }
+      gc__buf_printf (b, ": g32 shows none of their roundings (measured: "
+                      "every |g32 - g64| within f32's own bound%s); the "
+                      "declaration explains nothing here (manual: "
+                      "\"Structure decides the kind\")\n",
+                      r->n_mismatch ? ", but the f32 path's logic errors"
+                                    : "");
+    }
   /* Manual: "Spread against defaulted magnitudes" */
   if (r->n_spread_defaulted && r->spread_defaulted_at < r->n_directions)
     {

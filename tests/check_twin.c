@@ -49,6 +49,9 @@ typedef struct tw
   double factor, factor32;
   int bf16, f16;
   size_t drop;
+  /* CONST_LOSS: the f32 forward returns 1 whatever x (a forward bug; the
+     backward and the reference forwards are right) */
+  int const_loss;
   /* the magnitude declared is MAG_SCALE times the element's own */
   double mag_scale;
   /* f64 calls of the twin so far, and whether it lies on the second */
@@ -150,7 +153,7 @@ loss32 (void *ctx, const float *x, float *loss)
   else
     for (size_t i = 0; i < t->n; i++)
       acc += t->s[i] * sinf (x[i]);
-  *loss = (float) acc;
+  *loss = t->const_loss ? 1.0f : (float) acc;
   return 0;
 }
 
@@ -918,6 +921,16 @@ START_TEST (test_pool_stagnation)
                  "(arithmetic nu %g)", gc_verdict_name (r->verdict),
                  r->worst_nu_arith);
   gc_result_free (r);
+  /* Issue 32, item 6: without a twin, the correct pool sum at its true
+     depth is no failure (every spread 0: the modes did not reach it, and
+     the failures within the worst case are inconclusive, manual: "What
+     the measurement does not support"), and no pass either */
+  m.backward_depth = POOL_D + 1;
+  o.no_twin = 1;
+  r = gct_check_ok (&m, x, &o);
+  ck_assert_int_eq (r->verdict, GC_INCONCLUSIVE);
+  ck_assert_uint_gt (r->n_unreached, 0);
+  gc_result_free (r);
   far_stop ();
 }
 END_TEST
@@ -1059,6 +1072,175 @@ START_TEST (test_twin_merge)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------- */
+/* Issue 32, item 2: structure decides the kind.  A correct backward and
+   twin, the f32 path's gradient altered by a logic error of its own (one
+   element x2, every element x1.01 or x(1 + 1e-3), a zeroed tensor, a sign
+   flip): a failure of the f32 path whatever its size, with or without a
+   bf16 storage class declared that the f32 path does not round to
+   (manual: "Structure decides the kind").  */
+
+typedef struct f32_bug
+{
+  const char *name;
+  size_t lo, hi;
+  double factor32;
+} f32_bug;
+
+static const f32_bug f32_bugs[] = {
+  { "g[3] x 2", 3, 4, 2 },
+  { "every element x 1.01", 0, 24, 1.01 },
+  { "every element x (1 + 1e-3)", 0, 24, 1 + 1e-3 },
+  { "zeroed tensor", 0, 24, 0 },
+  { "sign flip", 0, 24, -1 },
+};
+
+static const gc_precision bf16_unused = {
+  "bf16 storage", GC_PREC_STORAGE, GC_U_BF16, 0x1p-134, 3, 3, 0
+};
+
+/* Loop index: bug (5) x class declared (2).  */
+START_TEST (test_f32_logic_structures)
+{
+  const f32_bug *b = &f32_bugs[_i % 5];
+  int cls = _i / 5;
+  tw *t = tw_new (24, 0);
+  t->lo = b->lo;
+  t->hi = b->hi;
+  t->factor32 = b->factor32;
+  if (cls)
+    {
+      t->model.n_precisions = 1;
+      t->model.precisions = &bf16_unused;
+    }
+  gc_result *r = run (t, 0);
+  printf ("# f32 path %s%s: %s, worst arith nu %.3g, %s\n", b->name,
+          cls ? " (bf16 class declared)" : "", gc_verdict_name (r->verdict),
+          r->worst_nu_arith, r->diagnosis.text);
+  ck_assert_msg (r->verdict == GC_FAIL, "%s%s: %s", b->name,
+                 cls ? " (bf16 declared)" : "", gc_verdict_name (r->verdict));
+  ck_assert_uint_eq (r->n_failed_algorithm, 0);
+  ck_assert_uint_gt (r->n_mismatch, 0);
+  ck_assert_uint_eq (r->n_precision, 0);
+  char *text = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (text);
+  /* the class the f32 path never rounds to is reported unsupported */
+  ck_assert_int_eq (r->classes_unshown, cls);
+  ck_assert ((strstr (text, "UNSUPPORTED") != NULL) == (cls != 0));
+  free (text);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
+/* The converse of the above: genuine bf16 scatter (cos x_i rounded to
+   bf16 by bit operations in the f32 path) is no structure: a precision
+   finding without the class, a pass with it declared, and the class is
+   shown; a correct f32 path under the same declaration passes with the
+   class reported unsupported.  */
+START_TEST (test_bf16_scatter_is_not_structure)
+{
+  static const gc_precision bf16 = {
+    "bf16 storage", GC_PREC_STORAGE, GC_U_BF16, 0x1p-134, 1, 1, 0
+  };
+  for (int cls = 0; cls < 2; cls++)
+    {
+      tw *t = tw_new (24, 0);
+      t->bf16 = 1;
+      if (cls)
+        {
+          t->model.n_precisions = 1;
+          t->model.precisions = &bf16;
+        }
+      gc_result *r = run (t, 0);
+      printf ("# bf16 scatter%s: %s, worst arith nu %.3g\n",
+              cls ? " (class declared)" : "", gc_verdict_name (r->verdict),
+              r->worst_nu_arith);
+      ck_assert_int_eq (r->verdict, cls ? GC_PASS : GC_PRECISION);
+      ck_assert_uint_eq (r->n_mismatch, 0);
+      ck_assert_int_eq (r->classes_unshown, 0);
+      gc_result_free (r);
+      tw_free (t);
+    }
+  tw *t = tw_new (24, 0);
+  t->model.n_precisions = 1;
+  t->model.precisions = &bf16;
+  gc_result *r = run (t, 0);
+  ck_assert_int_eq (r->verdict, GC_PASS);
+  ck_assert_int_eq (r->classes_unshown, 1);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
+/* Issue 32, item 6: an f32 forward that is another function (a constant
+   loss) with a correct backward: the forwards differ beyond the worst
+   case, and the check cannot judge the backward against a function the
+   production forward does not compute: never a pass (exit 0), with a
+   twin or without (manual: "Forward disagreement").  */
+START_TEST (test_constant_f32_loss)
+{
+  for (int no_twin = 0; no_twin < 2; no_twin++)
+    {
+      tw *t = tw_new (24, 0);
+      t->const_loss = 1;
+      gc_result *r = run (t, no_twin);
+      printf ("# constant f32 loss%s: %s, forward off by %.3g ulp, %s\n",
+              no_twin ? " (no twin)" : "", gc_verdict_name (r->verdict),
+              r->forward_error_ulps, r->diagnosis.text);
+      ck_assert_int_ne (r->verdict, GC_PASS);
+      ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_FORWARD_MISMATCH);
+      char *text = gc_report (r, GC_FMT_TEXT);
+      ck_assert_ptr_nonnull (strstr (text, "different functions"));
+      free (text);
+      gc_result_free (r);
+      tw_free (t);
+    }
+}
+END_TEST
+
+/* Issue 32, item 4: a correct recurrence whose backward depth is
+   declared 37 times what the measured spreads imply (a new author's
+   count): the verdict stands, and the report names the declared and the
+   implied depth and the bar the worst direction would have at the
+   implied one (manual: "Depths declared far above the implied").  */
+START_TEST (test_overdeclared_depth_named)
+{
+  tw *t = tw_new (200, 1);
+  t->model.grad_magnitude_f32 = mag32;
+  gc_options o;
+  gc_options_init (&o);
+  o.no_twin = 1;
+  /* the depth the spreads imply, declared: a pass, no note */
+  gc_result *r0 = gct_check_ok (&t->model, t->x, &o);
+  ck_assert_double_ge (r0->depth_implied, 1);
+  t->model.backward_depth = (size_t) ceil (r0->depth_implied);
+  gc_result_free (r0);
+  r0 = gct_check_ok (&t->model, t->x, &o);
+  ck_assert_int_eq (r0->verdict, GC_PASS);
+  char *text = gc_report (r0, GC_FMT_TEXT);
+  ck_assert_ptr_null (strstr (text, "times the depth the measured spreads "
+                                    "imply"));
+  free (text);
+  size_t d = (size_t) ceil (37 * r0->depth_implied);
+  t->model.backward_depth = d;
+  gc_result *r = gct_check_ok (&t->model, t->x, &o);
+  text = gc_report (r, GC_FMT_TEXT);
+  const char *line = strstr (text, "note: the declared d_b = ");
+  printf ("# d_b %zu declared, implied %.3g: %s, %.200s\n", d,
+          r->depth_implied, gc_verdict_name (r->verdict),
+          line ? line : "(no line)");
+  ck_assert_ptr_nonnull (line);
+  ck_assert_ptr_nonnull (strstr (line, "at the implied depth the worst "
+                                       "direction's bar would be"));
+  ck_assert_int_eq (r->verdict, r0->verdict);
+  free (text);
+  gc_result_free (r);
+  gc_result_free (r0);
+  tw_free (t);
+}
+END_TEST
+
 static Suite *
 twin_suite (void)
 {
@@ -1083,6 +1265,10 @@ twin_suite (void)
   tcase_add_test (tc, test_twin_misbehaves);
   tcase_add_test (tc, test_twin_off_and_abi1);
   tcase_add_test (tc, test_twin_merge);
+  tcase_add_loop_test (tc, test_f32_logic_structures, 0, 10);
+  tcase_add_test (tc, test_bf16_scatter_is_not_structure);
+  tcase_add_test (tc, test_constant_f32_loss);
+  tcase_add_test (tc, test_overdeclared_depth_named);
   suite_add_tcase (s, tc);
   return s;
 }
