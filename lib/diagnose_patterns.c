@@ -180,6 +180,19 @@ gc__diag_zero_region (diag *g)
   return true;
 }
 
+/* The tolerance of a factor C on direction D: the bar with its
+   reference terms (truncation and reference rounding, the error of the
+   reference itself) scaled by max(1, |C|): a = C r_true and r = r_true +
+   e leave a - C r = -C e.  */
+static double
+factor_tolerance (const gc_direction *d, double c)
+{
+  double ref = d->bar - d->terms[GC_TERM_ADJOINT].value;
+  if (!(ref > 0) || !(fabs (c) > 1))
+    return d->bar;
+  return d->bar + (fabs (c) - 1) * ref;
+}
+
 /* 4. Constant factor: one c explains every failure within its bar
    (|a_k - c r_k| <= bar_k, c the median ratio).  The factor is reported
    with the interval the bars allow; a closed form is named only within
@@ -209,12 +222,16 @@ gc__diag_constant_factor (diag *g)
   for (size_t k = 0; k < nf; k++)
     {
       const gc_direction *d = g->fails[k];
-      if (!(fabs (d->analytic - c * d->reference) <= d->bar))
+      /* a = c r_true, r = r_true + e (e within the reference's terms):
+         a - c r = -c e, the reference's error scaled by |c| -- with a
+         twin's bar of f64 terms, an exact x14 is otherwise missed */
+      double tol = factor_tolerance (d, c);
+      if (!(fabs (d->analytic - c * d->reference) <= tol))
         {
           free (sorted);
           return false;
         }
-      double s = d->bar / fabs (d->reference);
+      double s = tol / fabs (d->reference);
       lo = fmax (lo, ratios[k] - s);
       hi = fmin (hi, ratios[k] + s);
       mean += ratios[k];
@@ -263,22 +280,24 @@ gc__diag_constant_factor (diag *g)
   snprintf (num, sizeof num, "%.5g", mean);
   bool named = dg->closed_form[0] != 0;
   bool same = named && strcmp (num, dg->closed_form) == 0;
+  char range[96];
+  gc__range_text (range, sizeof range, sorted[0], sorted[nr - 1]);
   if (named && strcmp (dg->closed_form, "-1") == 0)
     {
       dg->kind = GC_DIAG_SIGN_FLIP;
       snprintf (dg->text, sizeof dg->text,
                 "sign flip: %s = -reference on all %zu failing %s of %zu "
-                "checked (%s); ratios %.6g to %.6g", g->an, nf, g->elts,
-                g->checked, g->where, sorted[0], sorted[nr - 1]);
+                "checked (%s); ratios %s", g->an, nf, g->elts,
+                g->checked, g->where, range);
     }
   else if (named)
     {
       dg->kind = GC_DIAG_CONSTANT_FACTOR;
       snprintf (dg->text, sizeof dg->text,
                 "constant factor: %s / reference = %.5g%s%s on all %zu "
-                "failing %s of %zu checked (%s); ratios %.6g to %.6g", g->an,
+                "failing %s of %zu checked (%s); ratios %s", g->an,
                 mean, same ? "" : " = ", same ? "" : dg->closed_form, nf,
-                g->elts, g->checked, g->where, sorted[0], sorted[nr - 1]);
+                g->elts, g->checked, g->where, range);
     }
   else
     {
@@ -287,9 +306,9 @@ gc__diag_constant_factor (diag *g)
       snprintf (dg->text, sizeof dg->text,
                 "constant factor: %s / reference = %s +- %.2g on all %zu "
                 "failing %s of %zu checked (%s); no simple closed form "
-                "within the ratios' spread (%.6g to %.6g)", g->an,
+                "within the ratios' spread (%s)", g->an,
                 gc__ratio_text (mt, sizeof mt, mean, 5), unc, nf, g->elts,
-                g->checked, g->where, sorted[0], sorted[nr - 1]);
+                g->checked, g->where, range);
     }
   free (sorted);
   return true;
@@ -316,10 +335,11 @@ gc__diag_unexplained (diag *g)
         refzero++;
       zeros += fabs (g->fails[k]->analytic) <= g->fails[k]->bar;
     }
-  char rt[96];
+  char rt[200], range[96];
   if (rmin <= rmax)
-    snprintf (rt, sizeof rt, "%s / reference from %.4g to %.4g%s", g->an,
-              rmin, rmax, refzero ? ", reference 0 on the others" : "");
+    snprintf (rt, sizeof rt, "%s / reference from %s%s", g->an,
+              gc__range_text (range, sizeof range, rmin, rmax),
+              refzero ? ", reference 0 on the others" : "");
   else
     snprintf (rt, sizeof rt, "reference 0 on every failure");
   g->dg->kind = GC_DIAG_LOGIC;

@@ -76,6 +76,10 @@ void gc__buf_puts (gc__buf *b, const char *s);
 /* (buf.c) Ratio R with DIGITS significant digits, as "1 + d" where that
    would print 1 for R != 1; into BUF of SIZE bytes, returned.  */
 const char *gc__ratio_text (char *buf, size_t size, double r, int digits);
+/* (buf.c) The range LO to HI with the digits that tell them apart
+   ("13.99999998 to 14.00000003", "1 - 0.0027 to 1 + 0.008"); into BUF of
+   SIZE bytes (at least 96), returned.  */
+const char *gc__range_text (char *buf, size_t size, double lo, double hi);
 /* UTF-8 (buf.c): the length of the valid sequence at P or 0; S appended
    with each invalid byte as U+FFFD; SRC so cleaned into DST of SIZE bytes
    (not in place), cut at a character boundary.  */
