@@ -128,10 +128,56 @@ other_tensors (gc_diagnosis *dg, const gc__tensor *t, size_t nt,
         append (dg, "; every other tensor passes");
       return;
     }
-  append (dg, "; %s", nfail == 1 ? "one other tensor fails too, a weaker "
-          "lead (less complete, or earlier in block order):"
-          : "others fail too, weaker leads in order (less complete, or "
-            "earlier in block order):");
+  /* Issue 36: tensors that fail wholly alike with the lead are no weaker
+     leads: one error reaches them all (a weight shared by every step, a
+     common upstream gradient), and block order does not tell which is
+     nearest it.  They are listed as one finding; the tensors failing in
+     part, with their structure, and the passing ones say where it
+     enters.  */
+  bool whole = t[diagnosed].failed == t[diagnosed].checked;
+  size_t nwhole = 0;
+  for (size_t k = 0; whole && k < nt; k++)
+    nwhole += k != diagnosed && t[k].checked
+              && t[k].failed == t[k].checked;
+  if (nwhole)
+    {
+      append (dg, "; %zu tensors fail wholly alike: %s (%zu/%zu)",
+              nwhole + 1, t[diagnosed].name, t[diagnosed].failed,
+              t[diagnosed].checked);
+      for (size_t k = 0; k < nt; k++)
+        if (k != diagnosed && t[k].checked && t[k].failed == t[k].checked)
+          append (dg, ", %s (%zu/%zu)", t[k].name, t[k].failed,
+                  t[k].checked);
+      append (dg, " -- one error reaches them all (a shared weight, a "
+              "common upstream gradient); %s, read above, is no nearer it",
+              t[diagnosed].name);
+      size_t npart = nfail - nwhole;
+      if (npart)
+        {
+          append (dg, "; in part, where the error enters:");
+          size_t shown = 0;
+          for (size_t k = 0; k < nt; k++)
+            if (k != diagnosed && t[k].checked && t[k].failed
+                && t[k].failed < t[k].checked)
+              {
+                if (strlen (dg->text) + strlen (t[k].structure) + 48
+                    >= sizeof dg->text)
+                  {
+                    append (dg, " ...");
+                    break;
+                  }
+                append (dg, "%s %s (%zu/%zu%s%s)", shown++ ? ";" : "",
+                        t[k].name, t[k].failed, t[k].checked,
+                        t[k].structure[0] ? ": " : "", t[k].structure);
+              }
+        }
+      nfail = 0;
+    }
+  else
+    append (dg, "; %s", nfail == 1 ? "one other tensor fails too, a weaker "
+            "lead (less complete, or earlier in block order):"
+            : "others fail too, weaker leads in order (less complete, or "
+              "earlier in block order):");
   /* the failing ones in lead order: a selection by rank, nt is small */
   unsigned char *named = calloc (nt ? nt : 1, 1);
   size_t shown = 0;
