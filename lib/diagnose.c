@@ -468,6 +468,70 @@ gc__diagnose (gc_result *r)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Issue 36: a twin that is not the reference's algorithm (manual: "Two
+   verdicts, one report").  Every failure is the algorithm's (g64 against
+   the reference) while g32 agrees with the reference within its own bar
+   (nu_32 <= 1).  Then either g32 also differs from g64 beyond any
+   rounding on every failure (the arithmetic's mismatch): the twin
+   computes something else, certainly; or every |g64 - r| is within
+   4 u_32 of the element's magnitude (plus bar_64): the size of a
+   constant rounded to f32 in the twin's f64 path (torch's float64
+   hardsigmoid multiplies by float32(1/6)), which a bug that small in
+   both paths would match too -- said so.  */
+
+void
+gc__diag_twin_differs (gc_result *r)
+{
+  gc_diagnosis *dg = &r->diagnosis;
+  if (!r->twin || !r->n_failed || dg->kind == GC_DIAG_NONE)
+    return;
+  size_t nf = 0, mismatch = 0, small = 0;
+  double emax = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict != GC_FAIL)
+        continue;
+      if (d->verdict_algorithm != GC_FAIL || isnan (d->analytic_f64)
+          || !(d->nu <= 1))
+        return;
+      nf++;
+      mismatch += d->arith == GC_ARITH_MISMATCH;
+      double ref = d->richardson_used ? d->richardson : d->reference;
+      double m = gc__term_input (&d->adjoint_f64, "sum |w_i| m_i", 0);
+      double scale = fmax (fabs (ref), m);
+      double e = fabs (d->analytic_f64 - ref);
+      small += e <= 4 * GC_U32 * scale + d->bar_f64;
+      if (scale > 0)
+        emax = fmax (emax, e / scale);
+    }
+  bool certain = mismatch == nf;
+  if (!nf || (!certain && small < nf))
+    return;
+  char was[sizeof dg->text];
+  snprintf (was, sizeof was, "%s", dg->text);
+  dg->kind = GC_DIAG_TWIN_DIFFERS;
+  if (certain)
+    snprintf (dg->text, sizeof dg->text,
+              "twin differs: g32 agrees with the reference within its bar "
+              "on all %zu failure(s), g64 does not and differs from g32 "
+              "beyond any rounding: the twin is not the reference's "
+              "algorithm (fix the twin, not the op); g64 against the "
+              "reference: ", nf);
+  else
+    snprintf (dg->text, sizeof dg->text,
+              "twin differs: g32 agrees with the reference within its bar "
+              "on all %zu failure(s); g64 misses it by at most %.2g of the "
+              "elements' magnitude, a few f32 roundings (%.2g u_32): the "
+              "size of a constant rounded to f32 in the twin's f64 path "
+              "(torch's float64 hardsigmoid multiplies by float32(1/6)) -- "
+              "the twin is then not the reference's algorithm; or both "
+              "paths carry a bug that small, below f32's resolution; g64 "
+              "against the reference: ", nf, emax, emax / GC_U32);
+  append (dg, "%s", was);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Would f64 do?  (manual: "Would f64 do?")  */
 
 void

@@ -406,7 +406,10 @@ gc__twin_findings (gc_result *r)
       && gc__forward_disagreement (r, &worst) >= 2)
     gc__diagnose (r);   /* the forwards differ: its own diagnosis */
   else if (r->n_failed)
-    diagnose_view (r, is_failure, SIZE_MAX, false);
+    {
+      diagnose_view (r, is_failure, SIZE_MAX, false);
+      gc__diag_twin_differs (r);   /* issue 36 */
+    }
   else if (r->n_precision)
     {
       diagnose_view (r, is_precision, SIZE_MAX, true);

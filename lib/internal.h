@@ -182,6 +182,10 @@ void gc__diagnose (gc_result *r);
    diagnosis reads each failure through the question that found it (of
    the precision findings where nothing failed).  A no-op without a twin.  */
 void gc__twin_findings (gc_result *r);
+/* (diagnose.c) Issue 36: with a twin, failures of the algorithm alone
+   where g32 agrees with the reference: the twin is not the reference's
+   algorithm (GC_DIAG_TWIN_DIFFERS), said over R's diagnosis.  */
+void gc__diag_twin_differs (gc_result *r);
 
 /* One tensor's part of a result (manual: "Diagnosis"): its directions'
    counts, worst nu, median resolution, and for a failing tensor checked by
