@@ -27,6 +27,7 @@
    Each test asserts the kind, and the words a reader acts on.  */
 
 #include "gctest.h"
+#include "gradcheck-check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -141,8 +142,19 @@ cat_check (cat *m)
   gc_options_init (&o);
   o.reference = GC_REF_F64;
   gc_result *r = gct_check_ok (&m->model, m->x, &o);
-  fprintf (stderr, "# %s%s%s: %s -- %s\n", m->model.name, m->bug ? " bug " : "",
-           m->bug ? "" : "", gc_verdict_name (r->verdict), r->diagnosis.text);
+  fprintf (stderr, "# %s bug %d twin %d: %s -- %s\n", m->model.name, m->bug,
+           m->model.grad_f64 != NULL, gc_verdict_name (r->verdict),
+           r->diagnosis.text);
+  /* bench/diagnosis.py's rows: model, bug, twin, verdict, kind, text */
+  const char *tsv = getenv ("GC_CATALOGUE_TSV");
+  FILE *f = tsv ? fopen (tsv, "a") : NULL;
+  if (f)
+    {
+      fprintf (f, "%s\t%d\t%d\t%s\t%s\t%s\n", m->model.name, m->bug,
+               m->model.grad_f64 != NULL, gc_verdict_name (r->verdict),
+               gc_ck__diagnosis_name (r->diagnosis.kind), r->diagnosis.text);
+      fclose (f);
+    }
   return r;
 }
 
@@ -544,6 +556,7 @@ START_TEST (test_undeclared_bf16)
 {
   cat m;
   bf_init (&m, bf_round);
+  m.bug = 1;   /* (a label: the rounding is the f32 path's end) */
   gc_result *r = cat_check (&m);
   const gc_diagnosis *dg = &r->diagnosis;
   ck_assert_int_eq (r->verdict, GC_FAIL);
@@ -568,6 +581,7 @@ START_TEST (test_bias_not_rounding)
 {
   cat m;
   bf_init (&m, bf_bias);
+  m.bug = 2;
   gc_result *r = cat_check (&m);
   ck_assert_int_eq (r->verdict, GC_FAIL);
   ck_assert_msg (r->diagnosis.kind != GC_DIAG_ROUNDING_SUSPECTED, "%s",
@@ -610,6 +624,7 @@ START_TEST (test_twin_not_the_algorithm)
 {
   cat m;
   cat_init (&m, "hsig", HS_N, true);
+  m.bug = 1;   /* (a label: the twin's constant is the bug) */
   m.loss = hs_loss;
   m.grad = hs_grad;
   cat_block (&m, "x", 0, HS_N, 0);
@@ -620,6 +635,46 @@ START_TEST (test_twin_not_the_algorithm)
   ck_assert_msg (strstr (dg->text, "g32 agrees with the reference"), "%s",
                  dg->text);
   gc_result_free (r);
+}
+END_TEST
+
+/* The catalogue's models without their bugs pass, with and without the
+   twin: every failure above is the injected bug's.  */
+START_TEST (test_correct_models_pass)
+{
+  for (int twin = 0; twin < 2; twin++)
+    {
+      cat m;
+      rnn_init (&m, 0);
+      m.model.grad_f64 = twin ? cat_grad64 : NULL;
+      gc_result *r = cat_check (&m);
+      ck_assert_msg (r->verdict == GC_PASS, "rnn: %s", r->diagnosis.text);
+      gc_result_free (r);
+      attn_init (&m, 0);
+      m.model.grad_f64 = twin ? cat_grad64 : NULL;
+      r = cat_check (&m);
+      ck_assert_msg (r->verdict == GC_PASS, "attn: %s", r->diagnosis.text);
+      gc_result_free (r);
+      cat_init (&m, "scale", SC_N + 1, twin);
+      m.loss = scale_loss;
+      m.grad = scale_grad;
+      m.x[0] = 0.9f;
+      r = cat_check (&m);
+      ck_assert_msg (r->verdict == GC_PASS, "scale: %s", r->diagnosis.text);
+      gc_result_free (r);
+      cat_init (&m, "mean14", M14_N, twin);
+      m.loss = mean14_loss;
+      m.grad = mean14_grad;
+      r = cat_check (&m);
+      ck_assert_msg (r->verdict == GC_PASS, "mean14: %s", r->diagnosis.text);
+      gc_result_free (r);
+      bf_init (&m, NULL);
+      m.model.grad_f64 = twin ? cat_grad64 : NULL;
+      r = cat_check (&m);
+      ck_assert_msg (r->verdict == GC_PASS, "bf16 unrounded: %s",
+                     r->diagnosis.text);
+      gc_result_free (r);
+    }
 }
 END_TEST
 
@@ -636,6 +691,7 @@ catalogue_suite (void)
   tcase_add_test (tc, test_undeclared_bf16);
   tcase_add_test (tc, test_bias_not_rounding);
   tcase_add_test (tc, test_twin_not_the_algorithm);
+  tcase_add_test (tc, test_correct_models_pass);
   suite_add_tcase (s, tc);
   return s;
 }
