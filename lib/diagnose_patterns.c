@@ -179,11 +179,13 @@ gc__diag_too_few (diag *g)
       g->dg->factor = -1;
       snprintf (g->dg->closed_form, sizeof g->dg->closed_form, "-1");
       snprintf (g->dg->text, sizeof g->dg->text,
-                "sign flip: %s = -reference on %s failing %s of %zu checked "
-                "(%s; ratio%s %s) -- on %s only: %s agrees with a sign flip "
-                "within its bar, and too few failures establish a pattern "
-                "in general (that needs %d)", g->an,
-                g->nf == 1 ? "the one" : "both", g->elts, g->checked,
+                "sign flip: %s = -reference on %s failing %s%s of %zu "
+                "checked (%s; ratio%s %s) -- on %s only: %s agrees with a "
+                "sign flip within its bar, and too few failures establish a "
+                "pattern in general (that needs %d)", g->an,
+                g->nf == 1 ? "the one" : "both",
+                g->elts[0] == 'e' ? "element" : "direction",
+                g->nf == 1 ? "" : "s", g->checked,
                 g->where, g->nf == 1 ? "" : "s",
                 g->nf == 1 ? gc__ratio_text (range, sizeof range, lo, 6)
                            : gc__range_text (range, sizeof range, lo, hi),

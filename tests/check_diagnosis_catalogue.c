@@ -499,6 +499,15 @@ START_TEST (test_integer_factor_with_twin)
                      && strcmp (dg->closed_form, "N") == 0,
                      "twin %d: %s", twin, dg->text);
       ck_assert (fabs (dg->factor - 14) < 1e-3);
+      /* the range's ends printed to the digits that tell them apart
+         (issue 36: "from 14 to 14"), or said equal */
+      const char *rg = strstr (dg->text, "ratios ");
+      ck_assert_ptr_nonnull (rg);
+      char lo[40], hi[40];
+      ck_assert_int_eq (sscanf (rg, "ratios %39s to %39[^;]", lo, hi), 2);
+      ck_assert_msg (strcmp (lo, hi) != 0 || strstr (hi, "(all equal)"),
+                     "%s", dg->text);
+      ck_assert_msg (strtod (lo, NULL) <= strtod (hi, NULL), "%s", dg->text);
       gc_result_free (r);
     }
 }
