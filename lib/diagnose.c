@@ -531,6 +531,40 @@ gc__diag_twin_differs (gc_result *r)
   append (dg, "%s", was);
 }
 
+void
+gc__diag_as_precision (gc_diagnosis *dg)
+{
+  static const char *const words[][2] = {
+    { "failure(s)", "precision finding(s)" },
+    { "analytic / reference", "g32 / g64" },
+    { "others fail too, weaker leads in order (less complete, or earlier "
+      "in block order):", "other tensors hold precision findings too:" },
+    { "one other tensor fails too, a weaker lead (less complete, or "
+      "earlier in block order):", "one other tensor holds precision "
+      "findings too:" },
+    { "every checked element fails", "every checked element differs" } };
+  char out[sizeof dg->text];
+  for (size_t w = 0; w < sizeof words / sizeof *words; w++)
+    {
+      size_t len = 0, fl = strlen (words[w][0]);
+      const char *p = dg->text;
+      out[0] = '\0';
+      for (const char *q; (q = strstr (p, words[w][0]));)
+        {
+          len += (size_t) snprintf (out + len, len < sizeof out
+                                               ? sizeof out - len : 0,
+                                    "%.*s%s", (int) (q - p), p,
+                                    words[w][1]);
+          p = q + fl;
+          if (len >= sizeof out)
+            break;
+        }
+      if (len < sizeof out)
+        snprintf (out + len, sizeof out - len, "%s", p);
+      snprintf (dg->text, sizeof dg->text, "%s", out);
+    }
+}
+
 /* ---------------------------------------------------------------------- */
 /* Would f64 do?  (manual: "Would f64 do?")  */
 

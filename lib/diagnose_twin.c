@@ -424,6 +424,9 @@ gc__twin_findings (gc_result *r)
                 unexplained ? t + 13 : t);
       snprintf (r->diagnosis.text, sizeof r->diagnosis.text, "%s", text);
       if (unexplained)
-        r->diagnosis.kind = GC_DIAG_PRECISION;
+        {
+          r->diagnosis.kind = GC_DIAG_PRECISION;
+          gc__diag_as_precision (&r->diagnosis);   /* issue 36 */
+        }
     }
 }

@@ -186,6 +186,10 @@ void gc__twin_findings (gc_result *r);
    where g32 agrees with the reference: the twin is not the reference's
    algorithm (GC_DIAG_TWIN_DIFFERS), said over R's diagnosis.  */
 void gc__diag_twin_differs (gc_result *r);
+/* (diagnose.c) Issue 36: a diagnosis of precision findings worded as
+   such: "precision finding(s)", not "failure(s)"; g32 / g64, not
+   analytic / reference.  */
+void gc__diag_as_precision (gc_diagnosis *dg);
 
 /* One tensor's part of a result (manual: "Diagnosis"): its directions'
    counts, worst nu, median resolution, and for a failing tensor checked by
