@@ -599,6 +599,38 @@ START_TEST (test_bias_not_rounding)
 }
 END_TEST
 
+/* tanh-gemm's dx-bf16-sum (bf16 partial sums in the f32 path only): with
+   the twin, precision findings worded as such, never "failure(s)"; without
+   it, suspected rounding of bf16's unit roundoff, not a logic error.  */
+START_TEST (test_bf16_sums_both_paths)
+{
+  gct_model *t = gct_tanh_gemm (8, 16, 8, gct_seed (),
+                                gct_tanh_mutant ("dx-bf16-sum"));
+  gc_result *r = gct_check_ok (&t->model, t->x, NULL);
+  const gc_diagnosis *dg = &r->diagnosis;
+  fprintf (stderr, "# dx-bf16-sum, twin: %s -- %s\n",
+           gc_verdict_name (r->verdict), dg->text);
+  ck_assert_int_eq (r->verdict, GC_PRECISION);
+  ck_assert_msg (dg->kind == GC_DIAG_PRECISION
+                 && strstr (dg->text, "precision finding(s)")
+                 && !strstr (dg->text, "failure(s)")
+                 && strstr (dg->text, "g32 / g64"), "%s", dg->text);
+  gc_result_free (r);
+  gc_options o;
+  gc_options_init (&o);
+  o.no_twin = 1;
+  r = gct_check_ok (&t->model, t->x, &o);
+  dg = &r->diagnosis;
+  fprintf (stderr, "# dx-bf16-sum, no twin: %s -- %s\n",
+           gc_verdict_name (r->verdict), dg->text);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  ck_assert_msg (dg->kind == GC_DIAG_ROUNDING_SUSPECTED
+                 && strstr (dg->text, "like bf16"), "%s", dg->text);
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* hsig: L = sum c_i hardsigmoid(x_i) + x_i^3 / 6, x in (-3, 3).  */
 
@@ -699,6 +731,7 @@ catalogue_suite (void)
   tcase_add_test (tc, test_integer_factor_with_twin);
   tcase_add_test (tc, test_undeclared_bf16);
   tcase_add_test (tc, test_bias_not_rounding);
+  tcase_add_test (tc, test_bf16_sums_both_paths);
   tcase_add_test (tc, test_twin_not_the_algorithm);
   tcase_add_test (tc, test_correct_models_pass);
   suite_add_tcase (s, tc);
