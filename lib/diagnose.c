@@ -271,8 +271,11 @@ before_patterns (gc_result *r)
     }
 
   /* Forward disagreement first: a backward cannot be judged against a
-     reference forward that computes another function.  */
-  if (level == 2)
+     reference forward that computes another function.  Issue 36: only
+     where the worst case rests on a declared forward depth; beyond a
+     defaulted one (n) a deeper forward may explain it, and the gradient's
+     failures are diagnosed, the disagreement said first (after_patterns).  */
+  if (level == 2 && !(r->defaulted & GC_DEFAULTED_FORWARD_DEPTH))
     {
       dg->kind = GC_DIAG_FORWARD_MISMATCH;
       snprintf (dg->text, sizeof dg->text,
@@ -399,7 +402,22 @@ after_patterns (gc_result *r, const gc__tensor *tens, size_t ntens,
 {
   gc_diagnosis *dg = &r->diagnosis;
   double worst_ulps;
-  if (gc__forward_disagreement (r, &worst_ulps) == 3)
+  int level = gc__forward_disagreement (r, &worst_ulps);
+  if (level == 2 && (r->defaulted & GC_DEFAULTED_FORWARD_DEPTH))
+    {
+      /* Said first: beyond the worst case of a depth nobody declared.  */
+      char tail[sizeof dg->text];
+      snprintf (tail, sizeof tail, "%s", dg->text);
+      snprintf (dg->text, sizeof dg->text,
+                "first: the f32 and reference losses differ by %.3g ulp of "
+                "M_L at x, beyond the worst case %.3g for the defaulted "
+                "forward depth %zu: a deeper forward (declare forward_depth) "
+                "or different functions (gradcheck oracle tells); if the "
+                "forwards agree: ", r->forward_error_ulps, worst_ulps,
+                r->forward_depth);
+      append (dg, "%s", tail);
+    }
+  if (level == 3)
     {
       /* Said first: the forwards may differ, which no pattern explains.  */
       char tail[sizeof dg->text];

@@ -632,6 +632,90 @@ START_TEST (test_bf16_sums_both_paths)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* deep: L = sum c_i (1 + x_i/K)^K, K = 2^16, the f32 forward by K float
+   multiplications (a forward far deeper than the default depth n = 8,
+   untouched), the reference by pow in double; the backward x (1 + 1e-3)
+   (torch's prod read so).  */
+
+enum { DP_N = 8, DP_K = 1 << 16 };
+
+static int
+deep_loss32 (void *ctx, const float *x, float *l)
+{
+  cat *m = ctx;
+  float s = 0;
+  for (size_t i = 0; i < DP_N; i++)
+    {
+      float b = 1 + x[i] / DP_K, p = 1;
+      for (size_t k = 0; k < DP_K; k++)
+        p *= b;
+      s += (float) m->c[i] * p;
+    }
+  *l = s;
+  return 0;
+}
+
+static int
+deep_magnitude (void *ctx, const float *x, float *l)
+{
+  cat *m = ctx;
+  double s = 0;
+  for (size_t i = 0; i < DP_N; i++)
+    s += fabs (m->c[i]) * pow (1 + (double) x[i] / DP_K, DP_K);
+  *l = (float) s;
+  return 0;
+}
+
+static double
+deep_loss (const cat *m, const double *p, int path)
+{
+  (void) path;
+  double s = 0;
+  for (size_t i = 0; i < DP_N; i++)
+    s += m->c[i] * pow (1 + p[i] / DP_K, DP_K);
+  return s;
+}
+
+static void
+deep_grad (const cat *m, const double *p, double *g, int path)
+{
+  (void) path;
+  for (size_t i = 0; i < DP_N; i++)
+    g[i] = m->c[i] * pow (1 + p[i] / DP_K, DP_K - 1) * (m->bug ? 1.001 : 1);
+}
+
+/* Forward mismatch only where the forwards are known to disagree: beyond
+   the worst case of a defaulted depth, the gradient's x1.001 is
+   diagnosed (a constant factor), the forwards' difference said first;
+   declared, the same distance is a forward mismatch.  */
+START_TEST (test_forward_mismatch_needs_declared_depth)
+{
+  for (int declared = 0; declared < 2; declared++)
+    {
+      cat m;
+      cat_init (&m, "deep", DP_N, false);
+      m.bug = 1;
+      m.loss = deep_loss;
+      m.grad = deep_grad;
+      m.model.loss_f32 = deep_loss32;
+      m.model.loss_magnitude_f32 = deep_magnitude;
+      m.model.forward_depth = declared ? 8 : 0;
+      gc_result *r = cat_check (&m);
+      const gc_diagnosis *dg = &r->diagnosis;
+      ck_assert_int_eq (r->verdict, GC_FAIL);
+      if (declared)
+        ck_assert_msg (dg->kind == GC_DIAG_FORWARD_MISMATCH, "%s", dg->text);
+      else
+        ck_assert_msg (dg->kind == GC_DIAG_CONSTANT_FACTOR
+                       && strncmp (dg->text, "first: ", 7) == 0
+                       && strstr (dg->text, "defaulted forward depth"),
+                       "%s", dg->text);
+      gc_result_free (r);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* hsig: L = sum c_i hardsigmoid(x_i) + x_i^3 / 6, x in (-3, 3).  */
 
 enum { HS_N = 16 };
@@ -732,6 +816,7 @@ catalogue_suite (void)
   tcase_add_test (tc, test_undeclared_bf16);
   tcase_add_test (tc, test_bias_not_rounding);
   tcase_add_test (tc, test_bf16_sums_both_paths);
+  tcase_add_test (tc, test_forward_mismatch_needs_declared_depth);
   tcase_add_test (tc, test_twin_not_the_algorithm);
   tcase_add_test (tc, test_correct_models_pass);
   suite_add_tcase (s, tc);
