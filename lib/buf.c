@@ -168,3 +168,47 @@ gc__ratio_text (char *buf, size_t size, double r, int digits)
     snprintf (buf, size, "1 %c %.3g", r > 1 ? '+' : '-', fabs (r - 1));
   return buf;
 }
+
+/* A range of ratios LO to HI (issue 36: "numbers with the digits that
+   show the difference"): each with the fewest significant digits, at
+   least 4, at which the two read differently (up to 17, where only
+   their last bits differ), each as 1 +- d where it would print 1; "LO
+   to HI", and "X to X (all equal)" when they are equal.  */
+const char *
+gc__range_text (char *buf, size_t size, double lo, double hi)
+{
+  char a[40], b[40];
+  if (lo == hi || !isfinite (lo) || !isfinite (hi))
+    {
+      if (lo == hi)
+        snprintf (buf, size, "%s to %s (all equal)",
+                  gc__ratio_text (a, sizeof a, lo, 6),
+                  gc__ratio_text (b, sizeof b, lo, 6));
+      else
+        snprintf (buf, size, "%.4g to %.4g", lo, hi);
+      return buf;
+    }
+  int digits = 4;
+  for (; digits < 17; digits++)
+    {
+      gc__ratio_text (a, sizeof a, lo, digits);
+      gc__ratio_text (b, sizeof b, hi, digits);
+      if (strcmp (a, b) != 0)
+        break;
+    }
+  gc__ratio_text (a, sizeof a, lo, digits);
+  gc__ratio_text (b, sizeof b, hi, digits);
+  /* both near 1: their offsets from 1, to the digits that tell them
+     apart */
+  if (strncmp (a, "1 ", 2) == 0 && strncmp (b, "1 ", 2) == 0
+      && strcmp (a, b) == 0)
+    for (int p = 3; p < 17 && strcmp (a, b) == 0; p++)
+      {
+        snprintf (a, sizeof a, "1 %c %.*g", lo > 1 ? '+' : '-', p,
+                  fabs (lo - 1));
+        snprintf (b, sizeof b, "1 %c %.*g", hi > 1 ? '+' : '-', p,
+                  fabs (hi - 1));
+      }
+  snprintf (buf, size, "%s to %s", a, b);
+  return buf;
+}

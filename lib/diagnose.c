@@ -142,10 +142,56 @@ other_tensors (gc_diagnosis *dg, const gc__tensor *t, size_t nt,
         append (dg, "; every other tensor passes");
       return;
     }
-  append (dg, "; %s", nfail == 1 ? "one other tensor fails too, a weaker "
-          "lead (less complete, or earlier in block order):"
-          : "others fail too, weaker leads in order (less complete, or "
-            "earlier in block order):");
+  /* Issue 36: tensors that fail wholly alike with the lead are no weaker
+     leads: one error reaches them all (a weight shared by every step, a
+     common upstream gradient), and block order does not tell which is
+     nearest it.  They are listed as one finding; the tensors failing in
+     part, with their structure, and the passing ones say where it
+     enters.  */
+  bool whole = t[diagnosed].failed == t[diagnosed].checked;
+  size_t nwhole = 0;
+  for (size_t k = 0; whole && k < nt; k++)
+    nwhole += k != diagnosed && t[k].checked
+              && t[k].failed == t[k].checked;
+  if (nwhole)
+    {
+      append (dg, "; %zu tensors fail wholly alike: %s (%zu/%zu)",
+              nwhole + 1, t[diagnosed].name, t[diagnosed].failed,
+              t[diagnosed].checked);
+      for (size_t k = 0; k < nt; k++)
+        if (k != diagnosed && t[k].checked && t[k].failed == t[k].checked)
+          append (dg, ", %s (%zu/%zu)", t[k].name, t[k].failed,
+                  t[k].checked);
+      append (dg, " -- one error reaches them all (a shared weight, a "
+              "common upstream gradient); %s, read above, is no nearer it",
+              t[diagnosed].name);
+      size_t npart = nfail - nwhole;
+      if (npart)
+        {
+          append (dg, "; in part, where the error enters:");
+          size_t shown = 0;
+          for (size_t k = 0; k < nt; k++)
+            if (k != diagnosed && t[k].checked && t[k].failed
+                && t[k].failed < t[k].checked)
+              {
+                if (strlen (dg->text) + strlen (t[k].structure) + 48
+                    >= sizeof dg->text)
+                  {
+                    append (dg, " ...");
+                    break;
+                  }
+                append (dg, "%s %s (%zu/%zu%s%s)", shown++ ? ";" : "",
+                        t[k].name, t[k].failed, t[k].checked,
+                        t[k].structure[0] ? ": " : "", t[k].structure);
+              }
+        }
+      nfail = 0;
+    }
+  else
+    append (dg, "; %s", nfail == 1 ? "one other tensor fails too, a weaker "
+            "lead (less complete, or earlier in block order):"
+            : "others fail too, weaker leads in order (less complete, or "
+              "earlier in block order):");
   /* the failing ones in lead order: a selection by rank, nt is small */
   unsigned char *named = calloc (nt ? nt : 1, 1);
   size_t shown = 0;
@@ -239,8 +285,11 @@ before_patterns (gc_result *r)
     }
 
   /* Forward disagreement first: a backward cannot be judged against a
-     reference forward that computes another function.  */
-  if (level == 2)
+     reference forward that computes another function.  Issue 36: only
+     where the worst case rests on a declared forward depth; beyond a
+     defaulted one (n) a deeper forward may explain it, and the gradient's
+     failures are diagnosed, the disagreement said first (after_patterns).  */
+  if (level == 2 && !(r->defaulted & GC_DEFAULTED_FORWARD_DEPTH))
     {
       dg->kind = GC_DIAG_FORWARD_MISMATCH;
       snprintf (dg->text, sizeof dg->text,
@@ -367,7 +416,22 @@ after_patterns (gc_result *r, const gc__tensor *tens, size_t ntens,
 {
   gc_diagnosis *dg = &r->diagnosis;
   double worst_ulps;
-  if (gc__forward_disagreement (r, &worst_ulps) == 3)
+  int level = gc__forward_disagreement (r, &worst_ulps);
+  if (level == 2 && (r->defaulted & GC_DEFAULTED_FORWARD_DEPTH))
+    {
+      /* Said first: beyond the worst case of a depth nobody declared.  */
+      char tail[sizeof dg->text];
+      snprintf (tail, sizeof tail, "%s", dg->text);
+      snprintf (dg->text, sizeof dg->text,
+                "first: the f32 and reference losses differ by %.3g ulp of "
+                "M_L at x, beyond the worst case %.3g for the defaulted "
+                "forward depth %zu: a deeper forward (declare forward_depth) "
+                "or different functions (gradcheck oracle tells); if the "
+                "forwards agree: ", r->forward_error_ulps, worst_ulps,
+                r->forward_depth);
+      append (dg, "%s", tail);
+    }
+  if (level == 3)
     {
       /* Said first: the forwards may differ, which no pattern explains.  */
       char tail[sizeof dg->text];
@@ -433,6 +497,104 @@ gc__diagnose (gc_result *r)
   free (tens);
   free (g.ratios);
   free (g.fails);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Issue 36: a twin that is not the reference's algorithm (manual: "Two
+   verdicts, one report").  Every failure is the algorithm's (g64 against
+   the reference) while g32 agrees with the reference within its own bar
+   (nu_32 <= 1).  Then either g32 also differs from g64 beyond any
+   rounding on every failure (the arithmetic's mismatch): the twin
+   computes something else, certainly; or every |g64 - r| is within
+   4 u_32 of the element's magnitude (plus bar_64): the size of a
+   constant rounded to f32 in the twin's f64 path (torch's float64
+   hardsigmoid multiplies by float32(1/6)), which a bug that small in
+   both paths would match too -- said so.  */
+
+void
+gc__diag_twin_differs (gc_result *r)
+{
+  gc_diagnosis *dg = &r->diagnosis;
+  if (!r->twin || !r->n_failed || dg->kind == GC_DIAG_NONE)
+    return;
+  size_t nf = 0, mismatch = 0, small = 0;
+  double emax = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict != GC_FAIL)
+        continue;
+      if (d->verdict_algorithm != GC_FAIL || isnan (d->analytic_f64)
+          || !(d->nu <= 1))
+        return;
+      nf++;
+      mismatch += d->arith == GC_ARITH_MISMATCH;
+      double ref = d->richardson_used ? d->richardson : d->reference;
+      double m = gc__term_input (&d->adjoint_f64, "sum |w_i| m_i", 0);
+      double scale = fmax (fabs (ref), m);
+      double e = fabs (d->analytic_f64 - ref);
+      small += e <= 4 * GC_U32 * scale + d->bar_f64;
+      if (scale > 0)
+        emax = fmax (emax, e / scale);
+    }
+  bool certain = mismatch == nf;
+  if (!nf || (!certain && small < nf))
+    return;
+  char was[sizeof dg->text];
+  snprintf (was, sizeof was, "%s", dg->text);
+  dg->kind = GC_DIAG_TWIN_DIFFERS;
+  if (certain)
+    snprintf (dg->text, sizeof dg->text,
+              "twin differs: g32 agrees with the reference within its bar "
+              "on all %zu failure(s), g64 does not and differs from g32 "
+              "beyond any rounding: the twin is not the reference's "
+              "algorithm (fix the twin, not the op); g64 against the "
+              "reference: ", nf);
+  else
+    snprintf (dg->text, sizeof dg->text,
+              "twin differs: g32 agrees with the reference within its bar "
+              "on all %zu failure(s); g64 misses it by at most %.2g of the "
+              "elements' magnitude, a few f32 roundings (%.2g u_32): the "
+              "size of a constant rounded to f32 in the twin's f64 path "
+              "(torch's float64 hardsigmoid multiplies by float32(1/6)) -- "
+              "the twin is then not the reference's algorithm; or both "
+              "paths carry a bug that small, below f32's resolution; g64 "
+              "against the reference: ", nf, emax, emax / GC_U32);
+  append (dg, "%s", was);
+}
+
+void
+gc__diag_as_precision (gc_diagnosis *dg)
+{
+  static const char *const words[][2] = {
+    { "failure(s)", "precision finding(s)" },
+    { "analytic / reference", "g32 / g64" },
+    { "others fail too, weaker leads in order (less complete, or earlier "
+      "in block order):", "other tensors hold precision findings too:" },
+    { "one other tensor fails too, a weaker lead (less complete, or "
+      "earlier in block order):", "one other tensor holds precision "
+      "findings too:" },
+    { "every checked element fails", "every checked element differs" } };
+  char out[sizeof dg->text];
+  for (size_t w = 0; w < sizeof words / sizeof *words; w++)
+    {
+      size_t len = 0, fl = strlen (words[w][0]);
+      const char *p = dg->text;
+      out[0] = '\0';
+      for (const char *q; (q = strstr (p, words[w][0]));)
+        {
+          len += (size_t) snprintf (out + len, len < sizeof out
+                                               ? sizeof out - len : 0,
+                                    "%.*s%s", (int) (q - p), p,
+                                    words[w][1]);
+          p = q + fl;
+          if (len >= sizeof out)
+            break;
+        }
+      if (len < sizeof out)
+        snprintf (out + len, sizeof out - len, "%s", p);
+      snprintf (dg->text, sizeof dg->text, "%s", out);
+    }
 }
 
 /* ---------------------------------------------------------------------- */

@@ -338,6 +338,7 @@ gc__diag_approximate_shift (diag *g)
   gc_diagnosis *dg = g->dg;
   dg->kind = GC_DIAG_APPROX_SHIFT;
   dg->shift = bk;
+  char range[96];
   char brk[200] = "";
   size_t len = 0;
   for (size_t q = 0; q < best.nbreak && q < 4; q++)
@@ -354,11 +355,12 @@ gc__diag_approximate_shift (diag *g)
             "approximate shift: the %s follows the reference %ld place(s) "
             "%s (one step along axis %zu of %s), an index off by one: %zu "
             "of the %zu failing %s of %zu checked (%s) have %s / shifted "
-            "reference %.4g to %.4g (spread %.2g, against %.2g unshifted); "
+            "reference %s (spread %.2g, against %.2g unshifted); "
             "%zu break%s it%s%s%s (boundary terms the shifted read misses "
             "or adds)", g->what, labs (bk), bk > 0 ? "on" : "back", bax,
             blk->name, best.fit, g->nf, g->elts, g->checked, g->where, g->an,
-            best.rmin, best.rmax, best.sk, best.s0, best.nbreak,
+            gc__range_text (range, sizeof range, best.rmin, best.rmax),
+            best.sk, best.s0, best.nbreak,
             best.nbreak == 1 ? "s" : "", best.nbreak ? ", most: " : "", brk,
             best.nbreak > 4 ? ", ..." : "");
   return true;

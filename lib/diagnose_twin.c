@@ -463,7 +463,10 @@ gc__twin_findings (gc_result *r)
       && gc__forward_unjudged (r))
     gc__diagnose (r);   /* the forwards differ: its own diagnosis */
   else if (r->n_failed)
-    diagnose_view (r, is_failure, SIZE_MAX, false);
+    {
+      diagnose_view (r, is_failure, SIZE_MAX, false);
+      gc__diag_twin_differs (r);   /* issue 36 */
+    }
   else if (r->n_precision)
     {
       diagnose_view (r, is_precision, SIZE_MAX, true);
@@ -478,6 +481,9 @@ gc__twin_findings (gc_result *r)
                 unexplained ? t + 13 : t);
       snprintf (r->diagnosis.text, sizeof r->diagnosis.text, "%s", text);
       if (unexplained)
-        r->diagnosis.kind = GC_DIAG_PRECISION;
+        {
+          r->diagnosis.kind = GC_DIAG_PRECISION;
+          gc__diag_as_precision (&r->diagnosis);   /* issue 36 */
+        }
     }
 }

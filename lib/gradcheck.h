@@ -548,8 +548,15 @@ typedef enum gc_diagnosis_kind
                              (or the whole tensor): a dropped term */
   GC_DIAG_APPROX_SHIFT,   /* analytic ~ the reference `shift' places on on
                              most failures, a few elements breaking it */
-  GC_DIAG_PRECISION       /* PRECISION findings only, no pattern above:
+  GC_DIAG_PRECISION,      /* PRECISION findings only, no pattern above:
                              the scatter of a precision loss (the twin) */
+  GC_DIAG_ROUNDING_SUSPECTED, /* no twin: failures that scatter about 1
+                             like the rounding of a narrower format
+                             (unit roundoff estimated, format named):
+                             undeclared rounding, not a logic error */
+  GC_DIAG_TWIN_DIFFERS    /* the twin g64 fails against the reference
+                             where g32 agrees with it: the twin is not the
+                             reference's algorithm */
 } gc_diagnosis_kind;
 
 typedef struct gc_diagnosis

@@ -76,6 +76,10 @@ void gc__buf_puts (gc__buf *b, const char *s);
 /* (buf.c) Ratio R with DIGITS significant digits, as "1 + d" where that
    would print 1 for R != 1; into BUF of SIZE bytes, returned.  */
 const char *gc__ratio_text (char *buf, size_t size, double r, int digits);
+/* (buf.c) The range LO to HI with the digits that tell them apart
+   ("13.99999998 to 14.00000003", "1 - 0.0027 to 1 + 0.008"); into BUF of
+   SIZE bytes (at least 96), returned.  */
+const char *gc__range_text (char *buf, size_t size, double lo, double hi);
 /* UTF-8 (buf.c): the length of the valid sequence at P or 0; S appended
    with each invalid byte as U+FFFD; SRC so cleaned into DST of SIZE bytes
    (not in place), cut at a character boundary.  */
@@ -181,6 +185,14 @@ void gc__diagnose (gc_result *r);
    the precision findings where nothing failed).  A no-op without a twin.  */
 void gc__twin_findings (gc_result *r);
 double gc__class_depth_implied (const gc_result *r, size_t *at);
+/* (diagnose.c) Issue 36: with a twin, failures of the algorithm alone
+   where g32 agrees with the reference: the twin is not the reference's
+   algorithm (GC_DIAG_TWIN_DIFFERS), said over R's diagnosis.  */
+void gc__diag_twin_differs (gc_result *r);
+/* (diagnose.c) Issue 36: a diagnosis of precision findings worded as
+   such: "precision finding(s)", not "failure(s)"; g32 / g64, not
+   analytic / reference.  */
+void gc__diag_as_precision (gc_diagnosis *dg);
 
 /* One tensor's part of a result (manual: "Diagnosis"): its directions'
    counts, worst nu, median resolution, and for a failing tensor checked by

@@ -99,7 +99,7 @@ direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
   else
     gc__buf_puts (b, "   reference 0: no ratio");
   gc__buf_printf (b, "\n  |diff|       %.3e\n", d->diff);
-  gc__buf_printf (b, "  bar          %.3e   nu = |diff| / bar = %.3g\n",
+  gc__buf_printf (b, "  bar          %.3e   nu_32 = |diff| / bar = %.3g\n",
                   d->bar, d->nu);
   /* Manual: "Inconclusive directions": a relative error above twice the
      resolution cannot pass (a correct backward's own error is within the
@@ -119,7 +119,7 @@ direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
                           d->nu_f64, d->bar_f64, d->resolution_f64,
                           gc_verdict_name (d->verdict_algorithm));
           gc__buf_printf (b, "  arithmetic   max(|g32 - g64|, S_w / C) = %.3e, "
-                          "bound %.3e, nu = %.3g: %s\n", d->arith_diff,
+                          "bound %.3e, nu_arith = %.3g: %s\n", d->arith_diff,
                           d->arith_bar, d->nu_arith,
                           gc__arith_words (d->arith, r->n_precisions > 0));
         }

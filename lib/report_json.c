@@ -27,6 +27,8 @@ diagnosis_name (gc_diagnosis_kind k)
     case GC_DIAG_AXIS_OFFSET: return "axis-offset";
     case GC_DIAG_APPROX_SHIFT: return "approximate-shift";
     case GC_DIAG_PRECISION: return "precision";
+    case GC_DIAG_ROUNDING_SUSPECTED: return "rounding-suspected";
+    case GC_DIAG_TWIN_DIFFERS: return "twin-differs";
     }
   return "unknown";
 }

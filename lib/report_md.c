@@ -81,7 +81,7 @@ gc__derivation_markdown (gc__buf *b, const gc_result *r, const gc_direction *d)
                   : "reference D(h)", d->reference);
   gc__buf_printf (b, "| \\|analytic − reference\\| | %.3e |\n", d->diff);
   gc__buf_printf (b, "| bar | %.3e |\n", d->bar);
-  gc__buf_printf (b, "| ν = \\|diff\\| / bar | %.3g |\n", d->nu);
+  gc__buf_printf (b, "| ν_32 = \\|diff\\| / bar | %.3g |\n", d->nu);
   gc__buf_printf (b, "| resolution = bar / \\|reference\\| | %.3e |\n",
                   d->resolution);
   if (!fwd)
@@ -114,7 +114,7 @@ gc__derivation_markdown (gc__buf *b, const gc_result *r, const gc_direction *d)
       gc__buf_printf (b, "| arithmetic error max(\\|g32 − g64\\|, S_w / C) "
                       "| %.3e |\n", d->arith_diff);
       gc__buf_printf (b, "| arithmetic bound | %.3e |\n", d->arith_bar);
-      gc__buf_printf (b, "| arithmetic ν | %.3g: %s |\n", d->nu_arith,
+      gc__buf_printf (b, "| arithmetic ν_arith | %.3g: %s |\n", d->nu_arith,
                       gc__arith_words (d->arith, r->n_precisions > 0));
     }
   gc__buf_printf (b, "| verdict | **%s** |\n\n", gc_verdict_name (d->verdict));
@@ -173,7 +173,7 @@ tensors_markdown (gc__buf *b, const gc_result *r)
       gc__put_esc (b, r->diagnosis.text, GC__ESC_MARKDOWN);
       gc__buf_puts (b, "\n\n");
     }
-  gc__buf_puts (b, "## Tensors\n\n| tensor | failed / checked | worst ν "
+  gc__buf_puts (b, "## Tensors\n\n| tensor | failed / checked | worst ν_32 "
                 "| median resolution | structure of the failures |\n"
                 "|---|---|---|---|---|\n");
   for (size_t k = 0; k < nt; k++)

@@ -72,8 +72,9 @@ gc__tensors_text (gc__buf *b, const gc_result *r, const char *prefix)
     w = strlen (t[k].name) > w ? strlen (t[k].name) : w;
   if (w > 24)
     w = 24;
-  gc__buf_printf (b, "%stensors (failed/checked, worst nu, median "
-                  "resolution):\n", prefix);
+  gc__buf_printf (b, "%stensors (failed/checked, worst nu_32 = |%s - "
+                  "reference| / bar, median resolution):\n", prefix,
+                  r->kind == GC_CHECK_FORWARD ? "f32" : "g32");
   for (size_t k = 0; k < nt; k++)
     {
       char counts[48];
@@ -81,7 +82,7 @@ gc__tensors_text (gc__buf *b, const gc_result *r, const char *prefix)
       gc__buf_printf (b, "%s  ", prefix);
       gc__put_esc_pad (b, t[k].name,
                        prefix[0] ? GC__ESC_TAP : GC__ESC_TEXT, w);
-      gc__buf_printf (b, " %11s  worst nu %-9.3g  resolution %.3g", counts,
+      gc__buf_printf (b, " %11s  worst nu_32 %-9.3g  resolution %.3g", counts,
                       t[k].worst_nu, t[k].resolution);
       if (t[k].nonsmooth)
         gc__buf_printf (b, "  %zu non-smooth", t[k].nonsmooth);
@@ -443,7 +444,7 @@ worst_case_text (gc__buf *b, const gc_result *r)
   const char *dn, *what = depth_of (r, &dn);
   gc__buf_printf (b, "bounds: %s multiplier %s%s%s decided (lambda "
                   "sqrt(%s) = %.3g, gamma_d / u = %.3g); under the "
-                  "worst-case bounds gamma_d the worst nu is %.3g",
+                  "worst-case bounds gamma_d the worst nu_32 is %.3g",
                   r->kind == GC_CHECK_GRADIENT ? "adjoint" : what,
                   prob <= gu ? "lambda sqrt(" : "gamma_d / u, worst case,",
                   prob <= gu ? dn : "", prob <= gu ? "), probabilistic," : "",
@@ -545,6 +546,29 @@ heading_text (gc__buf *b, const gc_result *r, bool fwd)
     }
 }
 
+/* Which nu the verdict line's worst is (issue 36: "every nu labelled
+   by what it measures"): with a twin the larger of the direction's two
+   questions, the algorithm's nu_64 or the arithmetic's nu_arith; else
+   the f32 value's nu_32 against the reference; and where.  */
+static void
+worst_nu_label (gc__buf *b, const gc_result *r)
+{
+  if (r->worst == SIZE_MAX)
+    return;
+  const gc_direction *d = &r->dirs[r->worst];
+  bool fwd = r->kind == GC_CHECK_FORWARD;
+  if (r->twin && !isnan (d->analytic_f64))
+    gc__buf_puts (b, d->nu_f64 >= d->nu_arith
+                  ? ", the algorithm's nu_64 = |g64 - reference| / bar_64, "
+                    "at "
+                  : ", the arithmetic's nu_arith = |g32 - g64| / its bound, "
+                    "at ");
+  else
+    gc__buf_printf (b, ", nu_32 = |%s - reference| / bar, at ",
+                    fwd ? "f32" : "g32");
+  gc__put_label (b, r, d, GC__ESC_TEXT);
+}
+
 /* The verdict line and its counts; the twin's two questions.  */
 static void
 verdict_text (gc__buf *b, const gc_result *r, bool fwd)
@@ -556,9 +580,13 @@ verdict_text (gc__buf *b, const gc_result *r, bool fwd)
                       : r->verdict == GC_PRECISION ? "PRECISION"
                       : "ERROR";
   if (fwd)
-    gc__buf_printf (b, "verdict: %s -- %zu of %zu outputs off; worst nu = "
-                    "%.3g\n", vname, r->n_failed, r->n_directions,
-                    r->worst_nu);
+    {
+      gc__buf_printf (b, "verdict: %s -- %zu of %zu outputs off; worst nu = "
+                      "%.3g", vname, r->n_failed, r->n_directions,
+                      r->worst_nu);
+      worst_nu_label (b, r);
+      gc__buf_puts (b, "\n");
+    }
   else
     {
       gc__buf_printf (b, "verdict: %s -- %zu failed, %zu non-smooth",
@@ -567,8 +595,10 @@ verdict_text (gc__buf *b, const gc_result *r, bool fwd)
         gc__buf_printf (b, ", %zu precision", r->n_precision);
       if (r->n_inconclusive)
         gc__buf_printf (b, ", %zu inconclusive", r->n_inconclusive);
-      gc__buf_printf (b, " of %zu; worst nu = %.3g\n", r->n_directions,
+      gc__buf_printf (b, " of %zu; worst nu = %.3g", r->n_directions,
                       r->worst_nu);
+      worst_nu_label (b, r);
+      gc__buf_puts (b, "\n");
       gc__twin_text (b, r);
     }
 }

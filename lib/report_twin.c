@@ -54,7 +54,7 @@ gc__twin_text (gc__buf *b, const gc_result *r)
                   r->n_precision, r->n_mismatch);
   if (r->worst_arith != SIZE_MAX)
     {
-      gc__buf_printf (b, "; worst nu = %.3g at ", r->worst_nu_arith);
+      gc__buf_printf (b, "; worst nu_arith = %.3g at ", r->worst_nu_arith);
       gc__put_label (b, r, &r->dirs[r->worst_arith], GC__ESC_TEXT);
     }
   gc__buf_puts (b, "\n");

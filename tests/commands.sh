@@ -31,7 +31,7 @@ $G explain tanh-gemm --index 3 --format text > "$TMPD/ext"
 check "explain --format text starts with the direction and its verdict" \
   sh -c "head -1 '$TMPD/ext' | grep -q '^direction: W\[0,3\] (parameter 3), pass\$'"
 check "explain --format text gives nu and the deciding reference" \
-  sh -c "grep -q 'nu = |diff| / bar = ' '$TMPD/ext' && grep -q '^  decided by   ' '$TMPD/ext'"
+  sh -c "grep -q 'nu_32 = |diff| / bar = ' '$TMPD/ext' && grep -q '^  decided by   ' '$TMPD/ext'"
 check "explain --format text ends with the derivation" grep -q '^bar = truncation + reference rounding' "$TMPD/ext"
 
 # shards: the merged report equals the unsharded one, field for field
