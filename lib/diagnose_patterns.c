@@ -86,7 +86,8 @@ closed_form (double c, double tol, const gc_result *m, char *out, size_t size,
 static double
 factor_tolerance (const gc_direction *d, double c)
 {
-  double ref = d->bar - d->terms[GC_TERM_ADJOINT].value;
+  double ref = d->terms[GC_TERM_TRUNCATION].value
+               + d->terms[GC_TERM_REFERENCE].value;
   if (!(ref > 0) || !(fabs (c) > 1))
     return d->bar;
   return d->bar + (fabs (c) - 1) * ref;

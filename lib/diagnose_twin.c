@@ -58,6 +58,12 @@ view_in (gc_result *r, size_t k, bool arith, saved *s)
         = ab + gc__gamma_over_u (r->backward_depth, 24) * GC_U32
                * fabs (d->analytic);
       d->nu = d->nu_worst_case = nu;
+      /* the reference of this view is g64, whose error is in the bar
+         (the twin's term): the central differences' truncation and
+         rounding are not its, and a factor's tolerance may not scale
+         them ("Diagnosis", constant factor) */
+      d->terms[GC_TERM_TRUNCATION].value = 0;
+      d->terms[GC_TERM_REFERENCE].value = 0;
     }
   else
     {
