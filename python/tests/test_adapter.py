@@ -7,6 +7,7 @@ and on a GPU where one is present), and the package's entry points
 random_per_tensor)."""
 
 import subprocess
+import warnings
 import sys
 
 import pytest
@@ -229,3 +230,23 @@ def test_cuda_held_and_cpu_mixed_is_refused():
     with pytest.raises(ValueError, match="several devices"):
         check_function(lambda x, y: (x * y.cuda()).sum(), point(3).cuda(),
                        point(3))
+
+
+def test_tf32_on_a_gpu_undeclared_warns():
+    # the warning's logic on any host: TF32 read from torch's flag for a
+    # CUDA device, silent on the CPU and with a tf32 class declared
+    from gradcheck.torch import _tf32_warning
+    was = torch.backends.cuda.matmul.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = True
+        with pytest.warns(UserWarning, match="TF32 is on"):
+            _tf32_warning(torch.device("cuda"), None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            _tf32_warning(torch.device("cpu"), None)
+            _tf32_warning(torch.device("cuda"), [
+                gradcheck.Precision.arithmetic("tf32", 2, 2)])
+            torch.backends.cuda.matmul.allow_tf32 = False
+            _tf32_warning(torch.device("cuda"), None)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = was
