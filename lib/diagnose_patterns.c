@@ -93,6 +93,25 @@ factor_tolerance (const gc_direction *d, double c)
   return d->bar + (fabs (c) - 1) * ref;
 }
 
+/* The factors that fit every failure of G within its tolerance at the
+   factor C (factor_tolerance): [*LO, *HI], empty when *LO > *HI.  A
+   failure a = c r_true, r = r_true + e (e within the reference's terms)
+   has a - c r = -c e, the reference's error scaled by |c|: with a twin's
+   bar of f64 terms an exact x14 is otherwise missed.  */
+static void
+factor_interval (const diag *g, double c, double *lo, double *hi)
+{
+  *lo = -INFINITY;
+  *hi = INFINITY;
+  for (size_t k = 0; k < g->nf; k++)
+    {
+      double s = factor_tolerance (g->fails[k], c)
+                 / fabs (g->fails[k]->reference);
+      *lo = fmax (*lo, g->ratios[k] - s);
+      *hi = fmin (*hi, g->ratios[k] + s);
+    }
+}
+
 /* 1. Rounding class: every failure lies within the deterministic
    worst-case rounding bound (gamma_d instead of lambda*sqrt(d)*u in the
    f32 rounding term: the adjoint's, or the f32 output's in a forward
@@ -258,34 +277,17 @@ gc__diag_constant_factor (diag *g)
     }
   qsort (sorted, nr, sizeof *sorted, gc__cmp_double);
   double c = sorted[nr / 2];
-  double lo = -INFINITY, hi = INFINITY, mean = 0, ss = 0;
+  double lo, hi, mean = 0, ss = 0;
   for (size_t k = 0; k < nf; k++)
-    {
-      const gc_direction *d = g->fails[k];
-      /* a = c r_true, r = r_true + e (e within the reference's terms):
-         a - c r = -c e, the reference's error scaled by |c| -- with a
-         twin's bar of f64 terms, an exact x14 is otherwise missed */
-      double tol = factor_tolerance (d, c);
-      double s = tol / fabs (d->reference);
-      lo = fmax (lo, ratios[k] - s);
-      hi = fmin (hi, ratios[k] + s);
-      mean += ratios[k];
-    }
+    mean += ratios[k];
+  factor_interval (g, c, &lo, &hi);
   /* one c in every failure's interval (the median's, when it fits
      them all, is one; where the reference's own errors put the median
      at the edge of its interval another c may fit where it does not) */
   if (lo <= hi && !(c >= lo && c <= hi))
     {
       c = (lo + hi) / 2;
-      lo = -INFINITY;
-      hi = INFINITY;
-      for (size_t k = 0; k < nf; k++)
-        {
-          double s = factor_tolerance (g->fails[k], c)
-                     / fabs (g->fails[k]->reference);
-          lo = fmax (lo, ratios[k] - s);
-          hi = fmin (hi, ratios[k] + s);
-        }
+      factor_interval (g, c, &lo, &hi);
     }
   if (!(lo <= hi))
     {
