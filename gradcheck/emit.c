@@ -5,7 +5,7 @@
 #include "config.h"
 
 #include "cli.h"
-#include "escape.h"
+#include "base/escape.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +26,7 @@ cli_exit_code (gc_status st, const gc_result *r)
 
 /* ST's sentence before the detail that names the refusal's cause:
    gc_strerror's without its gloss of the usual causes (from " (" or
-   ": " on), as the library's reports lead (lib/status.c,
+   ": " on), as the library's reports lead (lib/base/status.c,
    gc__status_lead: the library exports no gc__ symbol).  */
 static const char *
 status_lead (gc_status st, char *buf, size_t size)

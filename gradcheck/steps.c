@@ -8,7 +8,7 @@
    can resolve.  A table on standard output, an SVG plot in a file.  */
 
 #include "cli.h"
-#include "escape.h"
+#include "base/escape.h"
 
 #include <cblas.h>
 #include <ctype.h>

@@ -7,11 +7,11 @@
    elements are all one variable (rank one, the dependence the union bound
    fears) or independent; c is below the product of the two quantiles it
    replaces, and it grows as P shrinks and as the support grows.  Also the
-   reports' ratio text (lib/buf.c).  The library exports no gc__ symbol:
-   lib/errmodel.c and lib/buf.c are compiled in.  */
+   reports' ratio text (lib/base/buf.c).  The library exports no gc__ symbol:
+   lib/bar/errmodel.c and lib/base/buf.c are compiled in.  */
 
 #include "gctest.h"
-#include "internal.h"
+#include "base/internal.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -121,7 +121,7 @@ START_TEST (test_below_product)
 }
 END_TEST
 
-/* A ratio that is not 1 never prints as 1 (lib/buf.c, compiled in): a
+/* A ratio that is not 1 never prints as 1 (lib/base/buf.c, compiled in): a
    failing direction at 1e-5 relative showed "analytic / reference = 1".  */
 START_TEST (test_ratio_text)
 {

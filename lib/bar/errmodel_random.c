@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* errmodel_random.c -- the adjoint term along a random direction and its
+   joint quantile (manual: "Directional checks"); the other terms of the
+   pass bar are lib/bar/errmodel.c's.  */
+
+#include "bar/errmodel.h"
+
+#include <float.h>
+#include <math.h>
+
+/* Manual: "Directional checks", the adjoint term along a random
+   direction: the smaller of the worst case (term T as gc__term_adjoint
+   made it, SPREAD included) and
+     lambda_w (1+u) ||b||_2 / N + 2u sum |v_i| b_i + sum |w_i - v_i| b_i
+     + S_w,
+   b_i = min(lambda_n sqrt(d_b), gamma_d/u) (u m_i + 2^-150), from
+   Q2 = sum (u m_i + 2^-150)^2, QV = sum |v_i| (u m_i + 2^-150) and QD =
+   sum |w_i - v_i| (u m_i + 2^-150) over the K elements of the support;
+   ALPHA_DIR is the direction's share of the false-alarm budget.  Returns
+   the worst-case value the same way (gamma_d in place of lambda_n sqrt(d):
+   only the draw of w is then probabilistic).  */
+/* Manual: "Directional checks", the joint quantile.  An upper bound on
+   P(Q > q), Q = ||e||_2^2 / ||sigma||_2^2, when each of the K elements
+   satisfies P(|e_i| > t sigma_i) <= min(1, 2 D exp(-t^2 beta / 2)),
+   beta = (1 - u)^2 (Higham and Mary, Thm 3.1), whatever their
+   dependence: the union bound 2 D K exp(-q beta / 2) (Q <= max_i
+   e_i^2 / sigma_i^2), and for each a > 2 / beta the convexity bound
+   K_a exp(-q / a), K_a = (2D)^(2 / (a beta)) a beta / (a beta - 2) >=
+   E exp(e_i^2 / (a sigma_i^2)) for every i, hence >= E exp(Q / a).  */
+static double
+q_tail (double q, double depth, double k)
+{
+  const double beta = (1 - GC_U32) * (1 - GC_U32);
+  static const double as[] = { 2.05, 2.1, 2.2, 2.35, 2.5, 2.75, 3, 3.5, 4,
+                               5, 6, 8 };
+  double lb = log (2 * depth * k) - q * beta / 2;
+  for (size_t j = 0; j < sizeof as / sizeof *as; j++)
+    {
+      double ab = as[j] * beta;
+      double lk = 2 / ab * log (2 * depth) + log (ab / (ab - 2));
+      lb = fmin (lb, lk - q / as[j]);
+    }
+  return lb >= 0 ? 1 : exp (lb);
+}
+
+/* An upper bound on P(|<zeta, e>| > (1 + u) C ||sigma||_2), zeta
+   independent of e with sub-Gaussian <zeta, e> given e:
+   E[F(Q)], F(q) = min(1, 2 exp(-C^2 / 2q)), as the upper sum
+   F(q_1) + sum_j (F(q_{j+1}) - F(q_j)) P(Q > q_j) over a geometric grid
+   from q_1 (F(q_1) = P / 1000) to q* (F(q*) = 1); F increases, so the
+   upper bounds q_tail may stand for P(Q > q_j).  */
+static double
+joint_tail (double c, double depth, double k, double p)
+{
+  double c2 = c * c;
+  double qs = c2 / (2 * log (2.0));
+  /* log (2000 / p) without forming 2000 / p: P may be subnormal (a
+     false-alarm rate of 2^-1074 shared among many directions) */
+  double q1 = c2 / (2 * (log (2000.0) - log (p)));
+  /* a grid the geometric step cannot climb (q1 subnormal, or none):
+     the trivial bound */
+  if (!(q1 >= DBL_MIN) || !(qs > q1) || !isfinite (qs))
+    return 1;
+  double sum = 2 * exp (-c2 / (2 * q1));
+  double fprev = sum;
+  /* at most some 800 steps of 1.01 from q1 to qs for any double P: the
+     ratio qs / q1 = log (2000 / P) / log 2 is below 1100 */
+  for (double q = q1; q < qs;)
+    {
+      double qn = fmin (q * 1.01, qs);
+      double fn = qn >= qs ? 1 : 2 * exp (-c2 / (2 * qn));
+      sum += (fn - fprev) * q_tail (q, depth, k);
+      fprev = fn;
+      q = qn;
+    }
+  return sum;
+}
+
+/* Manual: "Directional checks", the joint quantile: the least C (to
+   within 2^-20 of it, rounded up) with joint_tail (C) <= P, or
+   INFINITY.  */
+double
+gc__joint_quantile (double p, size_t depth, size_t k)
+{
+  double d = (double) (depth ? depth : 1), kk = (double) (k ? k : 1);
+  double lo = 0, hi = 1024;
+  if (!(p > 0) || joint_tail (hi, d, kk, p) > p)
+    return INFINITY;
+  while (hi - lo > 0x1p-20 * hi)
+    {
+      double mid = (lo + hi) / 2;
+      if (joint_tail (mid, d, kk, p) > p)
+        lo = mid;
+      else
+        hi = mid;
+    }
+  return hi;
+}
+
+double
+gc__term_adjoint_random (gc_term *t, double worst, double alpha_dir,
+                         double cq, size_t depth, size_t k, double q2,
+                         double qv, double qd, double norm, double spread)
+{
+  /* the draw's main part takes alpha_dir / 2: the joint quantile CQ
+     (gc__joint_quantile (alpha_dir / 2, ...)) on the probabilistic
+     magnitudes, or lambda_w on the worst-case ones; the per-element
+     bounds of the two small parts take the other half */
+  double lw = sqrt (2 * log (4 / alpha_dir));
+  double ln = gc__lambda (alpha_dir / 2, k, depth);
+  double gu = gc__gamma_over_u (depth, 24);
+  double sd = sqrt ((double) depth);
+  double mult = fmin (ln * sd, gu);
+  double main_mult = fmin (cq * sd, lw * gu);
+  double norm_q = (1 + GC_U32) * sqrt (q2) / norm;
+  double rand = main_mult * norm_q + mult * (2 * GC_U32 * qv + qd) + spread;
+  double rand_wc = gu * (lw * norm_q + 2 * GC_U32 * qv + qd) + spread;
+  if (norm > 0 && rand < t->value)
+    {
+      t->formula = gc__random_texts[0];
+      t->section = gc__random_texts[1];
+      t->n_inputs = 0;
+      add_input (t, "c", cq);
+      add_input (t, "lambda_w", lw);
+      add_input (t, "lambda_n", ln);
+      add_input (t, "d_b", (double) depth);
+      add_input (t, "gamma_d / u", gu);
+      add_input (t, "||u m + 2^-150||_2", sqrt (q2));
+      add_input (t, "N", norm);
+      add_input (t, "sum |v_i| (u m_i + 2^-150)", qv);
+      add_input (t, "sum |w_i - v_i| (u m_i + 2^-150)", qd);
+      add_input (t, "S_w", spread);
+      t->value = rand;
+    }
+  return fmin (worst, norm > 0 ? rand_wc : INFINITY);
+}

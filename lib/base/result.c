@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* result.c -- a result's lifetime and names: the blocks, constants and
+   strings it keeps, a parameter's name, gc_result_free; and the checks
+   of a model's blocks and point shared by gc_check, gc_forward_check and
+   merge.  */
+
+#include "base/internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The point must be finite: a NaN or Inf there is the caller's, not a
+   callback's (GC_EPOINT).  */
+gc_status
+gc__point_finite (const float *x, size_t n, char *detail, size_t size)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite (x[i]))
+      {
+        snprintf (detail, size, "x[%zu] = %g: the point to check at must be "
+                  "finite", i, (double) x[i]);
+        return GC_EPOINT;
+      }
+  return GC_OK;
+}
+
+gc_status
+gc__copy_blocks (gc_result *r, const gc_block *blocks, size_t nb)
+{
+  if (!nb)
+    return GC_OK;
+  size_t names = 0;
+  for (size_t b = 0; b < nb; b++)
+    names += strlen (blocks[b].name ? blocks[b].name : "x") + 1;
+  r->blocks = malloc (nb * sizeof *r->blocks);
+  r->block_names = malloc (names);
+  if (!r->blocks || !r->block_names)
+    return GC_ENOMEM;
+  char *p = r->block_names;
+  for (size_t b = 0; b < nb; b++)
+    {
+      r->blocks[b] = blocks[b];
+      const char *nm = blocks[b].name ? blocks[b].name : "x";
+      size_t l = strlen (nm) + 1;
+      memcpy (p, nm, l);
+      r->blocks[b].name = p;
+      p += l;
+    }
+  r->n_blocks = nb;
+  return GC_OK;
+}
+
+typedef struct kept
+{
+  struct kept *next;
+  char s[];
+} kept;
+
+const char *
+gc__keep_string (gc_result *r, const char *s)
+{
+  size_t l = strlen (s) + 1;
+  kept *k = malloc (sizeof *k + l);
+  if (!k)
+    return NULL;
+  memcpy (k->s, s, l);
+  k->next = r->strings;
+  r->strings = k;
+  return k->s;
+}
+
+gc_status
+gc__copy_constants (gc_result *r, const gc_constant *c, size_t n)
+{
+  if (!n)
+    return GC_OK;
+  r->constants = calloc (n, sizeof *r->constants);
+  if (!r->constants)
+    return GC_ENOMEM;
+  for (size_t k = 0; k < n; k++)
+    {
+      r->constants[k].value = c[k].value;
+      r->constants[k].name = gc__keep_string (r, c[k].name ? c[k].name : "c");
+      if (!r->constants[k].name)
+        return GC_ENOMEM;
+      r->n_constants = k + 1;
+    }
+  return GC_OK;
+}
+
+/* Blocks must partition [0, n) in order, with consistent shapes.  */
+bool
+gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n)
+{
+  if (!nb)
+    return true;
+  if (!blocks)
+    return false;
+  size_t next = 0;
+  for (size_t b = 0; b < nb; b++)
+    {
+      const gc_block *bl = &blocks[b];
+      if (bl->offset != next || bl->count == 0 || bl->ndim > GC_MAX_DIMS)
+        return false;
+      /* the shape's product is the count (checked without overflow)  */
+      size_t prod = 1;
+      for (size_t k = 0; k < bl->ndim; k++)
+        {
+          if (bl->shape[k] == 0 || prod > bl->count / bl->shape[k])
+            return false;
+          prod *= bl->shape[k];
+        }
+      if (bl->ndim && prod != bl->count)
+        return false;
+      next += bl->count;
+    }
+  return next == n;
+}
+
+char *
+gc_param_name (const gc_result *r, size_t index, char *buf, size_t size)
+{
+  if (!buf || size == 0)
+    return buf;
+  buf[0] = 0;
+  if (!r)
+    return buf;
+  if (index == SIZE_MAX)
+    {
+      snprintf (buf, size, "random direction");
+      return buf;
+    }
+  for (size_t b = 0; b < r->n_blocks; b++)
+    {
+      const gc_block *bl = &r->blocks[b];
+      if (index < bl->offset || index >= bl->offset + bl->count)
+        continue;
+      size_t rel = index - bl->offset;
+      int len = snprintf (buf, size, "%s", bl->name);
+      if (bl->ndim == 0)
+        {
+          snprintf (buf + (len < (int) size ? len : (int) size - 1),
+                    size - (size_t) (len < (int) size ? len : (int) size - 1),
+                    "[%zu]", rel);
+          return buf;
+        }
+      size_t coord[GC_MAX_DIMS];
+      for (size_t k = bl->ndim; k-- > 0;)
+        {
+          coord[k] = rel % bl->shape[k];
+          rel /= bl->shape[k];
+        }
+      for (size_t k = 0; k < bl->ndim && (size_t) len < size; k++)
+        len += snprintf (buf + len, size - (size_t) len, "%s%zu",
+                         k ? "," : "[", coord[k]);
+      if ((size_t) len < size)
+        snprintf (buf + len, size - (size_t) len, "]");
+      return buf;
+    }
+  snprintf (buf, size, "x[%zu]", index);
+  return buf;
+}
+
+void
+gc_result_free (gc_result *r)
+{
+  if (!r)
+    return;
+  free (r->dirs);
+  free (r->blocks);
+  free (r->block_names);
+  free (r->constants);
+  free (r->precisions);
+  free (r->precision_names);
+  for (kept *k = r->strings; k;)
+    {
+      kept *next = k->next;
+      free (k);
+      k = next;
+    }
+  free (r);
+}

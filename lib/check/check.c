@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* check.c -- gc_check: options, validation, the gc__centre (the gradient,
+   magnitudes, scales and the reference's centre value), and the
+   orchestration of the workers (worker.c) over the directions, which
+   stencil.c evaluates and judges.  */
+
+#include "model/check-internal.h"
+
+#include <float.h>
+#include <stddef.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+gc_options_init (gc_options *o)
+{
+  if (!o)
+    return;
+  memset (o, 0, sizeof *o);
+  o->reference = GC_REF_AUTO;   /* manual: "The tiered reference" */
+  o->directions = GC_DIR_ALL;
+  o->seed = 1;
+  o->false_alarm = 1e-6;
+  o->threads = 1;
+}
+
+/* The NT workers WS over the directions, worker 0 on this thread; with
+   more than one, a serial recheck (manual: "Determinism and
+   reentrancy").  */
+static gc_status
+run_workers (shared *sh, worker *ws, unsigned nt)
+{
+  gc_result *r = sh->r;
+  gc_status st = GC_OK;
+  pthread_t *tids = calloc (nt, sizeof *tids);
+  unsigned started = 0;
+  if (!tids)
+    st = GC_ENOMEM;
+  else
+    {
+      for (unsigned t = 1; t < nt; t++, started++)
+        if (pthread_create (&tids[t], NULL, gc__worker_run, &ws[t]) != 0)
+          break;
+      gc__worker_run (&ws[0]);
+      for (unsigned t = 1; t <= started; t++)
+        pthread_join (tids[t], NULL);
+      if (started + 1 < nt)
+        {
+          /* Directions of the threads that could not start.  */
+          for (unsigned t = started + 1; t < nt; t++)
+            gc__worker_run (&ws[t]);
+        }
+      free (tids);
+    }
+  if (st == GC_OK)
+    st = r->status;
+  if (st == GC_OK && nt > 1 && !gc__recheck_serial (sh, &ws[0]))
+    {
+      st = ws[0].st;
+      r->callback_code = ws[0].cb;
+      snprintf (r->detail, sizeof r->detail, "%s", ws[0].detail);
+    }
+  return st;
+}
+
+/* Start the NT workers, measure the centre on the first, run them all,
+   free them.  A worker that fails to start cleans up after itself: only
+   the ready ones are freed.  */
+static gc_status
+work (shared *sh, unsigned nt)
+{
+  gc_result *r = sh->r;
+  worker *ws = calloc (nt, sizeof *ws);
+  unsigned ready = 0;
+  gc_status st = ws ? GC_OK : GC_ENOMEM;
+  while (st == GC_OK && ready < nt)
+    if (gc__worker_init (&ws[ready], sh, ready, nt))
+      ready++;
+    else
+      st = GC_ENOMEM;
+  if (st == GC_OK)
+    st = gc__centre (sh, &ws[0]);
+  if (st == GC_OK)
+    st = run_workers (sh, ws, nt);
+  else if (ws && ready > 0 && ws[0].st != GC_OK)
+    {
+      r->callback_code = ws[0].cb;
+      snprintf (r->detail, sizeof r->detail, "%s", ws[0].detail);
+    }
+  if (ws)
+    {
+      for (unsigned t = 0; t < ready; t++)
+        gc__worker_free (&ws[t]);
+      free (ws);
+    }
+  return st;
+}
+
+static gc_status
+check (const gc_model *m, const float *x, const gc_options *opts,
+       gc_result **out, const fenv_t *model_env, int model_round)
+{
+  if (!out)
+    return GC_EINVAL;
+  *out = NULL;
+  gc_options defaults;
+  gc_options_init (&defaults);
+  const gc_options *o = opts ? opts : &defaults;
+  if (!m || !x)
+    return GC_EINVAL;
+  /* A model of ABI version 1 ends before grad_f64: read as one without a
+     twin; one of version 2 before the rounding classes and the tangents
+     (abi.c).  */
+  gc_model v2;
+  m = gc__model_by_abi (m, &v2);
+
+  gc_result *r = calloc (1, sizeof *r);
+  if (!r)
+    return GC_ENOMEM;
+  *out = r;
+  gc__result_head (r, m, o);
+
+  r->truncation_source = r->reference;
+  r->status = gc__check_validate (m, x, o, r->detail, sizeof r->detail);
+  if (r->status != GC_OK)
+    {
+      if (!r->detail[0])
+        gc__detail_status (r, m, o);
+      return r->status;
+    }
+  /* Manual: "Rounding classes" */
+  if ((r->status = gc__precision_validate (m, r->detail, sizeof r->detail))
+      != GC_OK)
+    return r->status;
+  if (!gc__precision_copy (r, m))
+    return r->status = GC_ENOMEM;
+  if (o->reference == GC_REF_F32 && gc__precision_forward_count (r))
+    {
+      snprintf (r->detail, sizeof r->detail, "an f32 reference of a model "
+                "with forward rounding classes: its forward is not f32's "
+                "(manual: \"Rounding classes\")");
+      return r->status = GC_EINVAL;
+    }
+  if ((r->status = gc__copy_blocks (r, m->blocks, m->n_blocks)) != GC_OK
+      || (r->status = gc__copy_constants (r, m->constants, m->n_constants))
+         != GC_OK)
+    return r->status;
+
+  shared sh;
+  gc__shared_init (&sh, m, x, o, r);
+  sh.model_env = *model_env;
+  sh.model_round = model_round;
+
+  size_t total, mine;
+  if (gc__plan (r, m, o, &total, &mine) != GC_OK)
+    return r->status;
+
+  if (gc__allocate (&sh, r, m, x, mine) != GC_OK)
+    return r->status;
+  /* Read x only once its n floats are known to fit (a lying n must not
+     make the digest read past it).  */
+  /* the twin is part of what the check is (manual: "The f64 twin") */
+  r->twin = m->grad_f64 && !o->no_twin;
+  gc__identity_set (r, x, m->n, o);   /* manual: "Merging shards" */
+  /* This shard's ids only: a check of SIZE_MAX directions over as many
+     shards has a few, and must not walk the others.  */
+  gc__directions_init (r, o, sh.ref, mine);
+
+  unsigned nt = o->threads > 1 ? o->threads : 1;
+  if (nt > mine && mine > 0)
+    nt = (unsigned) mine;
+  /* The MPFR numbers of the check, estimated and tried before any is made:
+     GMP aborts when an allocation fails (manual: "Memory").  Per worker:
+     the point (n numbers of up to 128 bits once a step is added), the
+     model's copy of it at p (an estimate of the reference forward's own
+     work, which only the model knows), nine of the stencil at 2p.  */
+  gc_status st = gc__mpfr_room (&sh, nt);
+  if (st == GC_OK)
+    st = work (&sh, nt);
+  gc__shared_free (&sh);
+
+  r->status = st;
+  if (st != GC_OK && !r->detail[0])
+    snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (st));
+  gc__summarise (r);
+  /* A model that is not a function gets no failure diagnosis
+     ("Determinism and reentrancy").  */
+  if (st == GC_OK && !r->nondeterministic)
+    {
+      gc__diagnose (r);
+      gc__twin_findings (r);   /* manual: "Two verdicts, one report" */
+      gc__predict_f64 (r, m->loss_f64 != NULL, sh.user_step);
+    }
+  return st;
+}
+
+/* The floating-point environment (manual: "Floating-point environment"):
+   the model runs in the caller's without its traps (feholdexcept: flags
+   cleared, the rounding mode and flush-to-zero kept), the check's own
+   arithmetic in the default one, whatever the caller or a callback
+   enabled; the caller's is set back whole on return.  */
+gc_status
+gc_check (const gc_model *m, const float *x, const gc_options *opts,
+          gc_result **out)
+{
+  fenv_t caller, model;
+  feholdexcept (&caller);
+  fegetenv (&model);
+  int round = fegetround ();
+  fesetenv (FE_DFL_ENV);
+  gc_status st = check (m, x, opts, out, &model, round);
+  fesetenv (&caller);
+  return st;
+}

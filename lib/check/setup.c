@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* setup.c -- gc_check's set-up (manual: "Directional checks",
+   "Memory"): validation of the model and options, the result's head, the
+   shared state, the plan of directions, the allocation of what the check
+   holds, and its release.  */
+
+#include "model/check-internal.h"
+
+#include <float.h>
+#include <stddef.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether S (NULL: none) is printable ASCII shorter than SIZE bytes.  */
+static bool
+printable_text (const char *s, size_t size)
+{
+  if (!s)
+    return true;
+  size_t len = strnlen (s, size);
+  for (size_t i = 0; i < len; i++)
+    if (s[i] < 0x20 || s[i] >= 0x7f)
+      return false;
+  return len < size;
+}
+
+/* Validate the model and options; a refusal that needs explaining writes
+   its reason into DETAIL.  The point x is read only later, once arrays of
+   n values exist (a lying n fails to allocate before x is read).  */
+gc_status
+gc__check_validate (const gc_model *m, const float *x, const gc_options *o,
+                    char *detail, size_t size)
+{
+  if (!m || !x || !o)
+    return GC_EINVAL;
+  if (!gc__model_abi_known (m->abi))
+    return GC_EABI;
+  if (!m->loss_f32 || !m->grad_f32)
+    return GC_EINVAL;
+  if (m->n == 0)
+    return GC_EEMPTY;
+  /* Per parameter the check keeps at least a gradient, a magnitude, a
+     scale and a worker's point (4 + 8 + 8 + 4 + 8 bytes): an n whose
+     arrays cannot even be sized is refused before any is made.  */
+  if (m->n > SIZE_MAX / 64)
+    {
+      snprintf (detail, size, "n = %zu parameters: their arrays cannot be "
+                "allocated", m->n);
+      return GC_ENOMEM;
+    }
+  if ((o->reference == GC_REF_MPFR || o->reference == GC_REF_AUTO)
+      && !m->loss_mpfr)
+    return GC_ENOREF;
+  if (o->reference == GC_REF_F64 && !m->loss_f64)
+    return GC_ENOREF;
+  if (o->reference != GC_REF_MPFR && o->reference != GC_REF_F32
+      && o->reference != GC_REF_F64 && o->reference != GC_REF_AUTO)
+    return GC_EINVAL;
+  if (o->precision != 0 && !gc__precision_usable (o->precision))
+    return GC_EPREC;
+  if (o->step < 0 || !isfinite (o->step))
+    return GC_EINVAL;
+  /* The stencil reaches x +- 2h and divides by 4h, in double.  */
+  if (o->step > DBL_MAX / 4)
+    {
+      snprintf (detail, size, "the step %g overflows: 4h exceeds the "
+                "largest double", o->step);
+      return GC_ESTEP;
+    }
+  if (!(o->timeout >= 0) || !isfinite (o->timeout))
+    return GC_EINVAL;
+  if (!(o->false_alarm > 0 && o->false_alarm < 1))
+    return GC_EINVAL;
+  /* Manual: "Device arithmetic", "PyTorch": texts the reports print as
+     given */
+  if (!printable_text (o->device, 64))
+    {
+      snprintf (detail, size, "the device's name (gc_options.device) is "
+                "printable ASCII of at most 63 bytes");
+      return GC_EINVAL;
+    }
+  if (!printable_text (o->loss_note, 160))
+    {
+      snprintf (detail, size, "gc_options.loss_note is printable ASCII of "
+                "at most 159 bytes");
+      return GC_EINVAL;
+    }
+  if (o->directions == GC_DIR_RANDOM && o->n_random == 0)
+    return GC_EINVAL;
+  if (o->directions == GC_DIR_LIST)
+    {
+      if (!o->indices || o->n_indices == 0)
+        return GC_EINVAL;
+      for (size_t k = 0; k < o->n_indices; k++)
+        if (o->indices[k] >= m->n)
+          {
+            snprintf (detail, size, "direction index %zu is out of range: "
+                      "the model's parameters are 0 to %zu", o->indices[k],
+                      m->n - 1);
+            return GC_EDIRECTION;
+          }
+    }
+  else if (o->directions != GC_DIR_ALL && o->directions != GC_DIR_RANDOM)
+    return GC_EINVAL;
+  if (o->shard_count > 1 && o->shard_index >= o->shard_count)
+    return GC_EINVAL;
+  if (o->shard_count <= 1 && o->shard_index != 0)
+    return GC_EINVAL;
+  if (!gc__blocks_valid (m->blocks, m->n_blocks, m->n))
+    return GC_EINVAL;
+  if (m->n_constants && !m->constants)
+    return GC_EINVAL;
+  /* A declared depth d with d u >= 1 leaves gamma_d undefined (manual:
+     "The worst case"): no bar of it bounds anything (a 1% bug passed with
+     every direction blind).  The backward runs in f32; the forward in
+     the reference's coarsest format.  */
+  if (m->backward_depth && ldexp ((double) m->backward_depth, -24) >= 1)
+    {
+      snprintf (detail, size, "backward_depth %zu: %zu*u >= 1 (u = 2^-24), "
+                "gamma_d undefined", m->backward_depth, m->backward_depth);
+      return GC_EINVAL;
+    }
+  int fbits = o->reference == GC_REF_F32 ? 24
+              : o->reference == GC_REF_F64
+                || (o->reference == GC_REF_AUTO && m->loss_f64) ? 53
+              : (int) (o->precision ? o->precision
+                                    : gc__default_precision ());
+  if (m->forward_depth && ldexp ((double) m->forward_depth, -fbits) >= 1)
+    {
+      snprintf (detail, size, "forward_depth %zu: %zu*u >= 1 (u = 2^-%d, "
+                "the reference's), gamma_d undefined", m->forward_depth,
+                m->forward_depth, fbits);
+      return GC_EINVAL;
+    }
+  return GC_OK;
+}
+
+/* The fields of R the options O and the model M set before validation.  */
+void
+gc__result_head (gc_result *r, const gc_model *m, const gc_options *o)
+{
+  r->worst = SIZE_MAX;
+  r->verdict = GC_ERROR;
+  r->n = m->n;
+  /* The tiered reference is MPFR alone for a model without an f64
+     forward (manual: "The tiered reference").  */
+  r->reference = o->reference == GC_REF_AUTO && !m->loss_f64 ? GC_REF_MPFR
+                 : o->reference;
+  r->seed = o->seed;
+  r->direction_kind = o->directions;
+  r->false_alarm = o->false_alarm;
+  r->shard_index = o->shard_index;
+  r->shard_count = o->shard_count > 1 ? o->shard_count : 1;
+  r->forward_error_ulps = -1;
+  snprintf (r->model_name, sizeof r->model_name, "%s",
+            m->name ? m->name : "model");
+  /* validated later (gc__check_validate): at most 63 printable bytes */
+  snprintf (r->device, sizeof r->device, "%.63s", o->device ? o->device : "");
+  snprintf (r->loss_note, sizeof r->loss_note, "%.159s",
+            o->loss_note ? o->loss_note : "");
+}
+
+/* What the workers of the check share, from M, X, O and R: the reference,
+   the forward behind the truncation term, the precision and the steps.  */
+void
+gc__shared_init (shared *sh, const gc_model *m, const float *x,
+                 const gc_options *o, gc_result *r)
+{
+  memset (sh, 0, sizeof *sh);
+  sh->m = m;
+  sh->x = x;
+  sh->o = o;
+  sh->r = r;
+  sh->n = m->n;
+  sh->ref = r->reference;
+  sh->p = o->precision ? o->precision : gc__default_precision ();
+  /* The forward behind the truncation term and J ("Truncation"): the
+     reference itself in MPFR and f64 modes; in f32 mode a more precise one,
+     f64 first (its noise is 2^-29 of f32's, and it costs far less than
+     MPFR), else MPFR, else f32 itself.  */
+  sh->best = sh->ref;
+  if (sh->ref == GC_REF_F32)
+    sh->best = m->loss_f64 ? GC_REF_F64
+               : m->loss_mpfr ? GC_REF_MPFR : GC_REF_F32;
+  /* Tiered: MPFR's centre value and working set; each reference's own
+     truncation and J (manual: "The tiered reference").  */
+  if (sh->ref == GC_REF_AUTO)
+    sh->best = GC_REF_MPFR;
+  sh->user_step = o->step > 0;
+  sh->h_user = o->step;
+  sh->err_pos = SIZE_MAX;
+  sh->deadline = gc__deadline (o->timeout);
+  atomic_init (&sh->done, 0);
+  atomic_init (&sh->stop, 0);
+  r->precision = (sh->ref == GC_REF_MPFR || sh->best == GC_REF_MPFR)
+                 ? sh->p : 0;
+  /* tiered: MPFR, the centre's forward (each direction's truncation is
+     its deciding reference's: manual "The tiered reference") */
+  r->truncation_source = sh->best;
+  r->step_exponent = gc__default_step_exponent (sh->ref, sh->p);
+  sh->step_exponent_64 = gc__default_step_exponent (GC_REF_F64, sh->p);
+  /* h_mpfr / h_f64 (manual: "The tiered reference")  */
+  sh->tier_rho = sh->user_step ? 1
+                : ldexp (1.0, (int) r->step_exponent - sh->step_exponent_64);
+}
+
+/* Manual: "The confidence factor", "Directional checks": the directions
+   of the whole check (*TOTAL) and this shard's part (*MINE), the depths
+   and the confidence factors.  GC_OK, or GC_EINVAL in R.  */
+gc_status
+gc__plan (gc_result *r, const gc_model *m, const gc_options *o,
+          size_t *total_out, size_t *mine_out)
+{
+  /* Directions of the whole check, then this shard's part.  */
+  if (o->directions == GC_DIR_RANDOM && o->random_per_block && m->n_blocks)
+    {
+      if (o->n_random > SIZE_MAX / m->n_blocks)
+        {
+          r->status = GC_EINVAL;
+          snprintf (r->detail, sizeof r->detail, "%zu random directions in "
+                    "each of %zu blocks are too many", o->n_random,
+                    m->n_blocks);
+          return r->status;
+        }
+      r->random_per_block = o->n_random;
+    }
+  size_t total = o->directions == GC_DIR_ALL ? m->n
+                 : r->random_per_block ? o->n_random * m->n_blocks
+                 : o->directions == GC_DIR_RANDOM ? o->n_random
+                 : o->n_indices;
+  size_t sc = r->shard_count;
+  size_t mine = total / sc + (o->shard_index < total % sc ? 1 : 0);
+  r->n_total = total;
+  r->n_directions = mine;
+  r->forward_depth = m->forward_depth ? m->forward_depth : m->n;
+  r->backward_depth = m->backward_depth ? m->backward_depth : m->n;
+  r->defaulted = (m->forward_depth ? 0 : GC_DEFAULTED_FORWARD_DEPTH)
+                 | (m->backward_depth ? 0 : GC_DEFAULTED_BACKWARD_DEPTH)
+                 | (m->grad_magnitude_f32 ? 0 : GC_DEFAULTED_MAGNITUDES)
+                 | (m->loss_magnitude_f32 ? 0 : GC_DEFAULTED_LOSS_MAGNITUDE);
+  /* Two probabilistic bounds per direction (reference and adjoint).  */
+  r->lambda_forward = gc__lambda (o->false_alarm, 2 * total, r->forward_depth);
+  /* Manual: "Rounding classes": each declared backward class is one more
+     bound per direction.  */
+  r->lambda_backward
+    = gc__lambda (o->false_alarm,
+                  (2 + gc__precision_backward_count (r)) * total,
+                  r->backward_depth);
+  /* A rate too small to share among the check's bounds (each takes
+     alpha / 2M of it, a random direction's parts a quarter of that:
+     manual "The confidence factor", "Directional checks") would make
+     every bar infinite, and an infinite bar passes anything.  */
+  if (!isfinite (r->lambda_forward) || !isfinite (r->lambda_backward)
+      || !(o->false_alarm / (8.0 * (double) (total ? total : 1)) >= DBL_MIN))
+    {
+      r->status = GC_EINVAL;
+      snprintf (r->detail, sizeof r->detail, "the false-alarm probability "
+                "%g is too small to share among the %zu directions' bounds "
+                "(each needs a normal double)", o->false_alarm, total);
+      r->n_directions = 0;   /* none made: a result has the directions it
+                                counts */
+      return r->status;
+    }
+  *total_out = total;
+  *mine_out = mine;
+  return GC_OK;
+}
+
+/* R's MINE directions and the check's gradient, magnitudes and scales,
+   and X known finite.  GC_OK, or the status in R with nothing left
+   allocated but R's.  */
+gc_status
+gc__allocate (shared *sh, gc_result *r, const gc_model *m, const float *x,
+              size_t mine)
+{
+  r->dirs = gc__within_memory ((double) mine * sizeof *r->dirs)
+            ? calloc (mine ? mine : 1, sizeof *r->dirs) : NULL;
+  sh->g = gc__guarded_alloc (m->n * sizeof *sh->g);
+  sh->mag = malloc (m->n * sizeof *sh->mag);
+  sh->scale = malloc (m->n * sizeof *sh->scale);
+  if (!r->dirs || !sh->g || !sh->mag || !sh->scale
+      || pthread_mutex_init (&sh->lock, NULL) != 0)
+    {
+      gc__guarded_free (sh->g);
+      free (sh->mag);
+      free (sh->scale);
+      /* No half result: a result without its directions has none.  */
+      bool no_dirs = !r->dirs;
+      free (r->dirs);
+      r->dirs = NULL;
+      r->n_directions = 0;
+      r->status = GC_ENOMEM;
+      if (no_dirs)
+        snprintf (r->detail, sizeof r->detail, "the %zu directions of this "
+                  "check cannot be allocated", mine);
+      else
+        snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (r->status));
+      return r->status;
+    }
+  if ((r->status = gc__point_finite (x, m->n, r->detail, sizeof r->detail))
+      != GC_OK)
+    {
+      gc__guarded_free (sh->g);
+      free (sh->mag);
+      free (sh->scale);
+      pthread_mutex_destroy (&sh->lock);
+      r->n_directions = 0;
+      return r->status;
+    }
+  return r->status;
+}
+
+/* Each of R's MINE directions: its id in the whole check, the judge's
+   defaults, and its coordinate (REF: the check's reference).  */
+void
+gc__directions_init (gc_result *r, const gc_options *o, gc_reference ref,
+                     size_t mine)
+{
+  size_t sc = r->shard_count;
+  for (size_t k = o->shard_index, pos = 0; pos < mine; k += sc)
+    {
+      gc_direction *d = &r->dirs[pos++];
+      d->id = k;
+      d->verdict = GC_ERROR;
+      d->decided_by = ref == GC_REF_AUTO ? GC_REF_MPFR : ref;
+      d->analytic_f64 = d->bar_f64 = d->nu_f64 = d->resolution_f64 = NAN;
+      d->richardson = NAN;
+      d->arith_diff = d->arith_bar = d->nu_arith = NAN;
+      d->verdict_algorithm = GC_ERROR;
+      d->arith = GC_ARITH_NONE;
+      d->index = o->directions == GC_DIR_ALL ? k
+                 : o->directions == GC_DIR_LIST ? o->indices[k] : SIZE_MAX;
+    }
+}
+
+/* Whether the MPFR working set of NT workers fits (manual: "Memory").
+   GC_OK or GC_ENOMEM, said in the result.  */
+gc_status
+gc__mpfr_room (shared *sh, unsigned nt)
+{
+  const gc_model *m = sh->m;
+  gc_result *r = sh->r;
+  gc_status st = GC_OK;
+  if (sh->ref == GC_REF_MPFR || sh->best == GC_REF_MPFR)
+    {
+      double per = (double) m->n * (gc__mpfr_bytes (128)
+                                    + gc__mpfr_bytes (sh->p))
+                   + 9 * gc__mpfr_bytes (2 * sh->p);
+      double bytes = nt * per + gc__mpfr_bytes (sh->p);
+      if (!gc__fits (bytes))
+        {
+          st = GC_ENOMEM;
+          r->n_directions = 0;      /* none was checked */
+          snprintf (r->detail, sizeof r->detail, "the MPFR working set, about "
+                    "%.3g MiB (%zu parameters at %ld bits, %u worker%s), "
+                    "cannot be allocated", bytes / 1048576.0, m->n,
+                    (long) sh->p, nt, nt > 1 ? "s" : "");
+        }
+    }
+  return st;
+}
+
+/* Free what SH holds.  */
+void
+gc__shared_free (shared *sh)
+{
+  gc__twin_free (sh);
+  if (sh->have_f0_mpfr)
+    mpfr_clear (sh->f0_mpfr);
+  pthread_mutex_destroy (&sh->lock);
+  gc__guarded_free (sh->g);
+  for (int k = 0; k < GC_N_MODES; k++)
+    gc__guarded_free (sh->gm[k]);
+  free (sh->mag);
+  free (sh->scale);
+  mpfr_free_cache2 (MPFR_FREE_LOCAL_CACHE);
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* diagnose-internal.h -- the one interface between the diagnosis driver
+   (diagnose.c: the lead tensor, the order the patterns are tried in, the
+   text around them) and the patterns: diagnose_patterns.c (rounding
+   class, too few, zero region, constant factor, unexplained) and
+   diagnose_shift.c (exact shift, offset along an axis, approximate
+   shift).  Manual: "Diagnosis".  Internal: the library exports no gc__
+   name.  */
+
+#ifndef GC_DIAGNOSE_INTERNAL_H
+#define GC_DIAGNOSE_INTERNAL_H
+
+#include "base/internal.h"
+
+/* The fewest failures that establish a pattern (manual: "Diagnosis"): one
+   or two failures agree with almost any pattern.  */
+#define GC__EVIDENCE_MIN 3
+
+/* The state the patterns share: the failures considered (those of the lead
+   tensor) with their ratios, and the words of the text.  */
+typedef struct diag
+{
+  gc_result *r;
+  gc_diagnosis *dg;
+  const gc_block *blk;          /* the lead tensor's block, or NULL */
+  const gc_direction **fails;   /* its failures, in index order */
+  double *ratios;               /* analytic / reference; NaN where it is 0 */
+  size_t nf, checked;
+  const gc_direction *worst;    /* its worst failure */
+  const char *an, *what, *elts;
+  char where[200];
+} diag;
+
+
+/* The patterns (manual: "Diagnosis"), each claimed only on the evidence
+   its text states.  Each returns true when it applies, its finding in
+   G->dg; the driver tries them in the order diagnose.c documents, and the
+   last always applies.  */
+bool gc__diag_rounding_class (diag *g);       /* diagnose_patterns.c */
+bool gc__diag_too_few (diag *g);
+bool gc__diag_zero_region (diag *g);
+bool gc__diag_constant_factor (diag *g);
+bool gc__diag_exact_shift (diag *g);          /* diagnose_shift.c */
+bool gc__diag_axis_offset (diag *g);
+bool gc__diag_approximate_shift (diag *g);
+bool gc__diag_unexplained (diag *g);          /* diagnose_patterns.c */
+
+#endif

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* evaluate.c -- one call of the model's forward (f32, f64, MPFR) at a
+   worker's point: its status, the canaries after its output, the time
+   limit and the finiteness of its value; and whether it left its input
+   alone.  */
+
+#include "model/check-internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void
+gc__fail (worker *w, gc_status st, int cb, const char *fmt, ...)
+{
+  if (w->st != GC_OK)
+    return;
+  w->st = st;
+  w->cb = cb;
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (w->detail, sizeof w->detail, fmt, ap);
+  va_end (ap);
+}
+
+void
+gc__fpenv_model (const shared *sh)
+{
+  fesetenv (&sh->model_env);
+}
+
+void
+gc__fpenv_reset (const shared *sh)
+{
+  (void) sh;
+  fesetenv (FE_DFL_ENV);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Evaluations.  Each returns false after recording a failure.  */
+
+/* The time limit, checked after every callback (gc_options.timeout).  */
+bool
+gc__in_time (worker *w, const char *name)
+{
+  if (w->sh->deadline > 0 && gc__now () > w->sh->deadline)
+    {
+      gc__fail (w, GC_ETIMEOUT, 0, "%g s, reached after a call of %s",
+                w->sh->o->timeout, name);
+      return false;
+    }
+  return true;
+}
+
+/* A callback's outcome: its status, its output buffer's canaries (INTACT),
+   the time limit, then the finiteness of its value.  */
+static bool
+accept_guarded (worker *w, int rc, bool intact, bool finite, const char *name)
+{
+  if (rc)
+    {
+      gc__fail (w, GC_ECALLBACK, rc, "%s returned %d", name, rc);
+      return false;
+    }
+  if (!intact)
+    {
+      gc__fail (w, GC_EOVERRUN, 0, "%s wrote past its output (one loss value)",
+                name);
+      return false;
+    }
+  if (!gc__in_time (w, name))
+    return false;
+  if (!finite)
+    {
+      gc__fail (w, GC_ENONFINITE, 0, "%s gave a non-finite loss", name);
+      return false;
+    }
+  return true;
+}
+
+bool
+gc__eval_f32 (worker *w, const float *x, double *val)
+{
+  union { float v; unsigned char b[sizeof (float) + LOSS_GUARD]; } l;
+  gc__guard_fill (l.b + sizeof (float), LOSS_GUARD);
+  l.v = 0;
+  gc__fpenv_model (w->sh);
+  int rc = w->sh->m->loss_f32 (w->sh->m->ctx, x, &l.v);
+  gc__fpenv_reset (w->sh);
+  *val = l.v;
+  return accept_guarded (w, rc,
+                         gc__guard_intact (l.b + sizeof (float), LOSS_GUARD),
+                         isfinite (l.v), "loss_f32");
+}
+
+bool
+gc__eval_f64 (worker *w, const double *x, double *val)
+{
+  union { double v; unsigned char b[sizeof (double) + LOSS_GUARD]; } l;
+  gc__guard_fill (l.b + sizeof (double), LOSS_GUARD);
+  l.v = 0;
+  gc__fpenv_model (w->sh);
+  int rc = w->sh->m->loss_f64 (w->sh->m->ctx, x, &l.v);
+  gc__fpenv_reset (w->sh);
+  *val = l.v;
+  return accept_guarded (w, rc,
+                         gc__guard_intact (l.b + sizeof (double), LOSS_GUARD),
+                         isfinite (l.v), "loss_f64");
+}
+
+bool
+gc__eval_mpfr (worker *w, mpfr_ptr out)
+{
+  mpfr_ptr l = w->lout;
+  w->mpfr_called = true;
+  gc__fpenv_model (w->sh);
+  int rc = w->sh->m->loss_mpfr (w->sh->m->ctx, w->xm, l);
+  gc__fpenv_reset (w->sh);
+  bool intact = true;
+  for (int k = 1; k < 3; k++)
+    intact = intact && mpfr_get_prec (l + k) == 2 && mpfr_number_p (l + k)
+             && mpfr_cmp_ui (l + k, 3) == 0;
+  /* OUT has the working precision, as l: the copy is exact  */
+  mpfr_set (out, l, MPFR_RNDN);
+  return accept_guarded (w, rc, intact, mpfr_number_p (l), "loss_mpfr");
+}
+
+/* The worker's copies of the point are as given once a direction's
+   points are restored: a callback that wrote into its input (through a
+   cast) would otherwise shift every later evaluation.  */
+bool
+gc__inputs_intact (worker *w)
+{
+  const shared *sh = w->sh;
+  for (size_t j = 0; j < sh->n; j++)
+    {
+      bool same = memcmp (&w->xf[j], &sh->x[j], sizeof (float)) == 0
+                  && w->xd[j] == (double) sh->x[j];
+      if (same && w->xm && w->mpfr_called)
+        same = mpfr_number_p (w->xm + j)
+               && mpfr_cmp_d (w->xm + j, (double) sh->x[j]) == 0;
+      if (!same)
+        {
+          gc__fail (w, GC_EOVERRUN, 0, "a callback wrote into its input x, at "
+                    "parameter %zu", j);
+          return false;
+        }
+    }
+  w->mpfr_called = false;
+  return true;
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* report_derivation.c -- one direction as text: its summary and the
+   derivation of its bar, term by term (gc_derivation's text, and the worst
+   direction of the text report).  */
+
+#include "report/report-internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* One term of a derivation: name = formula = value [section], then its
+   inputs.  */
+static void
+term_text (gc__buf *b, const gc_term *tm, const char *indent)
+{
+  gc__buf_printf (b, "%s  ", indent);
+  gc__put_esc_pad (b, tm->name, GC__ESC_TEXT, 19);
+  gc__buf_puts (b, " = ");
+  gc__put_esc_pad (b, tm->formula, GC__ESC_TEXT, 42);
+  gc__buf_printf (b, " = %.3e   [manual: ", tm->value);
+  gc__put_esc (b, tm->section, GC__ESC_TEXT);
+  gc__buf_printf (b, "]\n%s  %-19s   ", indent, "");
+  for (size_t k = 0; k < tm->n_inputs; k++)
+    {
+      gc__buf_puts (b, k ? ", " : "");
+      gc__put_esc (b, tm->inputs[k].name, GC__ESC_TEXT);
+      gc__buf_printf (b, " = %.6g", tm->inputs[k].value);
+    }
+  gc__buf_puts (b, "\n");
+}
+
+static void
+derivation_text (gc__buf *b, const gc_direction *d, const char *indent)
+{
+  gc__buf_printf (b, "%sbar = ", indent);
+  for (int t = 0; t < GC_N_TERMS; t++)
+    {
+      gc__buf_puts (b, t ? " + " : "");
+      gc__put_esc (b, d->terms[t].name, GC__ESC_TEXT);
+    }
+  gc__buf_printf (b, " = %.3e\n", d->bar);
+  for (int t = 0; t < GC_N_TERMS; t++)
+    term_text (b, &d->terms[t], indent);
+  /* Manual: "Two verdicts, one report" */
+  if (isnan (d->analytic_f64))
+    return;
+  if (d->richardson_used)
+    {
+      gc__buf_printf (b, "%sbar_64 = Richardson truncation + Richardson "
+                      "rounding + twin adjoint rounding = %.3e   (the "
+                      "algorithm: g64 against R(h) = %.17g)\n", indent,
+                      d->bar_f64, d->richardson);
+      term_text (b, &d->richardson_terms[0], indent);
+      term_text (b, &d->richardson_terms[1], indent);
+    }
+  else
+    gc__buf_printf (b, "%sbar_64 = truncation + reference rounding + twin "
+                    "adjoint rounding = %.3e   (the algorithm: g64 against "
+                    "the reference%s)\n", indent, d->bar_f64,
+                    isnan (d->richardson) ? ""
+                    : "; Richardson's R(h) disagreed with it beyond their "
+                      "terms, and was not used");
+  term_text (b, &d->adjoint_f64, indent);
+  if (gc__term_input (&d->terms[GC_TERM_ADJOINT], "A_classes", -1) >= 0)
+    /* manual: "Rounding classes": a model with classes */
+    gc__buf_printf (b, "%sarithmetic bound = sum over f32's class and the "
+                    "declared ones of gamma_dk(u_k) / u_k * (u_k * sum_i "
+                    "|w_i| m_i + eta_k * sum_i |w_i|) + twin adjoint "
+                    "rounding = %.3e   (against max(|g32 - g64|, S_w / C), "
+                    "C = W / B', W the classes' largest spread: their worst "
+                    "case)   [manual: Rounding classes]\n", indent,
+                    d->arith_bar);
+  else
+  gc__buf_printf (b, "%sarithmetic bound = gamma_d / u * (u * sum_i |w_i| "
+                  "m_i + 2^-150 * sum_i |w_i|) + twin adjoint rounding = "
+                  "%.3e   (against max(|g32 - g64|, S_w / C), C = 4 (1 - d u) "
+                  "/ (1 - 2 d u): f32's worst case; beyond 2^16 of it, no "
+                  "rounding explains it)   [manual: The f64 twin]\n",
+                  indent, d->arith_bar);
+}
+
+/* Direction D's values, bar, resolution, step, and how its reference
+   was reached: the worst direction's lines of the text report, and the
+   head of explain's text.  */
+static void
+direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
+{
+  bool fwd = r->kind == GC_CHECK_FORWARD;
+  gc__buf_printf (b, "  %-11s %+.9e\n", fwd ? "f32" : "analytic", d->analytic);
+  gc__buf_printf (b, "  reference   %+.9e", d->reference);
+  if (d->reference != 0)
+    {
+      char rt[40];
+      gc__buf_printf (b, "   %s / reference = %s", fwd ? "f32" : "analytic",
+                      gc__ratio_text (rt, sizeof rt,
+                                      d->analytic / d->reference, 6));
+    }
+  else
+    gc__buf_puts (b, "   reference 0: no ratio");
+  gc__buf_printf (b, "\n  |diff|       %.3e\n", d->diff);
+  gc__buf_printf (b, "  bar          %.3e   nu_32 = |diff| / bar = %.3g\n",
+                  d->bar, d->nu);
+  /* Manual: "Inconclusive directions": a relative error above twice the
+     resolution cannot pass (a correct backward's own error is within the
+     bar and may offset up to one bar of it).  */
+  gc__buf_printf (b, "  resolution   %.3e   (bar / |reference|: a relative "
+                  "error above twice this cannot pass here)\n",
+                  d->resolution);
+  if (!fwd)
+    {
+      gc__buf_printf (b, "  step h       %.6g\n", d->step);
+      if (!isnan (d->analytic_f64))
+        {
+          /* manual: "Two verdicts, one report" */
+          gc__buf_printf (b, "  twin g64     %+.9e   algorithm: nu_64 = "
+                          "|g64 - reference| / bar_64 = %.3g, bar_64 = "
+                          "%.3e, resolution %.3e: %s\n", d->analytic_f64,
+                          d->nu_f64, d->bar_f64, d->resolution_f64,
+                          gc_verdict_name (d->verdict_algorithm));
+          gc__buf_printf (b, "  arithmetic   max(|g32 - g64|, S_w / C) = %.3e, "
+                          "bound %.3e, nu_arith = %.3g: %s\n", d->arith_diff,
+                          d->arith_bar, d->nu_arith,
+                          gc__arith_words (d->arith, r->n_precisions > 0));
+        }
+      if (r->reference == GC_REF_AUTO)
+        gc__buf_printf (b, "  decided by   %s\n",
+                        gc_reference_name (d->decided_by));
+      /* manual: "Confirming a direction", "Raising the precision" */
+      if (d->level > 0)
+        gc__buf_printf (b, "  confirmed    at level %d: step h / 2^%d (the "
+                        "first step's truncation estimate did not hold)\n",
+                        d->level, 8 * d->level);
+      else if (d->level < 0 && r->reference == GC_REF_F32)
+        gc__buf_printf (b, "  unconfirmed  f32 mode has no finer step to "
+                        "confirm a kink or a failure in doubt at (manual: "
+                        "\"What f32 mode cannot judge\")\n");
+      else if (d->level < 0)
+        gc__buf_printf (b, "  unconfirmed  no two finer steps agreed: the "
+                        "reference is not trustworthy here\n");
+      const gc_term *e = &d->terms[GC_TERM_REFERENCE];
+      if (d->decided_by == GC_REF_MPFR && e->n_inputs > 2
+          && e->inputs[2].value != (double) r->precision)
+        gc__buf_printf (b, "  precision    raised to %.0f bits (the %ld-bit "
+                        "reference's rounding dominated)\n",
+                        e->inputs[2].value, (long) r->precision);
+    }
+}
+
+/* The derivation of D as text: its label, verdict and summary, then every
+   term of its bar.  */
+void
+gc__derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d)
+{
+  gc__buf_puts (b, "direction: ");
+  gc__put_label (b, r, d, GC__ESC_TEXT);
+  gc__buf_printf (b, ", %s\n", gc_verdict_name (d->verdict));
+  direction_summary (b, r, d);
+  gc__buf_puts (b, "\n");
+  derivation_text (b, d, "");
+}
+
+/* The worst direction D of R, as the text report ends: its label and
+   summary, then the derivation of its bar.  */
+void
+gc__worst_text (gc__buf *b, const gc_result *r, const gc_direction *d)
+{
+  bool fwd = r->kind == GC_CHECK_FORWARD;
+  gc__buf_printf (b, "\nworst %s: ", fwd ? "output" : "direction");
+  gc__put_label (b, r, d, GC__ESC_TEXT);
+  gc__buf_puts (b, "\n");
+  direction_summary (b, r, d);
+  gc__buf_puts (b, "\n");
+  gc__buf_puts (b, "derivation (manual, chapter \"Deriving the pass bar\"):\n");
+  derivation_text (b, d, "  ");
+}

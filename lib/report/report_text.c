@@ -1,0 +1,681 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* report_text.c -- a result as text for a terminal, and the derivation of one
+   direction's bar as text.  */
+
+#include "report/report-internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How many of R's MPFR directions skipped the +-2h pair: they have no
+   D(2h) (manual: "Skipping the 2h pair").  */
+static size_t
+pair_skipped_count (const gc_result *r)
+{
+  size_t n = 0;
+  for (size_t k = 0; r->dirs && k < r->n_directions; k++)
+    n += r->dirs[k].verdict != GC_ERROR
+         && r->dirs[k].decided_by == GC_REF_MPFR && isnan (r->dirs[k].d2h);
+  return n;
+}
+
+/* Manual: "A failure beyond doubt".  How R's failing directions were
+   settled: decided by f64 (its bound proves MPFR's failure), confirmed at
+   finer steps (a level was evaluated after the first: its J stands in
+   jump_next, or the direction was judged at a finer level), or left at
+   the first step unconfirmed (beyond doubt, or no finer step usable).  */
+static void
+confirmation_text (gc__buf *b, const gc_result *r)
+{
+  if (r->reference != GC_REF_AUTO && r->reference != GC_REF_MPFR)
+    return;
+  size_t nf = 0, n64 = 0, conf = 0, finer = 0, first = 0;
+  for (size_t k = 0; r->dirs && k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict != GC_FAIL)
+        continue;
+      nf++;
+      if (d->decided_by == GC_REF_F64)
+        n64++;
+      else if (d->level > 0 || !isnan (d->jump_next))
+        {
+          conf++;
+          finer += d->level > 0;
+        }
+      else
+        first++;
+    }
+  if (!nf)
+    return;
+  gc__buf_printf (b, "confirmation: of %zu failing directions, ", nf);
+  if (r->reference == GC_REF_AUTO)
+    gc__buf_printf (b, "%zu decided by f64, whose bound proves MPFR's "
+                    "failure (manual: \"Failures f64 decides\"); ", n64);
+  gc__buf_printf (b, "%zu confirmed at finer steps (%zu judged at a finer "
+                  "level); %zu not confirmed, beyond doubt at their first "
+                  "step (manual: \"A failure beyond doubt\") or with no "
+                  "finer step usable\n", conf, finer, first);
+}
+
+void
+gc__tensors_text (gc__buf *b, const gc_result *r, const char *prefix)
+{
+  size_t nt;
+  gc__tensor *t = gc__tensors_of (b, r, &nt);
+  if (!t)
+    return;
+  size_t w = 6;
+  for (size_t k = 0; k < nt; k++)
+    w = strlen (t[k].name) > w ? strlen (t[k].name) : w;
+  if (w > 24)
+    w = 24;
+  gc__buf_printf (b, "%stensors (failed/checked, worst nu_32 = |%s - "
+                  "reference| / bar, median resolution):\n", prefix,
+                  r->kind == GC_CHECK_FORWARD ? "f32" : "g32");
+  for (size_t k = 0; k < nt; k++)
+    {
+      char counts[48];
+      snprintf (counts, sizeof counts, "%zu/%zu", t[k].failed, t[k].checked);
+      gc__buf_printf (b, "%s  ", prefix);
+      gc__put_esc_pad (b, t[k].name,
+                       prefix[0] ? GC__ESC_TAP : GC__ESC_TEXT, w);
+      gc__buf_printf (b, " %11s  worst nu_32 %-9.3g  resolution %.3g", counts,
+                      t[k].worst_nu, t[k].resolution);
+      if (t[k].nonsmooth)
+        gc__buf_printf (b, "  %zu non-smooth", t[k].nonsmooth);
+      if (t[k].structure[0])
+        gc__buf_printf (b, "  %s", t[k].structure);
+      gc__buf_puts (b, "\n");
+    }
+  free (t);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Whole reports.  */
+
+/* The f32 forward's measured error beside its budget and worst case
+   (manual: "Forward disagreement"): a depth declared too small is blamed
+   only where it can explain the error.  */
+static void
+forward_agreement_text (gc__buf *b, const gc_result *r)
+{
+  double worst;
+  int level = gc__forward_disagreement (r, &worst);
+  gc__buf_printf (b, " (f32 forward off by up to %.3g ulp where measured; "
+                  "budget %.3g ulp", r->forward_error_ulps,
+                  r->forward_budget_ulps);
+  if (level == 1)
+    gc__buf_printf (b, " EXCEEDED, within the worst case %.3g ulp: the "
+                    "declared forward depth may be too small", worst);
+  else if (level == 2)
+    gc__buf_printf (b, "; beyond the worst case %.3g ulp: the forwards "
+                    "disagree", worst);
+  else if (level == 3)
+    gc__buf_printf (b, "; beyond the worst case %.3g ulp for M_L = |L|: the "
+                    "forwards disagree, or the loss cancels", worst);
+  gc__buf_puts (b, ")");
+  if ((level == 2 || level == 3) && r->n_failed == 0)
+    gc__buf_printf (b, "\nnote: the f32 forward and the %s reference forward "
+                    "compute different functions at x (L = %.9g vs %.9g)%s; "
+                    "their gradients agree within the bar here",
+                    gc_reference_name (r->truncation_source), r->loss_f32,
+                    r->loss_reference, level == 3 ? ", or the loss cancels"
+                    : "");
+}
+
+/* Whether the f64 reference would have given the same verdict (manual:
+   "Would f64 do?").  */
+static void
+f64_text (gc__buf *b, const gc_result *r)
+{
+  if (r->f64_same_verdict > 0)
+    gc__buf_printf (b, "f64 reference: would have given the same verdict in "
+                    "every direction here (its reference terms at most %.2g "
+                    "of the adjoint term): --ref f64 is enough at this "
+                    "point\n", r->f64_term_ratio);
+  else if (r->f64_same_verdict < 0)
+    gc__buf_printf (b, "f64 reference: might not have given the same verdict "
+                    "in every direction here (its reference terms up to %.2g "
+                    "of the adjoint term): keep MPFR\n", r->f64_term_ratio);
+}
+
+/* What R's measured depth is of, its name, and where it was measured:
+   the backward's d_b, the JVP's tangent d_t (a random direction: n), the
+   HVP's d_H (manual: "The JVP check", "The HVP check").  */
+static const char *
+depth_of (const gc_result *r, const char **dname)
+{
+  const char *nm[2], *dflt[2];
+  gc__kind_depths (r->kind, nm, dflt);
+  *dname = nm[1];
+  return r->kind == GC_CHECK_JVP ? "tangent"
+         : r->kind == GC_CHECK_HVP ? "HVP" : "backward";
+}
+
+static void
+depth_at (gc__buf *b, const gc_result *r)
+{
+  char nm[96];
+  if (r->depth_implied_at >= r->n)
+    gc__buf_puts (b, "a random direction");
+  else
+    gc__put_esc (b, gc_param_name (r, r->depth_implied_at, nm, sizeof nm),
+                 GC__ESC_TEXT);
+}
+
+/* Manual: "What the measurement does not support": the declared depth
+   (or magnitudes) of R beyond what the measured spreads support.  */
+static void
+unsupported_text (gc__buf *b, const gc_result *r)
+{
+  const char *dn;
+  depth_of (r, &dn);
+  double f = (double) r->backward_depth / r->depth_implied;
+  if (!(r->defaulted & GC_DEFAULTED_MAGNITUDES) && r->depth_implied < 1)
+    gc__buf_printf (b, "  UNSUPPORTED: the declared magnitudes "
+                    "(grad_magnitude_f32) leave the measured spreads "
+                    "%.3g rounding(s) of them, fewer than one; with %s "
+                    "= %zu they are %.3g times what the spreads imply, "
+                    "and the measurement supports magnitudes up to %.3g "
+                    "times the declared ones;", r->depth_implied, dn,
+                    r->backward_depth, f,
+                    r->depth_supported / (double) r->backward_depth);
+  else
+    gc__buf_printf (b, "  UNSUPPORTED: the declared %s = %zu is %.3g "
+                    "times the depth the measured spreads imply "
+                    "(%.3g);", dn, r->backward_depth, f, r->depth_implied);
+  gc__buf_printf (b, " the measurement supports %s m_i up to %d times "
+                  "the implied (%.3g roundings of the declared "
+                  "magnitudes)", dn, GC_COARSE_FACTOR, r->depth_supported);
+  if (r->n_unsupported)
+    gc__buf_printf (b, ": %zu direction(s) that pass only on the excess "
+                    "are INCONCLUSIVE (or the directed modes did not "
+                    "reach all of the computation: threads started "
+                    "before the check keep their own mode, and the "
+                    "spreads then undercount)\n", r->n_unsupported);
+  else
+    gc__buf_printf (b, ", and every pass holds on that bar; the check "
+                    "is up to %.3g times coarser than it needs to be\n",
+                    sqrt (f));
+}
+
+/* Manual: "What the measurement does not support", "Depths declared
+   far above the implied": a declared depth GC_OVER_FACTOR or more times
+   the implied one (below GC_COARSE_FACTOR, where the verdicts start to
+   change) named, with the implied value and the bar the worst direction
+   would have at it: the derived part of the adjoint term scales as
+   sqrt(d).  Report only.  */
+static void
+over_declared_text (gc__buf *b, const gc_result *r)
+{
+  if (r->nondeterministic || !(r->depth_implied >= 1)
+      || r->depth_implied_at >= r->n
+      || !((double) r->backward_depth >= GC_OVER_FACTOR * r->depth_implied))
+    return;
+  const char *dn;
+  depth_of (r, &dn);
+  double f = (double) r->backward_depth / r->depth_implied;
+  gc__buf_printf (b, "  note: the declared %s = %zu is %.3g times the depth "
+                  "the measured spreads imply (%.3g, at ", dn,
+                  r->backward_depth, f, r->depth_implied);
+  depth_at (b, r);
+  gc__buf_printf (b, "): the derived adjoint term, sqrt(d) in the depth, is "
+                  "about %.2g times what the measurement shows", sqrt (f));
+  if (r->worst < r->n_directions)
+    {
+      const gc_direction *d = &r->dirs[r->worst];
+      const gc_term *a = &d->terms[GC_TERM_ADJOINT];
+      double derived = a->value - gc__term_input (a, "S_w", 0);
+      double bar = d->bar - derived * (1 - sqrt (1 / f));
+      gc__buf_printf (b, "; at the implied depth the worst direction's bar "
+                      "would be %.4g, not %.4g (nu %.3g, not %.3g)", bar,
+                      d->bar, bar > 0 ? d->diff / bar : INFINITY, d->nu);
+    }
+  gc__buf_puts (b, " (manual: \"Depths declared far above the "
+                "implied\")\n");
+}
+
+/* Manual: "Measured rounding sensitivity": what the reruns under the
+   other rounding modes measured, and what they say of the declarations.  */
+static void
+rounding_text (gc__buf *b, const gc_result *r)
+{
+  /* Manual: "Device arithmetic": the modes are the host's */
+  if (r->device[0])
+    {
+      gc__buf_puts (b, "device: ");
+      gc__put_esc (b, r->device, GC__ESC_TEXT);
+      gc__buf_puts (b, ": the model computes there; the host's IEEE "
+                    "rounding modes do not reach its arithmetic, so no "
+                    "spread measures it (manual: \"Device arithmetic\")");
+      if (r->n_unreached && !r->twin)
+        gc__buf_printf (b, "; %zu failure(s) within the worst-case bar "
+                        "are INCONCLUSIVE (an alignment of its roundings "
+                        "would explain them)", r->n_unreached);
+      gc__buf_puts (b, "\n");
+    }
+  if (r->rounding_modes == 0 && r->rounding_dropped == 0)
+    return;
+  if (r->device[0])
+    gc__buf_printf (b, "rounding: %u other IEEE mode%s set on the host, "
+                    "not on the device", r->rounding_modes,
+                    r->rounding_modes == 1 ? "" : "s");
+  else
+    gc__buf_printf (b, "rounding: measured under %u other IEEE mode%s",
+                    r->rounding_modes, r->rounding_modes == 1 ? "" : "s");
+  if (r->spread_loss > 0)
+    gc__buf_printf (b, "; reference forward's spread S_L = %.3g",
+                    r->spread_loss);
+  const char *dn, *what = depth_of (r, &dn);
+  if (r->depth_implied_at != SIZE_MAX && r->depth_implied_at >= r->n)
+    gc__buf_printf (b, "; the %s's spread measured along random directions "
+                    "only: no depth implied", what);
+  else if (r->depth_implied_at != SIZE_MAX)
+    {
+      gc__buf_printf (b, "; implied %s depth >= %.3g (at ", what,
+                      r->depth_implied);
+      depth_at (b, r);
+      gc__buf_puts (b, ")");
+    }
+  if (r->forward_depth_implied >= 1)
+    gc__buf_printf (b, ", forward >= %.3g", r->forward_depth_implied);
+  gc__buf_puts (b, "\n");
+  if (r->rounding_dropped)
+    {
+      gc__buf_printf (b, "  %u mode%s left out: ", r->rounding_dropped,
+                      r->rounding_dropped == 1 ? "" : "s");
+      gc__put_esc (b, r->rounding_note, GC__ESC_TEXT);
+      gc__buf_puts (b, "\n");
+    }
+  /* One cause, one message: a non-deterministic model's reruns differ for
+     that reason, and the depths their spreads imply blame nothing.  */
+  if (r->nondeterministic)
+    {
+      if (r->depth_implied > (double) r->backward_depth
+          || r->forward_depth_implied > (double) r->forward_depth)
+        gc__buf_puts (b, "  (the implied depths are not judged against the "
+                      "declared ones: the model is non-deterministic, and "
+                      "its reruns differ for that reason)\n");
+      return;
+    }
+  /* Manual: "Rounding classes": with classes the spread is the classes'
+     too, and f32's implied depth says nothing of them  */
+  if (r->depth_implied > (double) r->backward_depth && r->n_precisions)
+    gc__buf_puts (b, "  (the implied depth counts f32 roundings; the "
+                  "declared rounding classes' spread is judged against "
+                  "their own worst case: \"Rounding classes\")\n");
+  else if (r->depth_implied > (double) r->backward_depth)
+    {
+      gc__buf_printf (b, "  WARNING: the %s's spread at ", what);
+      depth_at (b, r);
+      gc__buf_printf (b, " needs at least %.3g roundings of magnitude m_i, "
+                      "more than the declared %s = %zu: the depth or that "
+                      "magnitude is too small", r->depth_implied, dn,
+                      r->backward_depth);
+      if (r->n_spread_beyond)
+        gc__buf_printf (b, "; %zu direction(s) whose spread exceeds the "
+                        "worst case 2 gamma_d of %s are PRECISION (a "
+                        "spread beyond it is not a rounding of the declared "
+                        "arithmetic: a lower precision, or a wrong "
+                        "declaration)", r->n_spread_beyond, dn);
+      else
+        gc__buf_puts (b, " (the bar includes the measured spread)");
+      gc__buf_puts (b, "\n");
+    }
+  else if (r->depth_supported > 0)
+    unsupported_text (b, r);
+  else if (r->rounding_modes && r->depth_implied_at == SIZE_MAX)
+    {
+      /* a declared class the modes do not reach is the likelier cause
+         (manual: "What the rounding modes reach") */
+      bool classes = gc__precision_unreached_count (r) > 0;
+      gc__buf_printf (b, "  note: every spread of the %s is 0: its "
+                      "arithmetic is exact, or the directed modes did not "
+                      "reach it (%s); the measurement vouches for nothing",
+                      what, r->device[0] ? "it runs on the device"
+                      : classes ? "its declared classes that are not "
+                      "mode-reached round outside any mode, and threads "
+                      "started before the check keep their own mode"
+                      : "threads started before the check keep their own "
+                        "mode");
+      /* Manual: "Rounding the modes do not reach" (with a twin,
+         gc__twin_text says it) */
+      if (r->n_unreached && !r->twin)
+        gc__buf_printf (b, "; %zu failure(s) within the worst-case bar "
+                        "gamma_d are INCONCLUSIVE (aligned roundings the "
+                        "modes did not reach would explain them)",
+                        r->n_unreached);
+      gc__buf_puts (b, "\n");
+    }
+  else if (r->n_spread_beyond)
+    gc__buf_printf (b, "  PRECISION: %zu direction(s) whose measured spread "
+                    "exceeds the worst case 2 gamma_d of the declared %s = "
+                    "%zu\n", r->n_spread_beyond, dn, r->backward_depth);
+  if (!(r->depth_supported > 0))
+    over_declared_text (b, r);
+  if (r->forward_depth_implied > (double) r->forward_depth)
+    gc__buf_printf (b, "  WARNING: the reference forward's spread S_L needs "
+                    "at least %.3g roundings of magnitude M_L, more than the "
+                    "declared d_f = %zu (the bar includes S_L)\n",
+                    r->forward_depth_implied, r->forward_depth);
+}
+
+/* Which inputs of the bar were declared and which defaulted (manual:
+   "What the bar assumes").  */
+static void
+inputs_text (gc__buf *b, const gc_result *r)
+{
+  unsigned d = r->defaulted;
+  const char *dn[2], *dd[2];   /* the kind's depths (higher.c) */
+  gc__kind_depths (r->kind, dn, dd);
+  gc__buf_printf (b, "inputs: %s %zu%s%s%s, %s %zu%s%s%s, magnitudes %s, "
+                  "M_L %s\n", dn[0], r->forward_depth,
+                  d & GC_DEFAULTED_FORWARD_DEPTH ? " (NOT DECLARED: " : "",
+                  d & GC_DEFAULTED_FORWARD_DEPTH ? dd[0] : "",
+                  d & GC_DEFAULTED_FORWARD_DEPTH ? " used)" : "",
+                  dn[1], r->backward_depth,
+                  d & GC_DEFAULTED_BACKWARD_DEPTH ? " (NOT DECLARED: " : "",
+                  d & GC_DEFAULTED_BACKWARD_DEPTH ? dd[1] : "",
+                  d & GC_DEFAULTED_BACKWARD_DEPTH ? " used)" : "",
+                  d & GC_DEFAULTED_MAGNITUDES
+                  ? "defaulted (largest |g| per tensor)" : "the model's",
+                  d & GC_DEFAULTED_LOSS_MAGNITUDE
+                  ? r->loss_magnitude_raised
+                    ? "defaulted (|L|), raised to S_L / (2 d_f u) by the "
+                      "reference forward's spread" : "defaulted (|L|)"
+                  : "the model's");
+  if (r->n_magnitude_low)
+    gc__buf_printf (b, "  %zu magnitude(s) below half the gradient value they "
+                    "bound (m_i < |g_i| / 2: no rounding does that); each "
+                    "raised to |g_i|: check grad_magnitude_f32\n",
+                    r->n_magnitude_low);
+  if (r->loss_magnitude_low)
+    gc__buf_printf (b, "  the declared M_L = %.4g is below half of |L| = "
+                    "%.4g (M_L bounds |L|: no rounding does that); raised "
+                    "to |L|: check loss_magnitude_f32\n",
+                    r->loss_magnitude_declared, fabs (r->loss_f32));
+  /* Manual: "The loss magnitude" */
+  if (r->loss_magnitude_supported > 0)
+    gc__buf_printf (b, "  UNSUPPORTED: the declared M_L = %.4g: the "
+                    "reference forward's spread S_L implies %.3g rounding(s) "
+                    "of it, against d_f = %zu; the measurement supports M_L "
+                    "up to %.4g (%d times the implied); %zu pass(es) that "
+                    "hold only on the excess are INCONCLUSIVE\n",
+                    r->loss_magnitude, r->forward_depth_implied,
+                    r->forward_depth, r->loss_magnitude_supported,
+                    GC_COARSE_FACTOR, r->n_loss_unsupported);
+  /* manual: "Rounding classes" */
+  if (r->n_precisions)
+    {
+      gc__buf_puts (b, "precisions: f32 arithmetic (u 2^-24, d_f/d_b); ");
+      gc__precision_describe (b, r);
+      gc__buf_puts (b, "\n");
+    }
+  if (r->n_unvalidated)
+    gc__buf_printf (b, "  %zu direction(s) INCONCLUSIVE: their pass needs a "
+                    "rounding class the rounding modes do not reach, and "
+                    "no twin measured it (\"Rounding classes\")\n",
+                    r->n_unvalidated);
+  if (r->n_blind_defaulted)
+    gc__buf_printf (b, "  %zu blind direction(s) INCONCLUSIVE: their "
+                    "magnitude was defaulted (the tensor's largest |g|), "
+                    "which makes the blindness; declare grad_magnitude_f32 "
+                    "(\"What the measurement does not support\")\n",
+                    r->n_blind_defaulted);
+  rounding_text (b, r);
+}
+
+/* The distribution of the resolution (manual: "Inconclusive
+   directions"), and the blindest direction when one is blind.  */
+/* Manual: "The worst case": which multiplier of the adjoint term decided,
+   the worst nu under the deterministic bounds, and the failures beyond
+   them.  */
+static void
+worst_case_text (gc__buf *b, const gc_result *r)
+{
+  if (isnan (r->worst_nu_worst_case) || r->kind == GC_CHECK_FORWARD)
+    return;
+  double db = (double) r->backward_depth;
+  double prob = r->lambda_backward * sqrt (db);
+  double gu = gc__gamma_over_u (r->backward_depth, 24);
+  const char *dn, *what = depth_of (r, &dn);
+  gc__buf_printf (b, "bounds: %s multiplier %s%s%s decided (lambda "
+                  "sqrt(%s) = %.3g, gamma_d / u = %.3g); under the "
+                  "worst-case bounds gamma_d the worst nu_32 is %.3g",
+                  r->kind == GC_CHECK_GRADIENT ? "adjoint" : what,
+                  prob <= gu ? "lambda sqrt(" : "gamma_d / u, worst case,",
+                  prob <= gu ? dn : "", prob <= gu ? "), probabilistic," : "",
+                  dn, prob, gu, r->worst_nu_worst_case);
+  if (r->n_failed && r->twin)
+    gc__buf_printf (b, "; %zu of %zu failure%s no alignment of roundings "
+                    "explains (worst-case nu above 1, or the twin's "
+                    "algorithm or mismatch, judged under worst-case bars)",
+                    r->n_failed_certain, r->n_failed,
+                    r->n_failed == 1 ? "" : "s");
+  else if (r->n_failed)
+    gc__buf_printf (b, "; %zu of %zu failure%s exceed%s it (no alignment of "
+                    "roundings explains %s)", r->n_failed_certain,
+                    r->n_failed, r->n_failed == 1 ? "" : "s",
+                    r->n_failed_certain == 1 ? "s" : "",
+                    r->n_failed_certain == 1 ? "it" : "them");
+  gc__buf_puts (b, "\n");
+}
+
+static void
+resolution_text (gc__buf *b, const gc_result *r)
+{
+  worst_case_text (b, r);
+  if (r->blindest == SIZE_MAX)
+    return;
+  /* with a twin, the f32 check's blindness is not the check's: the
+     algorithm is judged at its own resolution (the twin: line) */
+  gc__buf_printf (b, "resolution: median %.3g, worst %.3g; %zu of %zu "
+                  "directions coarser than 1e-3, %zu blind (>= 1: %s)\n",
+                  r->resolution_median, r->resolution_worst,
+                  r->n_resolution_coarse, r->n_directions,
+                  r->n_resolution_blind,
+                  r->twin ? "the f32 gradient alone cannot show a 100% "
+                            "error there; the twin's algorithm judges it at "
+                            "its own resolution"
+                          : "a 100% error passes there");
+  /* the blindest of the inconclusive directions: the blindest of all
+     may pass (below the rounding a correct backward makes: "Inconclusive
+     directions") */
+  const gc_direction *bi = NULL;
+  for (size_t k = 0; r->n_inconclusive && k < r->n_directions; k++)
+    if (r->dirs[k].verdict == GC_INCONCLUSIVE
+        && (!bi || !(fabs (r->dirs[k].resolution) <= fabs (bi->resolution))))
+      bi = &r->dirs[k];
+  if (bi)
+    {
+      gc__buf_printf (b, "inconclusive: the check cannot judge %zu "
+                      "direction(s); the blindest of them, ",
+                      r->n_inconclusive);
+      gc__put_label (b, r, bi, GC__ESC_TEXT);
+      gc__buf_printf (b, ", has bar %.3e against a reference of %.3e\n",
+                      bi->bar, bi->reference);
+    }
+}
+
+/* The heading: version, model, reference and directions.  */
+static void
+heading_text (gc__buf *b, const gc_result *r, bool fwd)
+{
+  gc__buf_printf (b, "gradcheck %s: %smodel ", GC_VERSION_STRING,
+                  gc__kind_label (r->kind));
+  gc__put_esc (b, r->model_name, GC__ESC_TEXT);
+  if (fwd && r->precision > 0)
+    gc__buf_printf (b, ", %zu outputs\n"
+                    "reference: the MPFR forward at %ld bits, element by "
+                    "element\n", r->n, (long) r->precision);
+  else if (fwd)   /* refused before a precision was set */
+    gc__buf_printf (b, ", %zu outputs\n"
+                    "reference: the MPFR forward, element by element\n",
+                    r->n);
+  else if (r->status != GC_OK && r->precision == 0 && !r->n_directions)
+    /* refused before a reference was set up: no "MPFR at 0 bits" */
+    gc__buf_printf (b, ", %zu parameters\n"
+                    "reference: none (the check was refused before it "
+                    "ran)\ndirections: none checked\n", r->n);
+  else
+    {
+      gc__buf_printf (b, ", %zu parameters\n", r->n);
+      gc__buf_puts (b, "reference: ");
+      gc__describe_reference (b, r);
+      gc__buf_printf (b, "\ndirections: %s",
+                      gc__direction_kind_name (r->direction_kind));
+      if (r->direction_kind == GC_DIR_RANDOM)
+        gc__buf_printf (b, " (seed %llu)", (unsigned long long) r->seed);
+      if (r->random_per_block)
+        gc__buf_printf (b, ", %zu per block", r->random_per_block);
+      gc__buf_printf (b, ", %zu checked", r->n_directions);
+      if (r->shard_count > 1)
+        gc__buf_printf (b, " (shard %zu of %zu, %zu in all)", r->shard_index,
+                        r->shard_count, r->n_total);
+      gc__buf_puts (b, "\n");
+      /* manual: "PyTorch" */
+      if (r->loss_note[0])
+        {
+          gc__buf_puts (b, "loss from: ");
+          gc__put_esc (b, r->loss_note, GC__ESC_TEXT);
+          gc__buf_puts (b, "\n");
+        }
+    }
+}
+
+/* Which nu the verdict line's worst is (issue 36: "every nu labelled
+   by what it measures"): with a twin the larger of the direction's two
+   questions, the algorithm's nu_64 or the arithmetic's nu_arith; else
+   the f32 value's nu_32 against the reference; and where.  */
+static void
+worst_nu_label (gc__buf *b, const gc_result *r)
+{
+  if (r->worst == SIZE_MAX)
+    return;
+  const gc_direction *d = &r->dirs[r->worst];
+  bool fwd = r->kind == GC_CHECK_FORWARD;
+  if (r->twin && !isnan (d->analytic_f64))
+    gc__buf_puts (b, d->nu_f64 >= d->nu_arith
+                  ? ", the algorithm's nu_64 = |g64 - reference| / bar_64, "
+                    "at "
+                  : ", the arithmetic's nu_arith = |g32 - g64| / its bound, "
+                    "at ");
+  else
+    gc__buf_printf (b, ", nu_32 = |%s - reference| / bar, at ",
+                    fwd ? "f32" : "g32");
+  gc__put_label (b, r, d, GC__ESC_TEXT);
+}
+
+/* The verdict line and its counts; the twin's two questions.  */
+static void
+verdict_text (gc__buf *b, const gc_result *r, bool fwd)
+{
+  const char *vname = r->verdict == GC_PASS ? "PASS" : r->verdict == GC_FAIL
+                      ? "FAIL" : r->verdict == GC_NONSMOOTH ? "NON-SMOOTH"
+                      : r->verdict == GC_INCONCLUSIVE ? "INCONCLUSIVE"
+                      : r->verdict == GC_NONDETERMINISTIC ? "NON-DETERMINISTIC"
+                      : r->verdict == GC_PRECISION ? "PRECISION"
+                      : "ERROR";
+  if (fwd)
+    {
+      gc__buf_printf (b, "verdict: %s -- %zu of %zu outputs off; worst nu = "
+                      "%.3g", vname, r->n_failed, r->n_directions,
+                      r->worst_nu);
+      worst_nu_label (b, r);
+      gc__buf_puts (b, "\n");
+    }
+  else
+    {
+      gc__buf_printf (b, "verdict: %s -- %zu failed, %zu non-smooth",
+                      vname, r->n_failed, r->n_nonsmooth);
+      if (r->n_precision)
+        gc__buf_printf (b, ", %zu precision", r->n_precision);
+      if (r->n_inconclusive)
+        gc__buf_printf (b, ", %zu inconclusive", r->n_inconclusive);
+      gc__buf_printf (b, " of %zu; worst nu = %.3g", r->n_directions,
+                      r->worst_nu);
+      worst_nu_label (b, r);
+      gc__buf_puts (b, "\n");
+      gc__twin_text (b, r);
+    }
+}
+
+/* Which tier decided how many directions (manual: "The tiered
+   reference").  */
+static void
+tiered_text (gc__buf *b, const gc_result *r)
+{
+  if (r->reference != GC_REF_AUTO)
+    return;
+  gc__buf_printf (b, "tiered reference: f64 decided %zu of %zu "
+                  "directions, MPFR %zu (manual: \"The tiered "
+                  "reference\")\n", gc__decided_count (r, GC_REF_F64),
+                  r->n_directions, gc__decided_count (r, GC_REF_MPFR));
+  size_t np = pair_skipped_count (r);
+  if (np)
+    gc__buf_printf (b, "  %zu of MPFR's without their +-2h pair, their "
+                    "truncation predicted from f64's stencil (manual: "
+                    "\"Skipping the 2h pair\")\n", np);
+}
+
+void
+gc__report_text (gc__buf *b, const gc_result *r)
+{
+  bool fwd = r->kind == GC_CHECK_FORWARD;
+  heading_text (b, r, fwd);
+  if (r->status != GC_OK)
+    {
+      char lead[128];
+      gc__buf_printf (b, "verdict: ERROR: %s\n",
+                      gc__status_lead (r->status, r->detail, lead,
+                                       sizeof lead));
+      if (strcmp (r->detail, gc_strerror (r->status)) != 0)
+        {
+          gc__buf_puts (b, "  ");
+          gc__put_esc (b, r->detail, GC__ESC_TEXT);
+          gc__buf_puts (b, "\n");
+        }
+      return;
+    }
+  if (!fwd)
+    gc__buf_printf (b, "loss: f32 %.9g, reference %.9g, magnitude M_L %.4g",
+                    r->loss_f32, r->loss_reference, r->loss_magnitude);
+  if (!fwd && r->forward_error_ulps >= 0)
+    forward_agreement_text (b, r);
+  gc__buf_puts (b, "\n");
+  if (!fwd)
+    {
+      inputs_text (b, r);
+      gc__buf_puts (b, "\n");
+    }
+  verdict_text (b, r, fwd);
+  /* The findings first (a forward disagreement, a non-deterministic
+     model, the diagnosis), then the resolution and the tensors.  */
+  if (r->nondeterministic)
+    {
+      gc__buf_puts (b, "non-deterministic model: ");
+      gc__put_esc (b, r->nd_detail, GC__ESC_TEXT);
+      gc__buf_puts (b, "; no single gradient to judge (the directions below "
+                    "used the first call's)\n");
+    }
+  if (r->diagnosis.kind != GC_DIAG_NONE)
+    {
+      gc__buf_puts (b, "diagnosis: ");
+      gc__put_esc (b, r->diagnosis.text, GC__ESC_TEXT);
+      gc__buf_puts (b, "\n");
+    }
+  if (!fwd)
+    resolution_text (b, r);
+  tiered_text (b, r);
+  if (!fwd)
+    confirmation_text (b, r);
+  gc__tensors_text (b, r, "");
+  f64_text (b, r);
+  if (r->worst == SIZE_MAX)
+    return;
+  gc__worst_text (b, r, &r->dirs[r->worst]);
+}
+

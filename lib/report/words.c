@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* words.c -- the pieces every rendering of a result shares: names, the
+   reference's description, escaped labels, the arithmetic's words, the
+   tensor summary (report-internal.h).  Below every format's file and the
+   dispatcher (report.c).  */
+
+#include "report/report-internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *
+gc__direction_kind_name (gc_direction_kind k)
+{
+  switch (k)
+    {
+    case GC_DIR_ALL: return "all";
+    case GC_DIR_RANDOM: return "random";
+    case GC_DIR_LIST: return "list";
+    }
+  return "unknown";
+}
+
+/* How many directions of R reference REF decided (manual: "The tiered
+   reference").  */
+size_t
+gc__decided_count (const gc_result *r, gc_reference ref)
+{
+  size_t n = 0;
+  for (size_t k = 0; r->dirs && k < r->n_directions; k++)
+    n += r->dirs[k].verdict != GC_ERROR && r->dirs[k].decided_by == ref;
+  return n;
+}
+
+void
+gc__describe_reference (gc__buf *b, const gc_result *r)
+{
+  if (r->reference == GC_REF_AUTO)
+    gc__buf_printf (b, "tiered: f64 central differences, MPFR at %ld bits "
+                    "wherever f64 may not give MPFR's verdict",
+                    (long) r->precision);
+  else if (r->reference == GC_REF_MPFR && r->precision > 0)
+    gc__buf_printf (b, "MPFR central differences at %ld bits",
+                    (long) r->precision);
+  else if (r->reference == GC_REF_MPFR)
+    gc__buf_puts (b, "MPFR central differences");
+  else
+    gc__buf_printf (b, "%s central differences",
+                    r->reference == GC_REF_F32 ? "f32" : "f64");
+  if (r->truncation_source != r->reference && r->status == GC_OK
+      && r->reference != GC_REF_AUTO)
+    gc__buf_printf (b, " (truncation from the %s forward)",
+                    gc_reference_name (r->truncation_source));
+}
+
+/* Names in the text, Markdown and TAP renderings come from plugins and
+   shard files: each goes through gc__escape (escape.h), so that a name
+   cannot start a line, a TAP directive or a terminal escape sequence.  The
+   JSON writer escapes its own way.  */
+
+/* Append S escaped for KIND, padded with spaces to WIDTH bytes.  */
+void
+gc__put_esc_pad (gc__buf *b, const char *s, gc__escape_kind kind, size_t width)
+{
+  if (!s)
+    s = "";
+  char small[256];
+  size_t n = gc__escape (small, sizeof small, s, kind);
+  if (n < sizeof small)
+    gc__buf_puts (b, small);
+  else
+    {
+      char *t = malloc (n + 1);
+      if (!t)
+        {
+          b->failed = true;
+          return;
+        }
+      gc__escape (t, n + 1, s, kind);
+      gc__buf_puts (b, t);
+      free (t);
+    }
+  for (; n < width; n++)
+    gc__buf_puts (b, " ");
+}
+
+void
+gc__put_esc (gc__buf *b, const char *s, gc__escape_kind kind)
+{
+  gc__put_esc_pad (b, s, kind, 0);
+}
+
+void
+gc__put_label (gc__buf *b, const gc_result *r, const gc_direction *d,
+           gc__escape_kind kind)
+{
+  size_t rb = d->index == SIZE_MAX ? gc__direction_block (r, d) : SIZE_MAX;
+  if (rb != SIZE_MAX)
+    {
+      gc__buf_printf (b, "random direction %zu within ", d->id);
+      gc__put_esc (b, r->blocks[rb].name, kind);
+    }
+  else if (d->index == SIZE_MAX)
+    gc__buf_printf (b, "random direction %zu", d->id);
+  else
+    {
+      char nm[96];
+      gc_param_name (r, d->index, nm, sizeof nm);
+      gc__put_esc (b, nm, kind);
+      gc__buf_printf (b, " (%s %zu)",
+                      r->kind == GC_CHECK_FORWARD ? "output" : "parameter",
+                      d->index);
+    }
+}
+
+/* The arithmetic class's words; CLASSES: the bound is the declared
+   rounding classes' (manual: "Rounding classes"), not f32's alone.  */
+const char *
+gc__arith_words (gc_arith a, bool classes)
+{
+  switch (a)
+    {
+    case GC_ARITH_OK:
+      return classes ? "within the declared precisions' derived bound"
+                     : "within the derived f32 bound";
+    case GC_ARITH_PRECISION:
+      if (classes)
+        return "beyond the declared precisions' derived bound, within 2^16 "
+               "of it: PRECISION (an operation of lower precision than "
+               "declared, or a cancellation in the f32 path)";
+      return "beyond the derived f32 bound, within 2^16 of it: PRECISION "
+             "(a reduced-precision operation or a cancellation in the f32 "
+             "path)";
+    case GC_ARITH_MISMATCH:
+      return "beyond any rounding: the f32 path alone is wrong, or the twin "
+             "is not the same algorithm";
+    case GC_ARITH_INCONCLUSIVE:
+      return "beyond the derived bound by the f32 spread alone, against "
+             "defaulted magnitudes: INCONCLUSIVE (declare "
+             "grad_magnitude_f32)";
+    case GC_ARITH_NONE: break;
+    }
+  return "no twin";
+}
+
+/* ---------------------------------------------------------------------- */
+/* Per-tensor summary (manual: "Diagnosis").  */
+
+/* The tensors of R, or NULL: none to show, or memory ran out (which fails
+   the report: B is marked failed).  */
+gc__tensor *
+gc__tensors_of (gc__buf *b, const gc_result *r, size_t *nt)
+{
+  gc__tensor *t = NULL;
+  *nt = 0;
+  if (r->status != GC_OK || r->n_directions == 0 || !r->dirs)
+    return NULL;
+  if (gc__tensors (r, &t, nt) != GC_OK)
+    b->failed = true;
+  return t;
+}
