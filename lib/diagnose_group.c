@@ -275,8 +275,10 @@ group (gc_diagnosis *dg, const gc_result *r, const gc__tensor *t, size_t nt,
         append (dg, "%s %s (%zu/%zu)", shown++ ? "," : "", t[k].name,
                 t[k].failed, t[k].checked);
       }
-  append (dg, " -- one error reaches them all (a shared weight, a common "
-          "upstream gradient): none is nearer it than another");
+  /* rounding is no one error: the group is said, not its cause */
+  if (dg->kind != GC_DIAG_ONE_ULP && dg->kind != GC_DIAG_ROUNDING_SUSPECTED)
+    append (dg, " -- one error reaches them all (a shared weight, a common "
+            "upstream gradient): none is nearer it than another");
   char step[240];
   bool located = gc__diag_step_line (r, t, nt, true, step, sizeof step);
   if (located)
