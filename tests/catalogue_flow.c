@@ -287,6 +287,37 @@ START_TEST (test_gru_steps)
 }
 END_TEST
 
+/* Random directions drawn within each block still localise it (each
+   block's directions pass or fail as the block does); over whole-vector
+   random directions, each mixing every step, no step is read.  */
+START_TEST (test_gru_steps_random)
+{
+  for (int per_block = 1; per_block >= 0; per_block--)
+    {
+      cat m;
+      gru_init (&m, GR_DROP_STEP);
+      gc_options o;
+      gc_options_init (&o);
+      o.reference = GC_REF_F64;
+      o.directions = GC_DIR_RANDOM;
+      o.n_random = per_block ? 3 : 24;
+      o.random_per_block = per_block;
+      gc_result *r = gct_check_ok (&m.model, m.x, &o);
+      const char *t = r->diagnosis.text;
+      fprintf (stderr, "# gru random%s: %s -- %s\n",
+               per_block ? " per block" : "", gc_verdict_name (r->verdict), t);
+      ck_assert_int_eq (r->verdict, GC_FAIL);
+      if (per_block)
+        ck_assert_msg (strstr (t, "the error enters at step 5 (inputs of "
+                               "steps 0..5 fail, of steps 6..7 pass; blocks "
+                               "x0 .. x7, one per step)"), "%s", t);
+      else
+        ck_assert_msg (!strstr (t, "enters at step"), "%s", t);
+      gc_result_free (r);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* stair: L = sum c_i q(x_i) + x_i^2 / 4, q(x) = floor(S x) / S, S = 3e6:
    stairs of 3.3e-7, finer than the step (h ~ 1e-6; a power of two would
@@ -492,6 +523,7 @@ catalogue_flow (TCase *tc)
 {
   tcase_add_test (tc, test_rnn_shared_weights);
   tcase_add_test (tc, test_gru_steps);
+  tcase_add_test (tc, test_gru_steps_random);
   tcase_add_test (tc, test_staircase);
   tcase_add_test (tc, test_attention_mask_and_rowsum);
 }
