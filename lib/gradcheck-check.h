@@ -82,7 +82,8 @@ gc_ck__diagnosis_name (gc_diagnosis_kind k)
   static const char *const names[] = {
     "none", "constant-factor", "sign-flip", "zero-region", "shifted-window",
     "non-smooth", "rounding", "logic", "forward-mismatch", "axis-offset",
-    "approximate-shift", "precision", "rounding-suspected", "twin-differs" };
+    "approximate-shift", "precision", "rounding-suspected", "twin-differs",
+    "staircase" };
   return (unsigned) k < sizeof names / sizeof names[0] ? names[k]
                                                        : "unknown";
 }

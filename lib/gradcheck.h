@@ -554,9 +554,13 @@ typedef enum gc_diagnosis_kind
                              like the rounding of a narrower format
                              (unit roundoff estimated, format named):
                              undeclared rounding, not a logic error */
-  GC_DIAG_TWIN_DIFFERS    /* the twin g64 fails against the reference
+  GC_DIAG_TWIN_DIFFERS,   /* the twin g64 fails against the reference
                              where g32 agrees with it: the twin is not the
                              reference's algorithm */
+  GC_DIAG_STAIRCASE       /* most directions straddle kinks: a forward
+                             piecewise constant finer than the step, its
+                             stairs spanned by the stencil (manual:
+                             "Staircases") */
 } gc_diagnosis_kind;
 
 typedef struct gc_diagnosis

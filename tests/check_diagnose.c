@@ -1501,9 +1501,9 @@ mlp_init (mlp_model *m, uint64_t seed, int bug)
 /* The lead: the tensor whose failures the patterns read is b1 (the last
    declared of the tensors that fail wholly; blocks are declared in
    forward order); gamma, beta and W1, which fail wholly too, are listed
-   with it as failing alike, not as weaker leads (issue 36: block order
-   does not tell which is nearest the error); W2 and b2 are named as
-   passing.  */
+   with it as one group failing alike, said first, not as weaker leads
+   (issue 36: block order does not tell which is nearest the error); W2
+   and b2 are named as passing.  */
 START_TEST (test_mlp_gelu_lead)
 {
   for (int bug = 0; bug < 2; bug++)
@@ -1528,7 +1528,7 @@ START_TEST (test_mlp_gelu_lead)
       const char *pass = strstr (dg->text, "pass: ");
       ck_assert_msg (pass && strstr (pass, "W2") && strstr (pass, "b2"),
                      "%s", dg->text);
-      const char *alike = strstr (dg->text, "4 tensors fail wholly alike: ");
+      const char *alike = strstr (dg->text, "4 tensors fail alike, wholly: ");
       ck_assert_msg (alike && strstr (alike, "W1 (") && strstr (alike, "beta (")
                      && strstr (alike, "gamma (")
                      && !strstr (dg->text, "weaker lead"), "%s", dg->text);

@@ -7,10 +7,16 @@
    error within half an ulp, inside any bar), the twin the same
    computation unrounded, so that every failure is the injected bug's:
 
+   (rnn, gru, stair and attn in catalogue_flow.c)
      rnn        h_t = tanh(W h_{t-1} + U x_t + b), t = 0..T-1, shared W,
                 U, b; per-step inputs xs[T,H] are parameters too.  Bugs:
                 the recurrent weight transposed in the backward (W where
                 W^T belongs), and the loss term of one step dropped.
+     gru        a GRU-like recurrence, the inputs one block per step
+                (x0 .. x7), six shared gate weights.  Bugs: the loss term
+                of step 5 dropped; the recurrent Uh transposed.
+     stair      a forward quantised to stairs of 1/3e6, finer than the
+                step, the backward the smooth surrogate's.
      attn       o = sum_j softmax_j(temp q.k_j, masked) v_j.  Bugs: the
                 mask ignored in the backward; the softmax backward
                 without its row-sum term.
@@ -26,31 +32,12 @@
 
    Each test asserts the kind, and the words a reader acts on.  */
 
-#include "gctest.h"
-#include "gradcheck-check.h"
+#include "catalogue.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { CAT_NONE = 0 };
-
-typedef struct cat cat;
-struct cat
-{
-  gc_model model;
-  size_t n;
-  float x[256];
-  double c[256];              /* fixed cotangents / coefficients */
-  double mask[16];
-  gc_block blocks[6];
-  int bug;
-  double (*loss) (const cat *m, const double *x, int path);
-  /* the backward under test in PATH (32: the f32 path, 64: its twin) */
-  void (*grad) (const cat *m, const double *x, double *g, int path);
-  void (*round32) (float *g, size_t n);   /* the f32 path's end, or NULL */
-};
 
 static int
 cat_loss32 (void *ctx, const float *x, float *l)
@@ -86,7 +73,7 @@ cat_grad32 (void *ctx, const float *x, float *g)
   return 0;
 }
 
-static int
+int
 cat_grad64 (void *ctx, const double *x, double *g)
 {
   cat *m = ctx;
@@ -103,7 +90,7 @@ cat_uniform (void)
   return (double) (cat_state >> 11) * 0x1p-53 * 2 - 1;
 }
 
-static void
+void
 cat_init (cat *m, const char *name, size_t n, bool twin)
 {
   memset (m, 0, sizeof *m);
@@ -127,7 +114,7 @@ cat_init (cat *m, const char *name, size_t n, bool twin)
     }
 }
 
-static void
+void
 cat_block (cat *m, const char *name, size_t offset, size_t d0, size_t d1)
 {
   gc_block *b = &m->blocks[m->model.n_blocks++];
@@ -135,7 +122,7 @@ cat_block (cat *m, const char *name, size_t offset, size_t d0, size_t d1)
                     { d0, d1 } };
 }
 
-static gc_result *
+gc_result *
 cat_check (cat *m)
 {
   gc_options o;
@@ -157,243 +144,6 @@ cat_check (cat *m)
     }
   return r;
 }
-
-/* ------------------------------------------------------------------ */
-/* rnn: H = 4, T = 8; parameters xs[T,H], W[H,H], U[H,H], b[H].  */
-
-enum { RNN_H = 4, RNN_T = 8, RNN_XS = 0, RNN_W = RNN_T * RNN_H,
-       RNN_U = RNN_W + RNN_H * RNN_H, RNN_B = RNN_U + RNN_H * RNN_H,
-       RNN_N = RNN_B + RNN_H };
-enum { RNN_TRANSPOSED = 1, RNN_DROP_STEP = 2 };
-#define RNN_DROPPED 3   /* the step whose loss term the bug drops */
-
-static void
-rnn_forward (const double *p, double h[RNN_T + 1][RNN_H])
-{
-  for (size_t j = 0; j < RNN_H; j++)
-    h[0][j] = 0.5;
-  for (size_t t = 0; t < RNN_T; t++)
-    for (size_t i = 0; i < RNN_H; i++)
-      {
-        double z = p[RNN_B + i];
-        for (size_t j = 0; j < RNN_H; j++)
-          z += p[RNN_W + i * RNN_H + j] * h[t][j]
-               + p[RNN_U + i * RNN_H + j] * p[RNN_XS + t * RNN_H + j];
-        h[t + 1][i] = tanh (z);
-      }
-}
-
-static double
-rnn_loss (const cat *m, const double *p, int path)
-{
-  (void) path;
-  double h[RNN_T + 1][RNN_H], l = 0;
-  rnn_forward (p, h);
-  for (size_t t = 0; t < RNN_T; t++)
-    for (size_t j = 0; j < RNN_H; j++)
-      l += m->c[t * RNN_H + j] * h[t + 1][j];
-  return l;
-}
-
-static void
-rnn_grad (const cat *m, const double *p, double *g, int path)
-{
-  (void) path;
-  double h[RNN_T + 1][RNN_H], dh[RNN_H] = { 0 };
-  rnn_forward (p, h);
-  memset (g, 0, RNN_N * sizeof *g);
-  for (size_t t = RNN_T; t-- > 0;)
-    {
-      double dz[RNN_H], nh[RNN_H] = { 0 };
-      for (size_t i = 0; i < RNN_H; i++)
-        {
-          if (!(m->bug == RNN_DROP_STEP && t == RNN_DROPPED))
-            dh[i] += m->c[t * RNN_H + i];
-          dz[i] = dh[i] * (1 - h[t + 1][i] * h[t + 1][i]);
-        }
-      for (size_t i = 0; i < RNN_H; i++)
-        {
-          g[RNN_B + i] += dz[i];
-          for (size_t j = 0; j < RNN_H; j++)
-            {
-              g[RNN_W + i * RNN_H + j] += dz[i] * h[t][j];
-              g[RNN_U + i * RNN_H + j] += dz[i] * p[RNN_XS + t * RNN_H + j];
-              g[RNN_XS + t * RNN_H + j] += p[RNN_U + i * RNN_H + j] * dz[i];
-              /* dh_{t-1} = W^T dz; the bug uses W */
-              nh[j] += (m->bug == RNN_TRANSPOSED
-                        ? p[RNN_W + j * RNN_H + i] : p[RNN_W + i * RNN_H + j])
-                       * dz[i];
-            }
-        }
-      memcpy (dh, nh, sizeof dh);
-    }
-}
-
-static void
-rnn_init (cat *m, int bug)
-{
-  cat_init (m, "rnn", RNN_N, true);
-  m->bug = bug;
-  m->loss = rnn_loss;
-  m->grad = rnn_grad;
-  cat_block (m, "xs", RNN_XS, RNN_T, RNN_H);
-  cat_block (m, "W", RNN_W, RNN_H, RNN_H);
-  cat_block (m, "U", RNN_U, RNN_H, RNN_H);
-  cat_block (m, "b", RNN_B, RNN_H, 0);
-}
-
-/* Shared weights: W, U and b fail wholly under either bug, and the
-   diagnosis says they fail alike and does not name one of them as
-   nearest the bug; the per-step inputs localise it: their failures stop
-   at the step where the error enters (the backward runs from T-1 down):
-   the dropped step 3, or step 6 for the transposed weight (the first
-   propagation through W, from step 7 into step 6).  */
-START_TEST (test_rnn_shared_weights)
-{
-  static const struct { int bug; const char *axis; } cases[] = {
-    { RNN_DROP_STEP, "axis 0: 0-3 fail, 4-7 pass" },
-    { RNN_TRANSPOSED, "axis 0: 0-6 fail, 7 passes" } };
-  for (size_t c = 0; c < 2; c++)
-    {
-      cat m;
-      rnn_init (&m, cases[c].bug);
-      gc_result *r = cat_check (&m);
-      const char *t = r->diagnosis.text;
-      ck_assert_int_eq (r->verdict, GC_FAIL);
-      ck_assert_msg (strstr (t, "fail wholly alike"), "%s", t);
-      ck_assert_msg (strstr (t, "W (16/16)") && strstr (t, "U (16/16)")
-                     && strstr (t, "b (4/4)"), "%s", t);
-      ck_assert_msg (!strstr (t, "weaker lead"), "%s", t);
-      ck_assert_msg (strstr (t, cases[c].axis), "%s", t);
-      ck_assert_msg (strstr (t, "where the error enters"), "%s", t);
-      gc_result_free (r);
-    }
-}
-END_TEST
-
-/* ------------------------------------------------------------------ */
-/* attn: D = 4, N = 6 keys, the last two masked; parameters q[D], K[N,D],
-   V[N,D], temp[1].  */
-
-enum { AT_D = 4, AT_N = 6, AT_Q = 0, AT_K = AT_D, AT_V = AT_K + AT_N * AT_D,
-       AT_T = AT_V + AT_N * AT_D, AT_NP = AT_T + 1 };
-enum { AT_MASK_IGNORED = 1, AT_NO_ROWSUM = 2 };
-
-static void
-attn_probs (const cat *m, const double *p, bool masked, double *pr)
-{
-  double s[AT_N], mx = -INFINITY, z = 0;
-  for (size_t j = 0; j < AT_N; j++)
-    {
-      s[j] = 0;
-      for (size_t d = 0; d < AT_D; d++)
-        s[j] += p[AT_Q + d] * p[AT_K + j * AT_D + d];
-      s[j] *= p[AT_T];
-      if (masked && m->mask[j] == 0)
-        s[j] = -INFINITY;
-      mx = fmax (mx, s[j]);
-    }
-  for (size_t j = 0; j < AT_N; j++)
-    z += pr[j] = exp (s[j] - mx);
-  for (size_t j = 0; j < AT_N; j++)
-    pr[j] /= z;
-}
-
-static double
-attn_loss (const cat *m, const double *p, int path)
-{
-  (void) path;
-  double pr[AT_N], l = 0;
-  attn_probs (m, p, true, pr);
-  for (size_t j = 0; j < AT_N; j++)
-    for (size_t d = 0; d < AT_D; d++)
-      l += m->c[d] * pr[j] * p[AT_V + j * AT_D + d];
-  return l;
-}
-
-static void
-attn_grad (const cat *m, const double *p, double *g, int path)
-{
-  (void) path;
-  double pr[AT_N], dp[AT_N], ds[AT_N], sum = 0;
-  attn_probs (m, p, m->bug != AT_MASK_IGNORED, pr);
-  memset (g, 0, AT_NP * sizeof *g);
-  for (size_t j = 0; j < AT_N; j++)
-    {
-      dp[j] = 0;
-      for (size_t d = 0; d < AT_D; d++)
-        {
-          g[AT_V + j * AT_D + d] = pr[j] * m->c[d];
-          dp[j] += p[AT_V + j * AT_D + d] * m->c[d];
-        }
-      sum += pr[j] * dp[j];
-    }
-  for (size_t j = 0; j < AT_N; j++)
-    {
-      ds[j] = pr[j] * (dp[j] - (m->bug == AT_NO_ROWSUM ? 0 : sum));
-      double qk = 0;
-      for (size_t d = 0; d < AT_D; d++)
-        qk += p[AT_Q + d] * p[AT_K + j * AT_D + d];
-      g[AT_T] += ds[j] * qk;
-      for (size_t d = 0; d < AT_D; d++)
-        {
-          g[AT_Q + d] += p[AT_T] * ds[j] * p[AT_K + j * AT_D + d];
-          g[AT_K + j * AT_D + d] += p[AT_T] * ds[j] * p[AT_Q + d];
-        }
-    }
-}
-
-static void
-attn_init (cat *m, int bug)
-{
-  cat_init (m, "attn", AT_NP, true);
-  m->bug = bug;
-  m->loss = attn_loss;
-  m->grad = attn_grad;
-  for (size_t j = 0; j < AT_N; j++)
-    m->mask[j] = j < AT_N - 2;
-  m->x[AT_T] = 1.3f;
-  cat_block (m, "q", AT_Q, AT_D, 0);
-  cat_block (m, "K", AT_K, AT_N, AT_D);
-  cat_block (m, "V", AT_V, AT_N, AT_D);
-  cat_block (m, "temp", AT_T, 1, 0);
-}
-
-/* The masked softmax: the two bugs read apart.  Without the row-sum term
-   V passes (its gradient does not go through the softmax backward) and
-   the one-element temp, q and K fail: the text says which pass.  With
-   the mask ignored, V's masked rows, whose reference is 0, fail: the
-   text says the reference is 0 there.  Neither names temp as nearest.  */
-START_TEST (test_attention_mask_and_rowsum)
-{
-  cat m;
-  attn_init (&m, AT_NO_ROWSUM);
-  gc_result *r = cat_check (&m);
-  const char *t = r->diagnosis.text;
-  ck_assert_int_eq (r->verdict, GC_FAIL);
-  const char *pass = strstr (t, "passes: ");
-  ck_assert_msg (pass && strstr (pass, "V"), "%s", t);
-  ck_assert_msg (!strstr (t, "weaker lead"), "%s", t);
-  gc_result_free (r);
-
-  attn_init (&m, AT_MASK_IGNORED);
-  r = cat_check (&m);
-  t = r->diagnosis.text;
-  ck_assert_int_eq (r->verdict, GC_FAIL);
-  size_t vfail = 0;
-  for (size_t k = 0; k < r->n_directions; k++)
-    {
-      const gc_direction *d = &r->dirs[k];
-      if (d->index >= AT_V + 4 * AT_D && d->index < AT_T)
-        vfail += d->verdict == GC_FAIL && d->reference == 0;
-    }
-  ck_assert_uint_eq (vfail, 2 * AT_D);
-  ck_assert_msg (strstr (t, "V (") || strcmp (r->diagnosis.block, "V") == 0,
-                 "%s", t);
-  ck_assert_msg (!strstr (t, "weaker lead"), "%s", t);
-  gc_result_free (r);
-}
-END_TEST
 
 /* ------------------------------------------------------------------ */
 /* scale: s[1] then w[N]; L = sum c_i tanh(s w_i).  */
@@ -770,16 +520,8 @@ START_TEST (test_correct_models_pass)
   for (int twin = 0; twin < 2; twin++)
     {
       cat m;
-      rnn_init (&m, 0);
-      m.model.grad_f64 = twin ? cat_grad64 : NULL;
-      gc_result *r = cat_check (&m);
-      ck_assert_msg (r->verdict == GC_PASS, "rnn: %s", r->diagnosis.text);
-      gc_result_free (r);
-      attn_init (&m, 0);
-      m.model.grad_f64 = twin ? cat_grad64 : NULL;
-      r = cat_check (&m);
-      ck_assert_msg (r->verdict == GC_PASS, "attn: %s", r->diagnosis.text);
-      gc_result_free (r);
+      catalogue_flow_pass (twin);
+      gc_result *r;
       cat_init (&m, "scale", SC_N + 1, twin);
       m.loss = scale_loss;
       m.grad = scale_grad;
@@ -809,8 +551,7 @@ catalogue_suite (void)
   Suite *s = suite_create ("diagnosis catalogue");
   TCase *tc = tcase_create ("catalogue");
   tcase_set_timeout (tc, 120);
-  tcase_add_test (tc, test_rnn_shared_weights);
-  tcase_add_test (tc, test_attention_mask_and_rowsum);
+  catalogue_flow (tc);
   tcase_add_test (tc, test_one_element_sign_flip);
   tcase_add_test (tc, test_integer_factor_with_twin);
   tcase_add_test (tc, test_undeclared_bf16);

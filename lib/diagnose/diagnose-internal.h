@@ -46,4 +46,23 @@ bool gc__diag_axis_offset (diag *g);
 bool gc__diag_approximate_shift (diag *g);
 bool gc__diag_unexplained (diag *g);          /* diagnose_patterns.c */
 
+/* diagnose_group.c (manual: "Where the error enters").  Append the
+   printf-formatted text to DG's text, as far as it fits.  */
+void gc__diag_append (gc_diagnosis *dg, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
+/* Whether tensor A is named before B (the lead order).  */
+int gc__lead_before (const gc__tensor *a, const gc__tensor *b);
+/* After the finding on tensor DIAGNOSED of T[0..NT): the other tensors,
+   those failing wholly alike with it as one group said after the
+   finding's kind, where the error enters, those that pass.  */
+void gc__diag_other_tensors (gc_diagnosis *dg, const gc_result *r,
+                             const gc__tensor *t, size_t nt,
+                             size_t diagnosed);
+/* "the error enters at step t (...)" in OUT when the failures of R's
+   tensors T[0..NT) split cleanly by step: over blocks numbered by step,
+   or (AXES: where shared tensors fail wholly, the recurrence's mark)
+   along an axis of a tensor failing in part; false otherwise.  */
+bool gc__diag_step_line (const gc_result *r, const gc__tensor *t, size_t nt,
+                         bool axes, char *out, size_t size);
+
 #endif

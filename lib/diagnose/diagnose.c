@@ -10,7 +10,8 @@
    read, the order they are tried in, and the text around their finding;
    the patterns are in diagnose_patterns.c and diagnose_shift.c (the
    interface: diagnose-internal.h), the twin's two questions in
-   diagnose_twin.c.  */
+   diagnose_twin.c, the tensors failing together and the step where the
+   error enters in diagnose_group.c.  */
 
 #include "diagnose/diagnose-internal.h"
 
@@ -34,21 +35,7 @@ describe_range (const gc_result *r, size_t first, size_t last, char *out,
     snprintf (out, size, "%s .. %s", a, b);
 }
 
-/* Append the printf-formatted text to the diagnosis, as far as it fits.  */
-static void
-append (gc_diagnosis *dg, const char *fmt, ...)
-  __attribute__ ((format (printf, 2, 3)));
-static void
-append (gc_diagnosis *dg, const char *fmt, ...)
-{
-  size_t l = strlen (dg->text);
-  if (l + 1 >= sizeof dg->text)
-    return;
-  va_list ap;
-  va_start (ap, fmt);
-  vsnprintf (dg->text + l, sizeof dg->text - l, fmt, ap);
-  va_end (ap);
-}
+#define append gc__diag_append
 
 /* The patterns, in the order they are tried (manual: "Diagnosis"): the
    rounding class before any pattern, so that a correct backward is never
@@ -61,147 +48,50 @@ static bool (*const patterns[]) (diag *) = {
   gc__diag_constant_factor, gc__diag_exact_shift, gc__diag_axis_offset,
   gc__diag_approximate_shift, gc__diag_unexplained };
 
-/* The order in which the failing tensors are named (manual: "Diagnosis"):
-   the largest share of checked elements failing first (a tensor that
-   fails wholly is nearer the bug than one that fails in part), then the
-   latest in the model's block order, read as forward order: a bug
-   corrupts the gradients of every tensor the forward uses before it, so
-   among tensors that fail alike the last one used is nearest the bug (the
-   first whose gradient the backward gets wrong).  A GELU derivative's bug
-   fails gamma, beta, W1 and b1 wholly: b1 is named first, beside the
-   passing W2 and b2.  The worst nu, used before, favours the most finely
-   resolved tensor; the relative error does not tell the nearest either
-   (it named beta or b1 by the seed).  */
-static int
-lead_before (const gc__tensor *a, const gc__tensor *b)
+/* Issue 36: steps spanning structure (manual: "Staircases").  A kink is
+   a point: at a random x few stencils straddle one.  When at least half
+   of the directions judged, and GC__EVIDENCE_MIN of them, straddle one,
+   the kinks lie closer than the stencil's span: a forward piecewise
+   constant or quantised finer than the step (floor, a rounding to a grid,
+   a table), whose central differences average the stairs they span --
+   or an x placed on a kink in each of those directions, said too.  The
+   failures, if any, read the same stairs: no pattern is read on them.  */
+static bool
+staircase (gc_result *r)
 {
-  /* failed / checked, compared without rounding */
-  double sa = (double) a->failed * (double) b->checked;
-  double sb = (double) b->failed * (double) a->checked;
-  if (sa != sb)
-    return sa > sb;
-  return a->block > b->block;
-}
-
-/* The failing tensors other than the diagnosed one, in lead order, and
-   the passing ones, by name, as far as they fit.  */
-static void
-other_tensors (gc_diagnosis *dg, const gc__tensor *t, size_t nt,
-               size_t diagnosed)
-{
-  size_t nfail = 0, npass = 0;
-  for (size_t k = 0; k < nt; k++)
-    if (k != diagnosed && t[k].checked)
+  size_t judged = 0;
+  double hmax = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    if (r->dirs[k].verdict != GC_ERROR)
       {
-        nfail += t[k].failed > 0;
-        npass += t[k].failed == 0;
+        judged++;
+        hmax = fmax (hmax, fabs (r->dirs[k].step));
       }
-  if (!nfail)
+  if (r->n_nonsmooth < GC__EVIDENCE_MIN || 2 * r->n_nonsmooth < judged)
+    return false;
+  gc_diagnosis *dg = &r->diagnosis;
+  dg->kind = GC_DIAG_STAIRCASE;
+  snprintf (dg->text, sizeof dg->text,
+            "staircase (steps spanning structure): %zu of %zu direction(s) "
+            "straddle a kink (one-sided derivatives that differ beyond "
+            "the bar) -- kinks that dense at one x lie closer than the "
+            "stencil's span (4h, h up to %.3g): a forward piecewise "
+            "constant or quantised finer than the step (floor, a rounding "
+            "to a grid, a table), whose central differences average the "
+            "stairs they span, not a derivative (or an x placed on a kink "
+            "in each); check the backward against the smooth function it "
+            "differentiates, or at a step below the stairs' width",
+            r->n_nonsmooth, judged, hmax);
+  if (r->n_failed)
     {
-      if (npass)
-        append (dg, "; every other tensor passes");
-      return;
+      char tail[sizeof dg->text];
+      snprintf (tail, sizeof tail, "%s", dg->text);
+      size_t at = (size_t) (strstr (tail, " -- kinks") - tail);
+      snprintf (dg->text, sizeof dg->text, "%.*s, and %zu fail, read on "
+                "the same stairs (no pattern is read on them)%s",
+                (int) at, tail, r->n_failed, tail + at);
     }
-  /* Issue 36: tensors that fail wholly alike with the lead are no weaker
-     leads: one error reaches them all (a weight shared by every step, a
-     common upstream gradient), and block order does not tell which is
-     nearest it.  They are listed as one finding; the tensors failing in
-     part, with their structure, and the passing ones say where it
-     enters.  */
-  bool whole = t[diagnosed].failed == t[diagnosed].checked;
-  size_t nwhole = 0;
-  for (size_t k = 0; whole && k < nt; k++)
-    nwhole += k != diagnosed && t[k].checked
-              && t[k].failed == t[k].checked;
-  if (nwhole)
-    {
-      append (dg, "; %zu tensors fail wholly alike: %s (%zu/%zu)",
-              nwhole + 1, t[diagnosed].name, t[diagnosed].failed,
-              t[diagnosed].checked);
-      for (size_t k = 0; k < nt; k++)
-        if (k != diagnosed && t[k].checked && t[k].failed == t[k].checked)
-          append (dg, ", %s (%zu/%zu)", t[k].name, t[k].failed,
-                  t[k].checked);
-      append (dg, " -- one error reaches them all (a shared weight, a "
-              "common upstream gradient); %s, read above, is no nearer it",
-              t[diagnosed].name);
-      size_t npart = nfail - nwhole;
-      if (npart)
-        {
-          append (dg, "; in part, where the error enters:");
-          size_t shown = 0;
-          for (size_t k = 0; k < nt; k++)
-            if (k != diagnosed && t[k].checked && t[k].failed
-                && t[k].failed < t[k].checked)
-              {
-                if (strlen (dg->text) + strlen (t[k].structure) + 48
-                    >= sizeof dg->text)
-                  {
-                    append (dg, " ...");
-                    break;
-                  }
-                append (dg, "%s %s (%zu/%zu%s%s)", shown++ ? ";" : "",
-                        t[k].name, t[k].failed, t[k].checked,
-                        t[k].structure[0] ? ": " : "", t[k].structure);
-              }
-        }
-      nfail = 0;
-    }
-  else
-    append (dg, "; %s", nfail == 1 ? "one other tensor fails too, a weaker "
-            "lead (less complete, or earlier in block order):"
-            : "others fail too, weaker leads in order (less complete, or "
-              "earlier in block order):");
-  /* the failing ones in lead order: a selection by rank, nt is small */
-  unsigned char *named = calloc (nt ? nt : 1, 1);
-  size_t shown = 0;
-  bool cut = false;
-  for (size_t n = 0; n < nfail && !cut; n++)
-    {
-      /* without memory for the marks, block order: the n-th failing */
-      size_t best = SIZE_MAX, seen = 0;
-      for (size_t k = 0; k < nt; k++)
-        if (k != diagnosed && t[k].checked && t[k].failed
-            && (named ? !named[k]
-                        && (best == SIZE_MAX
-                            || lead_before (&t[k], &t[best]))
-                      : seen++ == n))
-          best = k;
-      if (best == SIZE_MAX)
-        break;
-      if (named)
-        named[best] = 1;
-      char item[96];
-      snprintf (item, sizeof item, "%s %s (%zu/%zu)", shown ? "," : "",
-                t[best].name, t[best].failed, t[best].checked);
-      if (strlen (dg->text) + strlen (item) + 16 >= sizeof dg->text)
-        {
-          append (dg, " ...");
-          cut = true;
-          break;
-        }
-      append (dg, "%s", item);
-      shown++;
-    }
-  free (named);
-  if (!npass || cut)
-    return;
-  append (dg, "; %s:", npass == 1 ? "passes" : "pass");
-  shown = 0;
-  for (size_t k = 0; k < nt; k++)
-    {
-      if (k == diagnosed || !t[k].checked || t[k].failed)
-        continue;
-      char item[96];
-      snprintf (item, sizeof item, "%s %s", shown ? "," : "", t[k].name);
-      if (strlen (dg->text) + strlen (item) + 16 >= sizeof dg->text)
-        {
-          append (dg, " ...");
-          break;
-        }
-      append (dg, "%s", item);
-      shown++;
-    }
+  return true;
 }
 
 /* The findings that come before any pattern: none failed (a kink, or
@@ -231,6 +121,8 @@ before_patterns (gc_result *r)
                 worst_ulps, r->forward_depth);
       return true;
     }
+  if (staircase (r))
+    return true;
   if (r->n_failed == 0)
     {
       if (r->n_nonsmooth)
@@ -288,7 +180,7 @@ lead_block (const gc_result *r, const gc__tensor *tens, size_t ntens,
       *tw = SIZE_MAX;
       for (size_t k = 0; k < ntens; k++)
         if (tens[k].failed
-            && (*tw == SIZE_MAX || lead_before (&tens[k], &tens[*tw])))
+            && (*tw == SIZE_MAX || gc__lead_before (&tens[k], &tens[*tw])))
           *tw = k;
       bw = tens[*tw].block;
     }
@@ -375,6 +267,13 @@ after_patterns (gc_result *r, const gc__tensor *tens, size_t ntens,
                 size_t tw, const gc_block *blk)
 {
   gc_diagnosis *dg = &r->diagnosis;
+  /* the other tensors first: a group of tensors failing alike goes
+     right after the finding's kind, before any "first: " said below */
+  if (ntens > 1 && blk)
+    gc__diag_other_tensors (dg, r, tens, ntens, tw);
+  else if (tw < ntens && tens[tw].structure[0]
+           && dg->kind != GC_DIAG_ONE_ULP)
+    append (dg, "; %s", tens[tw].structure);
   double worst_ulps;
   int level = gc__forward_disagreement (r, &worst_ulps);
   if (level == 2 && (r->defaulted & GC_DEFAULTED_FORWARD_DEPTH))
@@ -404,10 +303,6 @@ after_patterns (gc_result *r, const gc__tensor *tens, size_t ntens,
                 r->forward_error_ulps, worst_ulps);
       append (dg, "%s", tail);
     }
-  if (tw < ntens && tens[tw].structure[0] && dg->kind != GC_DIAG_ONE_ULP)
-    append (dg, "; %s", tens[tw].structure);
-  if (ntens > 1 && blk)
-    other_tensors (dg, tens, ntens, tw);
   unmeasured_classes (r);
 }
 
@@ -534,7 +429,9 @@ gc__diag_as_precision (gc_diagnosis *dg)
     { "one other tensor fails too, a weaker lead (less complete, or "
       "earlier in block order):", "one other tensor holds precision "
       "findings too:" },
-    { "every checked element fails", "every checked element differs" } };
+    { "every checked element fails", "every checked element differs" },
+    { "tensors fail alike, wholly:", "tensors hold precision findings "
+      "alike, wholly:" } };
   char out[sizeof dg->text];
   for (size_t w = 0; w < sizeof words / sizeof *words; w++)
     {

@@ -473,6 +473,8 @@ gc__twin_findings (gc_result *r)
       diagnose_view (r, is_failure, SIZE_MAX, false);
       gc__diag_twin_differs (r);   /* issue 36 */
     }
+  else if (r->n_nonsmooth && !r->n_precision)
+    gc__diagnose (r);   /* kinks, or a staircase: said as without a twin */
   else if (r->n_precision)
     {
       diagnose_view (r, is_precision, SIZE_MAX, true);

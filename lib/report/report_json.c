@@ -29,6 +29,7 @@ diagnosis_name (gc_diagnosis_kind k)
     case GC_DIAG_PRECISION: return "precision";
     case GC_DIAG_ROUNDING_SUSPECTED: return "rounding-suspected";
     case GC_DIAG_TWIN_DIFFERS: return "twin-differs";
+    case GC_DIAG_STAIRCASE: return "staircase";
     }
   return "unknown";
 }
