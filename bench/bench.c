@@ -28,7 +28,7 @@
    two) and PyTorch's |a - r| <= 1e-5 + 1e-3 |r|.  */
 
 #include "gradcheck.h"
-#include "models.h"
+#include "bench.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -48,25 +48,6 @@ now (void)
   struct timespec t;
   clock_gettime (CLOCK_MONOTONIC, &t);
   return (double) t.tv_sec + 1e-9 * (double) t.tv_nsec;
-}
-
-gcm_instance *make (const char *model, const char *shape, uint64_t seed,
-                    int mutant);
-gcm_instance *
-make (const char *model, const char *shape, uint64_t seed, int mutant)
-{
-  const gcm_spec *spec = gcm_find (model);
-  long v[GCM_MAX_KEYS];
-  char err[256];
-  if (!spec || gcm_parse_shape (spec, shape, v, err, sizeof err) != GC_OK)
-    {
-      fprintf (stderr, "bench: %s %s: %s\n", model, shape, err);
-      exit (2);
-    }
-  gcm_instance *inst = NULL;
-  if (gcm_create (spec, v, seed, mutant, &inst) != GC_OK)
-    exit (2);
-  return inst;
 }
 
 /* The constant bars on the same directions: does any direction exceed?  */
@@ -984,9 +965,7 @@ twin (const char *model)
   return 0;
 }
 
-/* bench/higher.c: the rows of the checks beyond the gradient */
-int falsify_higher (const char *model, int seeds, int mutant_seeds);
-int summarize_higher (const char *file);
+/* bench/higher.c (bench.h): the rows of the checks beyond the gradient */
 
 int
 main (int argc, char **argv)

@@ -12,7 +12,7 @@
        the passing cells, kernels  */
 
 #include "gradcheck.h"
-#include "models.h"
+#include "bench.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -21,10 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-gcm_instance *make (const char *model, const char *shape, uint64_t seed,
-                    int mutant);
-int falsify_higher (const char *model, int seeds, int mutant_seeds);
-int summarize_higher (const char *file);
 
 /* Which mutants a check is judged on: the correct model and the mutants
    of what it calls (jvp-*, hvp-*); the Taylor test, every mutant that is

@@ -109,31 +109,6 @@ by_file (const void *a, const void *b)
   return strcmp ((*x)->file, (*y)->file);
 }
 
-/* A model's float buffer of N values with room after it, to see a
-   callback that writes past N (the check has seen it already, but this is
-   another call).  */
-#define SLACK 64
-static float *
-slack_alloc (size_t n)
-{
-  if (n > SIZE_MAX / sizeof (float) - SLACK)
-    return NULL;
-  float *p = malloc ((n + SLACK) * sizeof *p);
-  if (p)
-    memset (p + n, 0xa5, SLACK * sizeof *p);
-  return p;
-}
-
-bool
-npy_slack_intact (const float *p, size_t n)
-{
-  const unsigned char *b = (const unsigned char *) (p + n);
-  for (size_t k = 0; k < SLACK * sizeof *p; k++)
-    if (b[k] != 0xa5)
-      return false;
-  return true;
-}
-
 /* Refuse, before anything is written, a description of CM that --dump
    cannot write: a parameter or output (OUTPUTS) block, or a tensor of the
    model's own (*N_EXTRA_OUT of them).  Returns -1, or EXIT_USAGE.  */
@@ -275,8 +250,8 @@ cli_dump (const char *dir, const cli_model *cm, const gc_result *r)
     return EXIT_USAGE;
   size_t cap = 3 * nb + n_extra + nob;
   tensor *t = calloc (cap, sizeof *t);
-  float *g = slack_alloc (n), *ref = malloc (n * sizeof *ref);
-  float *out = outputs ? slack_alloc (m->n_outputs) : NULL;
+  float *g = npy_slack_alloc (n), *ref = malloc (n * sizeof *ref);
+  float *out = outputs ? npy_slack_alloc (m->n_outputs) : NULL;
   int dfd = -1;
   npy_signals saved;
   bool armed = false;

@@ -33,8 +33,9 @@ typedef struct tensor
   uint64_t bytes;
 } tensor;
 
-/* (npy.c) Whether the slack after a model's buffer of N values is as
-   slack_alloc left it.  */
+/* (npy_slack.c) A float buffer of N values with slack after it (NULL
+   when memory runs out), and whether the slack is as it was left.  */
+float *npy_slack_alloc (size_t n);
 bool npy_slack_intact (const float *p, size_t n);
 
 /* (npy_write.c) The signal dispositions a dump replaces, to be set back.  */
