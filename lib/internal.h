@@ -355,7 +355,7 @@ bool gc__below_rounding (const gc_direction *d, const gc_term *a,
    is measured at, and the margin kappa over the floor F_w a correct f32
    evaluation stays within (a model, calibrated there).  */
 #define GC_FLOOR_DRAWS 4
-#define GC_FLOOR_MARGIN 32
+#define GC_FLOOR_MARGIN 64
 /* (twin_floor.c) f32's own arithmetic bound on D without the classes,
    given B32, the declared-depth bound gamma_d(u)/u (u sum |w_i| m_i +
    2^-150 sum |w_i|): kappa F_w where the floor was measured and the
