@@ -116,9 +116,12 @@ gc__judge_twin (gc_direction *d)
      spread's share S_w / C alone (|g32 - g64| within the bound) is a
      finding only against declared magnitudes; against defaulted ones it
      says the magnitude undercounts the element's computation.  Where
-     the floor was measured ("The measured floor") the bound is no
-     defaulted magnitude's, and the excess is judged.  */
-  if (d->arith != GC_ARITH_OK && !(d->arith_floor >= 0)
+     the floor was measured ("The measured floor") and no class is
+     declared, the bound is no defaulted magnitude's, and the excess is
+     judged.  */
+  bool classes = gc__term_input (&d->terms[GC_TERM_ADJOINT], "A_classes",
+                                 -1) >= 0;
+  if (d->arith != GC_ARITH_OK && (classes || !(d->arith_floor >= 0))
       && !(fabs (d->analytic - d->analytic_f64) > d->arith_bar)
       && gc__term_input (&d->adjoint_f64, "m defaulted", 0) != 0)
     d->arith = GC_ARITH_INCONCLUSIVE;
