@@ -532,9 +532,10 @@ typedef struct gc_direction
      |g64_j|, what f32 evaluation of the function at this point must lose
      (P_w: the largest change of <g64, w> over floor_draws points each
      parameter moved by one f32 ulp, a measured model of the
-     conditioning), in arith_floor, and P_w in arith_floor_probe; the
-     arithmetic's bound is GC_FLOOR_MARGIN F_w plus the twin's term (with
-     a declared backward depth, at least the declared bound).  NaN where
+     conditioning), in arith_floor, and P_w in arith_floor_probe; with
+     the backward depth defaulted the arithmetic's bound is
+     GC_FLOOR_MARGIN F_w plus the classes' and the twin's terms (a
+     declared depth's bound stands).  NaN where
      nothing was measured (no twin, no draw kept, the HVP check).  */
   double arith_floor, arith_floor_probe;
 } gc_direction;

@@ -359,8 +359,7 @@ bool gc__below_rounding (const gc_direction *d, const gc_term *a,
 /* (twin_floor.c) f32's own arithmetic bound on D without the classes,
    given B32, the declared-depth bound gamma_d(u)/u (u sum |w_i| m_i +
    2^-150 sum |w_i|): kappa F_w where the floor was measured and the
-   depth defaulted, max(kappa F_w, B32) where declared, else B32 (manual:
-   "The measured floor").  */
+   depth defaulted, else B32 (manual: "The measured floor").  */
 double gc__floor_f32_bound (const gc_result *r, const gc_direction *d,
                             double b32);
 

@@ -250,7 +250,12 @@ gc__judge_twin_unreached (gc_result *r)
       double e = fabs (d->analytic - d->analytic_f64);
       if (e > 0 && one > 0)
         rmax = fmax (rmax, e / one);
-      contradicted |= d->arith == GC_ARITH_PRECISION;
+      /* r beyond gamma_{d_b}(u)/u: the declared depth's own bound is
+         exceeded, also where the measured floor ("The measured floor")
+         widened the arithmetic's bar past it */
+      contradicted |= d->arith == GC_ARITH_PRECISION
+                      || (one > 0 && e / one > gc__gamma_over_u
+                                                 (r->backward_depth, 24));
     }
   if (!contradicted)
     return;

@@ -39,7 +39,7 @@ gc__twin_text (gc__buf *b, const gc_result *r)
                                     "stands"
                   : r->defaulted & GC_DEFAULTED_BACKWARD_DEPTH
                   ? ", the backward depth being defaulted"
-                  : " or the declared depth's, whichever is larger");
+                  : "; here the declared depth's bound stands");
   if (r->floor_note[0])
     {
       gc__buf_puts (b, "  a draw left out of the floor: ");

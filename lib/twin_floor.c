@@ -118,8 +118,8 @@ csum_add (csum *a, double t)
    max_k |sum_j w_j (g64(x'_k)_j - g64(x)_j)|, into D (NaN where no draw
    was kept); and the arithmetic's bound *B (classes included, B32 its
    f32 part at the declared depth) replaced by kappa F_w plus the classes'
-   part where the backward depth is defaulted, by max(kappa F_w, *B) where
-   it is declared.  */
+   part where the backward depth is defaulted; a declared depth's bound
+   stands.  */
 void
 gc__twin_floor_bar (const worker *w, gc_direction *d, double b32, double *b)
 {
@@ -156,9 +156,10 @@ gc__twin_floor_bar (const worker *w, gc_direction *d, double b32, double *b)
     return;
   d->arith_floor = f;
   d->arith_floor_probe = p;
-  double classes = *b - b32;
-  *b = r->defaulted & GC_DEFAULTED_BACKWARD_DEPTH
-       ? GC_FLOOR_MARGIN * f + classes : fmax (GC_FLOOR_MARGIN * f, *b);
+  /* a declared depth's bound stands: the under-declaration it may hide
+     is what "Twin rounding the modes do not reach" reads */
+  if (r->defaulted & GC_DEFAULTED_BACKWARD_DEPTH)
+    *b = GC_FLOOR_MARGIN * f + (*b - b32);
 }
 
 /* Manual: "The measured floor", "Structure decides the kind".  */
@@ -167,6 +168,6 @@ gc__floor_f32_bound (const gc_result *r, const gc_direction *d, double b32)
 {
   if (!(d->arith_floor >= 0))
     return b32;
-  double k = GC_FLOOR_MARGIN * d->arith_floor;
-  return r->defaulted & GC_DEFAULTED_BACKWARD_DEPTH ? k : fmax (k, b32);
+  return r->defaulted & GC_DEFAULTED_BACKWARD_DEPTH
+         ? GC_FLOOR_MARGIN * d->arith_floor : b32;
 }
