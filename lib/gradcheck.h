@@ -528,6 +528,16 @@ typedef struct gc_direction
   gc_term adjoint_f64;
   double arith_diff, arith_bar, nu_arith;
   gc_arith arith;
+  /* Manual: "The measured floor".  With a twin: F_w = P_w + u sum_j |w_j|
+     |g64_j|, what f32 evaluation of the function at this point must lose
+     (P_w: the largest change of <g64, w> over floor_draws points each
+     parameter moved by one f32 ulp, a measured model of the
+     conditioning), in arith_floor, and P_w in arith_floor_probe; with
+     the backward depth defaulted the arithmetic's bound is
+     GC_FLOOR_MARGIN F_w plus the classes' and the twin's terms (a
+     declared depth's bound stands).  NaN where
+     nothing was measured (no twin, no draw kept, the HVP check).  */
+  double arith_floor, arith_floor_probe;
 } gc_direction;
 
 /* What the diagnosis found among the failing directions.  */
@@ -780,6 +790,11 @@ typedef struct gc_result
      mode left out ("grad_f64 gave NaN at W[0,3] under rounding upward");
      "" when none was.  */
   char twin_rounding_note[120];
+  /* Manual: "The measured floor": how many perturbed points the twin's
+     gradient was measured at (0: none; the arithmetic is then judged as
+     without the floor), and why a draw was left out ("": none was).  */
+  unsigned floor_draws;
+  char floor_note[120];
 } gc_result;
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).

@@ -351,6 +351,17 @@ bool gc__below_rounding (const gc_direction *d, const gc_term *a,
    bf16's precision (GC_ARITH_PRECISION); beyond it, none (manual: "The f64
    twin").  */
 #define GC_PRECISION_CUT 0x1p16
+/* Manual: "The measured floor": the perturbed points the twin's gradient
+   is measured at, and the margin kappa over the floor F_w a correct f32
+   evaluation stays within (a model, calibrated there).  */
+#define GC_FLOOR_DRAWS 4
+#define GC_FLOOR_MARGIN 64
+/* (twin_floor.c) f32's own arithmetic bound on D without the classes,
+   given B32, the declared-depth bound gamma_d(u)/u (u sum |w_i| m_i +
+   2^-150 sum |w_i|): kappa F_w where the floor was measured and the
+   depth defaulted, else B32 (manual: "The measured floor").  */
+double gc__floor_f32_bound (const gc_result *r, const gc_direction *d,
+                            double b32);
 
 /* (precision.c) Manual: "Rounding classes".  The model's classes (NULL and
    *N = 0 for a model of ABI < 3 or without any); their validation

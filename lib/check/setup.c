@@ -328,6 +328,7 @@ gc__directions_init (gc_result *r, const gc_options *o, gc_reference ref,
       d->analytic_f64 = d->bar_f64 = d->nu_f64 = d->resolution_f64 = NAN;
       d->richardson = NAN;
       d->arith_diff = d->arith_bar = d->nu_arith = NAN;
+      d->arith_floor = d->arith_floor_probe = NAN;
       d->verdict_algorithm = GC_ERROR;
       d->arith = GC_ARITH_NONE;
       d->index = o->directions == GC_DIR_ALL ? k

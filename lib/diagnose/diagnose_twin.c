@@ -201,7 +201,9 @@ f32_bound_wm (const gc_result *r, const gc_direction *d, double *wmp)
     }
   if (wmp)
     *wmp = wm;
-  return gc__gamma_over_u (db, 24) * (GC_U32 * wm + 0x1p-150 * w1)
+  /* Manual: "The measured floor": kappa F_w where measured */
+  return gc__floor_f32_bound (r, d, gc__gamma_over_u (db, 24)
+                                    * (GC_U32 * wm + 0x1p-150 * w1))
          + a->value;
 }
 

@@ -284,6 +284,7 @@ twin_element (const gc_result *r, gc_direction *d, const hvp_work *w,
   d->analytic_f64 = w->y64[i];
   double mh = fmax (w->magh64[i], w->magh[i]);
   gc__term_adjoint_f64 (&d->adjoint_f64, dh, mh, 1, w->spread64[i], true);
+  d->arith_floor = d->arith_floor_probe = NAN;   /* not measured here */
   double gu24 = gc__gamma_over_u (dh, 24), gu23 = gc__gamma_over_u (dh, 23);
   d->arith_bar = gu24 * (GC_U32 * mh + 0x1p-150) + d->adjoint_f64.value;
   d->arith_diff = fmax (fabs (d->analytic - d->analytic_f64),
@@ -568,6 +569,7 @@ one_vector (gc_result *r, const gc_model *m, const gc__env *e,
       d->analytic_f64 = d->bar_f64 = d->nu_f64 = d->resolution_f64 = NAN;
       d->richardson = NAN;
       d->arith_diff = d->arith_bar = d->nu_arith = NAN;
+      d->arith_floor = d->arith_floor_probe = NAN;
       d->verdict_algorithm = GC_ERROR;
       d->arith = GC_ARITH_NONE;
       double b = gc__gradient_rounding (twin, r->lambda_forward, db,

@@ -85,9 +85,17 @@ gc__judge_twin (gc_direction *d)
          computation showed.  */
       const gc_term *a = &d->adjoint_f64;
       bool defaulted = gc__term_input (a, "m defaulted", 0) != 0;
-      bool below = !defaulted
-                   && gc__below_rounding (&t, a,
-                                          gc__term_input (a, "S_w64", 0));
+      double s64 = gc__term_input (a, "S_w64", 0);
+      bool below = !defaulted && gc__below_rounding (&t, a, s64);
+      /* Manual: "The measured floor": where measured, the twin's rounding
+         is bounded by the floor scaled to f64, kappa F_w 2^-29 + S_w64,
+         in place of the defaulted magnitudes */
+      if (defaulted && d->arith_floor >= 0)
+        {
+          gc_term fl = *a;
+          fl.value = GC_FLOOR_MARGIN * d->arith_floor * 0x1p-29 + s64;
+          below = gc__below_rounding (&t, &fl, s64);
+        }
       bool nothing = t.reference == 0 && t.analytic == 0;
       if (t.verdict == GC_PASS && !(t.resolution < 1) && !below && !nothing)
         t.verdict = GC_INCONCLUSIVE;
@@ -107,8 +115,13 @@ gc__judge_twin (gc_direction *d)
   /* Manual: "Spread against defaulted magnitudes": an excess of the
      spread's share S_w / C alone (|g32 - g64| within the bound) is a
      finding only against declared magnitudes; against defaulted ones it
-     says the magnitude undercounts the element's computation.  */
-  if (d->arith != GC_ARITH_OK
+     says the magnitude undercounts the element's computation.  Where
+     the floor was measured ("The measured floor") and no class is
+     declared, the bound is no defaulted magnitude's, and the excess is
+     judged.  */
+  bool classes = gc__term_input (&d->terms[GC_TERM_ADJOINT], "A_classes",
+                                 -1) >= 0;
+  if (d->arith != GC_ARITH_OK && (classes || !(d->arith_floor >= 0))
       && !(fabs (d->analytic - d->analytic_f64) > d->arith_bar)
       && gc__term_input (&d->adjoint_f64, "m defaulted", 0) != 0)
     d->arith = GC_ARITH_INCONCLUSIVE;
@@ -237,7 +250,12 @@ gc__judge_twin_unreached (gc_result *r)
       double e = fabs (d->analytic - d->analytic_f64);
       if (e > 0 && one > 0)
         rmax = fmax (rmax, e / one);
-      contradicted |= d->arith == GC_ARITH_PRECISION;
+      /* r beyond gamma_{d_b}(u)/u: the declared depth's own bound is
+         exceeded, also where the measured floor ("The measured floor")
+         widened the arithmetic's bar past it */
+      contradicted |= d->arith == GC_ARITH_PRECISION
+                      || (one > 0 && e / one > gc__gamma_over_u
+                                                 (r->backward_depth, 24));
     }
   if (!contradicted)
     return;

@@ -75,6 +75,10 @@ typedef struct shared
      under the other rounding modes (NULL: not measured).  */
   double *g64;
   double *g64m[GC_N_MODES];
+  /* Manual: "The measured floor": the twin's gradient at the kept
+     perturbed points (n_floor of them, NULL beyond).  */
+  double *g64f[GC_FLOOR_DRAWS];
+  unsigned n_floor;
   /* Manual: "Floating-point environment".  The model's: the caller's
      rounding mode and flush-to-zero, no trap enabled (set before every
      callback, gc__fpenv_model), and its rounding mode.  The library's own
@@ -201,6 +205,20 @@ gc_status gc__rounding_ratios (shared *sh);
    term and the two verdicts (judge.c); false after recording a failure.  */
 gc_status gc__twin_centre (shared *sh, worker *w0);
 void gc__twin_free (shared *sh);
+/* (twin.c) one call of grad_f64 at W's point (twin_call), and the weight
+   of element J in D's applied direction.  */
+double *gc__twin_call (worker *w, int mode, const char *what, bool *nomem,
+                       int pass);
+double gc__twin_weight (const worker *w, const gc_direction *d, size_t j);
+/* (twin_floor.c) Manual: "The measured floor": the twin at the perturbed
+   points (after gc__twin_centre's calls; an error only where the model
+   breaks a rule: overrun, time, memory), their release, and direction
+   D's floor and bar: *B, the arithmetic's bound before the twin's term
+   (classes included), B32 its f32 part at the declared depth.  */
+gc_status gc__twin_floor_centre (shared *sh, worker *w0);
+void gc__twin_floor_free (shared *sh);
+void gc__twin_floor_bar (const worker *w, gc_direction *d, double b32,
+                         double *b);
 bool gc__twin_direction (worker *w, gc_direction *d);
 
 /* (worker.c) A worker's state for worker ID of COUNT (false when memory

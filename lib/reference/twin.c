@@ -55,6 +55,12 @@ twin_call (worker *w, int mode, const char *what, bool *nomem, int pass)
   return g;
 }
 
+double *
+gc__twin_call (worker *w, int mode, const char *what, bool *nomem, int pass)
+{
+  return twin_call (w, mode, what, nomem, pass);
+}
+
 /* The index of the first non-finite value of G (N), or SIZE_MAX.  */
 static size_t
 first_nonfinite (const double *g, size_t n)
@@ -142,7 +148,8 @@ gc__twin_centre (shared *sh, worker *w0)
       r->twin_rounding_modes++;
     }
   r->twin = 1;
-  return GC_OK;
+  /* Manual: "The measured floor" */
+  return gc__twin_floor_centre (sh, w0);
 }
 
 void
@@ -155,6 +162,7 @@ gc__twin_free (shared *sh)
       gc__guarded_free (sh->g64m[k]);
       sh->g64m[k] = NULL;
     }
+  gc__twin_floor_free (sh);
 }
 
 /* Neumaier's compensated sum, one term at a time.  */
@@ -181,6 +189,12 @@ weight (const worker *w, const gc_direction *d, size_t j)
   if (d->decided_by == GC_REF_MPFR)
     return (double) w->v[j];
   return (w->dp[j] - w->dm[j]) / (2 * d->step);
+}
+
+double
+gc__twin_weight (const worker *w, const gc_direction *d, size_t j)
+{
+  return weight (w, d, j);
 }
 
 /* Manual: "Richardson's stencil": R(h) and R(2h), R(s) = (4 D(s) -
@@ -366,9 +380,13 @@ twin_part (worker *w, gc_direction *d)
   double gu24 = gc__gamma_over_u (db, 24), gu23 = gc__gamma_over_u (db, 23);
   double sw = gc__term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0);
   double b = gu24 * (GC_U32 * wm + 0x1p-150 * w1), c = 4 * gu23 / gu24;
+  double b32 = b;
   /* Manual: "Rounding classes": the declared classes' worst case, and the
      spread's share of the classes the modes reach  */
   gc__precision_arith (r, wm, w1, &b, &c);
+  /* Manual: "The measured floor": kappa F_w in place of a defaulted
+     depth's bound, at least the declared one's */
+  gc__twin_floor_bar (w, d, b32, &b);
   d->arith_bar = b + d->adjoint_f64.value;
   d->arith_diff = fmax (fabs (d->analytic - d->analytic_f64), sw / c);
   gc__judge_twin (d);

@@ -31,7 +31,8 @@ term_text (gc__buf *b, const gc_term *tm, const char *indent)
 }
 
 static void
-derivation_text (gc__buf *b, const gc_direction *d, const char *indent)
+derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d,
+                 const char *indent)
 {
   gc__buf_printf (b, "%sbar = ", indent);
   for (int t = 0; t < GC_N_TERMS; t++)
@@ -78,6 +79,25 @@ derivation_text (gc__buf *b, const gc_direction *d, const char *indent)
                   "/ (1 - 2 d u): f32's worst case; beyond 2^16 of it, no "
                   "rounding explains it)   [manual: The f64 twin]\n",
                   indent, d->arith_bar);
+  /* manual: "The measured floor": the bound above is then the larger of
+     kappa F_w and the declared one's (kappa F_w alone, the depth
+     defaulted) */
+  if (d->arith_floor >= 0)
+    {
+      double k = GC_FLOOR_MARGIN * d->arith_floor;
+      double a = d->arith_bar - d->adjoint_f64.value;
+      bool floor_set = (r->defaulted & GC_DEFAULTED_BACKWARD_DEPTH) != 0;
+      (void) a;
+      gc__buf_printf (b, "%s  measured floor F_w = P_w + u * sum_j |w_j| "
+                      "|g64_j| = %.3e + %.3e = %.3e, kappa = %d, kappa F_w "
+                      "= %.3e: the bound is set by %s   [manual: The "
+                      "measured floor]\n", indent, d->arith_floor_probe,
+                      d->arith_floor - d->arith_floor_probe,
+                      d->arith_floor, GC_FLOOR_MARGIN, k,
+                      floor_set ? "the measured floor (plus the declared "
+                                  "classes and the twin's term)"
+                      : "the declared depth");
+    }
 }
 
 /* Direction D's values, bar, resolution, step, and how its reference
@@ -157,7 +177,7 @@ gc__derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d)
   gc__buf_printf (b, ", %s\n", gc_verdict_name (d->verdict));
   direction_summary (b, r, d);
   gc__buf_puts (b, "\n");
-  derivation_text (b, d, "");
+  derivation_text (b, r, d, "");
 }
 
 /* The worst direction D of R, as the text report ends: its label and
@@ -172,5 +192,5 @@ gc__worst_text (gc__buf *b, const gc_result *r, const gc_direction *d)
   direction_summary (b, r, d);
   gc__buf_puts (b, "\n");
   gc__buf_puts (b, "derivation (manual, chapter \"Deriving the pass bar\"):\n");
-  derivation_text (b, d, "  ");
+  derivation_text (b, r, d, "  ");
 }

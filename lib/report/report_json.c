@@ -192,6 +192,10 @@ direction_json (const gc_result *r, const gc_direction *d, bool terms)
                                d->arith_bar, d->nu_arith };
       for (size_t k = 0; ok && k < sizeof tvals / sizeof tvals[0]; k++)
         ok = put (o, tkeys[k], jnum (tvals[k]));
+      /* manual: "The measured floor" (only where measured) */
+      if (ok && d->arith_floor >= 0)
+        ok = put (o, "arith_floor", jnum (d->arith_floor))
+             && put (o, "arith_floor_probe", jnum (d->arith_floor_probe));
       /* manual: "Richardson's stencil" */
       if (ok && !isnan (d->richardson))
         {
@@ -424,6 +428,10 @@ twin_json (json_t *o, const gc_result *r)
                without are unchanged) */
             && (!r->twin_rounding_note[0]
                 || put (tw, "rounding_note", jstr (r->twin_rounding_note)))
+            /* manual: "The measured floor" */
+            && put (tw, "floor_draws", juint (r->floor_draws))
+            && (!r->floor_note[0]
+                || put (tw, "floor_note", jstr (r->floor_note)))
             /* manual: "Spread against defaulted magnitudes" (only when
                there are any: reports without them are unchanged) */
             && (!r->n_spread_defaulted

@@ -30,6 +30,22 @@ gc__twin_text (gc__buf *b, const gc_result *r)
       gc__put_esc (b, r->twin_rounding_note, GC__ESC_TEXT);
       gc__buf_puts (b, "\n");
     }
+  /* Manual: "The measured floor" */
+  gc__buf_printf (b, "  floor:      the twin at %u point(s) each parameter "
+                  "moved by an f32 ulp; the arithmetic's bound is %d F_w "
+                  "(F_w = P_w + u sum |w_j||g64_j|)%s (manual: \"The "
+                  "measured floor\")\n", r->floor_draws, GC_FLOOR_MARGIN,
+                  !r->floor_draws ? ": not measured, the derived bound "
+                                    "stands"
+                  : r->defaulted & GC_DEFAULTED_BACKWARD_DEPTH
+                  ? ", the backward depth being defaulted"
+                  : "; here the declared depth's bound stands");
+  if (r->floor_note[0])
+    {
+      gc__buf_puts (b, "  a draw left out of the floor: ");
+      gc__put_esc (b, r->floor_note, GC__ESC_TEXT);
+      gc__buf_puts (b, "\n");
+    }
   gc__buf_printf (b, "  algorithm:  g64 against the reference: %zu failed of "
                   "%zu", r->n_failed_algorithm, r->n_directions);
   if (r->worst_f64 != SIZE_MAX)

@@ -271,6 +271,15 @@ read_findings (gc_result *r, const json_t *j)
           snprintf (r->twin_rounding_note, sizeof r->twin_rounding_note,
                     "%s", note);
         }
+      /* manual: "The measured floor" (optional: reports before it) */
+      size_t fd = 0;
+      if (json_object_get (tw, "floor_draws")
+          && (!gc__get_size (tw, "floor_draws", &fd) || fd > GC_FLOOR_DRAWS))
+        return GC_EFORMAT;
+      r->floor_draws = (unsigned) fd;
+      const char *fn = gc__get_str (tw, "floor_note");
+      if (fn)
+        snprintf (r->floor_note, sizeof r->floor_note, "%s", fn);
     }
   if (json_object_get (j, "defaulted"))
     {

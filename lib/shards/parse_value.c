@@ -161,6 +161,7 @@ twin_read (gc_result *r, const json_t *o, gc_direction *d, bool full)
 {
   d->analytic_f64 = d->bar_f64 = d->nu_f64 = d->resolution_f64 = NAN;
   d->arith_diff = d->arith_bar = d->nu_arith = NAN;
+  d->arith_floor = d->arith_floor_probe = NAN;
   d->verdict_algorithm = GC_ERROR;
   d->arith = GC_ARITH_NONE;
   bool has = json_object_get (o, "analytic_f64") != NULL;
@@ -171,6 +172,13 @@ twin_read (gc_result *r, const json_t *o, gc_direction *d, bool full)
       || !gc__get_num (o, "arith_bar", &d->arith_bar)
       || !(d->arith_bar >= 0) || !gc__get_num (o, "arith_diff", &d->arith_diff)
       || !(d->arith_diff >= 0))
+    return GC_EFORMAT;
+  /* Manual: "The measured floor": optional (reports before it lack it) */
+  if (json_object_get (o, "arith_floor")
+      && (!gc__get_num (o, "arith_floor", &d->arith_floor)
+          || !(d->arith_floor >= 0)
+          || !gc__get_num (o, "arith_floor_probe", &d->arith_floor_probe)
+          || !(d->arith_floor_probe >= 0)))
     return GC_EFORMAT;
   /* the stored judgement of both questions (a merge judges them again;
      a report read back keeps them, as it keeps its verdicts) */

@@ -176,6 +176,8 @@ pub struct gc_direction {
     pub arith_bar: c_double,
     pub nu_arith: c_double,
     pub arith: c_int,
+    pub arith_floor: c_double,
+    pub arith_floor_probe: c_double,
 }
 
 #[repr(C)]
