@@ -55,7 +55,10 @@ gc__judge_twin (gc_direction *d)
       double tr = d->richardson_terms[0].value + d->richardson_terms[1].value;
       double td = d->terms[GC_TERM_TRUNCATION].value
                   + d->terms[GC_TERM_REFERENCE].value;
-      if (fabs (d->richardson - d->reference) <= tr + td)
+      /* ... and only where it refines: terms no smaller than D(h)'s say
+         its longer stencil lies across structure (a tie, a kink) that
+         would make a wider bar pass what D(h) sees  */
+      if (fabs (d->richardson - d->reference) <= tr + td && tr < td)
         {
           d->richardson_used = 1;
           t.reference = d->richardson;

@@ -60,6 +60,12 @@ derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d,
                     "adjoint rounding = %.3e   (the algorithm: g64 against "
                     "the reference%s)\n", indent, d->bar_f64,
                     isnan (d->richardson) ? ""
+                    : d->richardson_terms[0].value
+                      + d->richardson_terms[1].value
+                      >= d->terms[GC_TERM_TRUNCATION].value
+                         + d->terms[GC_TERM_REFERENCE].value
+                    ? "; Richardson's R(h) has terms no smaller, and was "
+                      "not used"
                     : "; Richardson's R(h) disagreed with it beyond their "
                       "terms, and was not used");
   term_text (b, &d->adjoint_f64, indent);
