@@ -262,7 +262,8 @@ def real(out):
     """OUT with each complex tensor as torch.view_as_real of it (the
     adapter checks real outputs and says so for a complex one)."""
     if isinstance(out, torch.Tensor):
-        return torch.view_as_real(out) if out.is_complex() else out
+        return torch.view_as_real(out.resolve_conj()) if out.is_complex() \
+            else out
     if isinstance(out, (list, tuple)):
         return type(out)(real(o) for o in out) \
             if not hasattr(out, "_fields") else type(out)(*map(real, out))
