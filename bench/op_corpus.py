@@ -569,9 +569,46 @@ def median_ratios(recs):
     return out
 
 
+def cause(r):
+    """The cause of a non-PASS, by the report's own words: what torch's
+    float64 check says, non-smooth points, one-element inputs (their
+    depths default to n = 1), the reference's undecided directions, a
+    factor, or conditioning beyond the defaulted-depth bound."""
+    v, why = r["verdict"], " ".join(r.get("reasons", []))
+    if r.get("torch_f64") == "fail":
+        return "torch's float64 check fails too"
+    if v == "error":
+        return "error"
+    if v == "NONSMOOTH":
+        return "non-smooth point (reported as such)"
+    if r.get("elements") == 1 and v in ("PRECISION", "INCONCLUSIVE"):
+        return "one-element input (depths default to n = 1)"
+    if v == "INCONCLUSIVE":
+        return "the reference cannot decide some direction " \
+            "(kink, tie, pole or the twin's Richardson step)" \
+            if "inconclusive:" in why else "inconclusive (other)"
+    if v == "PRECISION":
+        if "different functions" in (r.get("diagnosis") or "") + why:
+            return "PRECISION: f32 and f64 forwards differ"
+        return "PRECISION: conditioning/cancellation beyond the " \
+            "defaulted-depth bound"
+    return "FAIL where torch's float64 check passes"
+
+
+def cause_table(recs):
+    c = {}
+    for r in recs:
+        if r["verdict"] != "PASS":
+            k = (cause(r), r["verdict"])
+            c[k] = c.get(k, 0) + 1
+    return ["| cause | ours | samples |", "|---|---|---|"] + [
+        "| %s | %s | %d |" % (k[0], k[1], n) for k, n in sorted(c.items())]
+
+
 def nonpass_list(recs):
     out = ["| op | sample | kind | ours | torch f64 | worst nu | elements |"
-           " diagnosis / reason |", "|---|---|---|---|---|---|---|---|"]
+           " cause | diagnosis / reason |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for r in recs:
         if r["verdict"] not in ("FAIL", "PRECISION", "INCONCLUSIVE",
                                 "NONSMOOTH", "error"):
@@ -581,10 +618,10 @@ def nonpass_list(recs):
             + [x for x in r.get("reasons", []) if x != r.get("diagnosis")])
         why = why.replace("|", "\\|").replace("\n", " ")[:600]
         nu = r.get("worst_nu")
-        out.append("| %s | %d | %s | %s | %s | %s | %s | %s |" % (
+        out.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
             r["op"], r["sample"], r["kind"], r["verdict"],
             r.get("torch_f64", ""), "%.3g" % nu if nu is not None else "",
-            r.get("elements", ""), why))
+            r.get("elements", ""), cause(r), why))
     return out
 
 
@@ -612,12 +649,13 @@ def inject_summary(recs, kind):
     return lines
 
 
-def write(recs, args, started, wall):
+def write(recs, args, started, wall, command=None):
     tag = "-" + args.inject if args.inject else ""
     os.makedirs(args.out, exist_ok=True)
     base = os.path.join(args.out, "op-corpus%s" % tag)
     run = [r for r in recs if r["verdict"] != "skipped"]
-    meta = {"command": " ".join(["bench/op_corpus.py"] + sys.argv[1:]),
+    meta = {"command": command or " ".join(["bench/op_corpus.py"]
+                                           + sys.argv[1:]),
             "date": started, "wall_s": round(wall, 1),
             "torch": torch.__version__, "python": platform.python_version(),
             "machine": platform.machine(), "samples_per_op": args.samples,
@@ -653,7 +691,9 @@ def write(recs, args, started, wall):
             inject_summary(run, args.inject) + [""]
     L += ["## Time: ours / torch float64 full gradcheck (medians)", ""] + \
         median_ratios(run) + [""]
-    L += ["## Every sample not PASS", ""] + nonpass_list(run) + [""]
+    L += ["## Every sample not PASS", "", "By cause (from the report's "
+          "words and torch's verdict; bench/op_corpus.py: cause):", ""] + \
+        cause_table(run) + [""] + nonpass_list(run) + [""]
     with open(base + ".md", "w") as f:
         f.write("\n".join(L))
     return base
@@ -682,7 +722,16 @@ def main():
                     help="skip a sample whose estimated check takes longer")
     ap.add_argument("--limit-s", type=float, default=60.0,
                     help="wall-clock limit per check call (s)")
+    ap.add_argument("--report-only", action="store_true",
+                    help="rewrite the .md from the .json already there")
     args = ap.parse_args()
+    if args.report_only:
+        tag = "-" + args.inject if args.inject else ""
+        with open(os.path.join(args.out, "op-corpus%s.json" % tag)) as f:
+            d = json.load(f)
+        write(d["records"], args, d["meta"]["date"], d["meta"]["wall_s"],
+              d["meta"]["command"])
+        return
     torch.set_num_threads(1)
     started = datetime.datetime.now(datetime.timezone.utc).strftime(
         "%Y-%m-%d %H:%M UTC")
