@@ -625,27 +625,62 @@ def nonpass_list(recs):
     return out
 
 
+def baseline(recs, out):
+    """Each record of RECS with the verdicts of the same sample without
+    the bug (base_ours, base_torch), from OUT/op-corpus.json if there."""
+    try:
+        with open(os.path.join(out, "op-corpus.json")) as f:
+            base = {(r["op"], r["sample"]): r for r in json.load(f)["records"]}
+    except (OSError, ValueError, KeyError):
+        return
+    for r in recs:
+        b = base.get((r["op"], r["sample"]), {})
+        r["base_ours"], r["base_torch"] = b.get("verdict"), b.get("torch_f64")
+
+
 def inject_summary(recs, kind):
+    """Catches among the samples where the bug is visible, and among those
+    where both checks pass the correct op (clean: a catch there is the
+    bug's, not the op's own failure)."""
+    lines = inject_row(recs, kind, "visible")
+    clean = [r for r in recs if r.get("base_ours") == "PASS"
+             and r.get("base_torch") == "pass"]
+    if clean:
+        lines += inject_row(clean, kind, "visible, both pass the correct op")[2:]
+    return lines + inject_misses(recs, kind)
+
+
+def inject_row(recs, kind, what):
     vis = [r for r in recs if r.get("visible") and r["verdict"] != "error"]
     caught = [r for r in vis if r["verdict"] in ("FAIL", "PRECISION")]
     fail = [r for r in vis if r["verdict"] == "FAIL"]
     prec = [r for r in vis if r["verdict"] == "PRECISION"]
     tch = [r for r in vis if r.get("torch_f64") == "fail"]
-    lines = ["| bug | visible samples | caught (FAIL or PRECISION) | FAIL |"
-             " PRECISION | missed | torch f64 catches |",
-             "|---|---|---|---|---|---|---|",
-             "| %s | %d | %d | %d | %d | %d | %d |" % (
-                 kind, len(vis), len(caught), len(fail), len(prec),
-                 len(vis) - len(caught), len(tch))]
+    return ["| bug | samples | caught (FAIL or PRECISION) | FAIL |"
+            " PRECISION | missed | torch f64 catches |",
+            "|---|---|---|---|---|---|---|",
+            "| %s | %d %s | %d | %d | %d | %d | %d |" % (
+                kind, len(vis), what, len(caught), len(fail), len(prec),
+                len(vis) - len(caught), len(tch))]
+
+
+def inject_misses(recs, kind):
+    vis = [r for r in recs if r.get("visible") and r["verdict"] != "error"]
+    caught = [r for r in vis if r["verdict"] in ("FAIL", "PRECISION")]
+    prec = [r for r in vis if r["verdict"] == "PRECISION"]
+    lines = []
     missed = [r for r in vis if r not in caught]
     if missed or (kind in F32_ONLY and prec):
         lines += ["", "Missed%s:" % (" or PRECISION (should be FAIL)"
                                     if kind in F32_ONLY else ""), ""]
         for r in missed + (prec if kind in F32_ONLY else []):
-            lines.append("- %s sample %d: %s (worst nu %s) %s" % (
-                r["op"], r["sample"], r["verdict"], r.get("worst_nu"),
-                (r.get("diagnosis") or "; ".join(r.get("reasons", [])))
-                [:300]))
+            lines.append("- %s sample %d: %s (correct op: ours %s, torch "
+                         "%s; worst nu %s) %s" % (
+                             r["op"], r["sample"], r["verdict"],
+                             r.get("base_ours"), r.get("base_torch"),
+                             r.get("worst_nu"), (r.get("diagnosis") or "; "
+                                                 .join(r.get("reasons", [])))
+                             [:300]))
     return lines
 
 
@@ -687,6 +722,7 @@ def write(recs, args, started, wall, command=None):
     L += ["| %s | %s | %d |" % (k[0], k[1], n) for k, n in sorted(tv.items())]
     L += [""]
     if args.inject:
+        baseline(run, args.out)
         L += ["## Injected bug: %s" % args.inject, ""] + \
             inject_summary(run, args.inject) + [""]
     L += ["## Time: ours / torch float64 full gradcheck (medians)", ""] + \
