@@ -21,13 +21,19 @@
 # speed table against torch.autograd.gradcheck (bench/speed.sh, whose header
 # lists its variables), which the whole bench also runs and its report
 # includes.
+# bench/run.sh ops (make bench BENCH_ONLY=ops) runs only the corpus of
+# torch's operators checked with no declarations (bench/op-corpus.sh;
+# BENCH_OPS_ARGS passes op_corpus.py's options), which the whole bench
+# does not run.
 set -u
 if [ "${1:-}" = speed ]; then
   exec sh "$(dirname "$0")/speed.sh"
 elif [ "${1:-}" = python ]; then
   exec sh "$(dirname "$0")/python-side.sh"
+elif [ "${1:-}" = ops ]; then
+  exec sh "$(dirname "$0")/op-corpus.sh"
 elif [ -n "${1:-}" ]; then
-  echo "bench/run.sh: unknown part '$1' (only 'speed', 'python', or nothing for all)" >&2
+  echo "bench/run.sh: unknown part '$1' (only 'speed', 'python', 'ops', or nothing for all)" >&2
   exit 2
 fi
 BENCH=${BENCH:-bench/bench}
