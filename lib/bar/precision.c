@@ -355,3 +355,17 @@ gc__precision_kind_name (gc_precision_kind k)
     }
   return "unknown";
 }
+
+/* The f32 arithmetic's bound of direction D where the floor was
+   measured: GC_FLOOR_MARGIN F_w with the backward depth defaulted, else
+   B32, the declared depth's (twin_floor.c measures F_w; the diagnosis
+   reads the bound; manual: "The measured floor", "Structure decides
+   the kind").  */
+double
+gc__floor_f32_bound (const gc_result *r, const gc_direction *d, double b32)
+{
+  if (!(d->arith_floor >= 0))
+    return b32;
+  return r->defaulted & GC_DEFAULTED_BACKWARD_DEPTH
+         ? GC_FLOOR_MARGIN * d->arith_floor : b32;
+}

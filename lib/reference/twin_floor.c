@@ -161,13 +161,3 @@ gc__twin_floor_bar (const worker *w, gc_direction *d, double b32, double *b)
   if (r->defaulted & GC_DEFAULTED_BACKWARD_DEPTH)
     *b = GC_FLOOR_MARGIN * f + (*b - b32);
 }
-
-/* Manual: "The measured floor", "Structure decides the kind".  */
-double
-gc__floor_f32_bound (const gc_result *r, const gc_direction *d, double b32)
-{
-  if (!(d->arith_floor >= 0))
-    return b32;
-  return r->defaulted & GC_DEFAULTED_BACKWARD_DEPTH
-         ? GC_FLOOR_MARGIN * d->arith_floor : b32;
-}

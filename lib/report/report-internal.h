@@ -50,6 +50,13 @@ void gc__twin_text (gc__buf *b, const gc_result *r);
 void gc__derivation_text (gc__buf *b, const gc_result *r,
                           const gc_direction *d);
 void gc__worst_text (gc__buf *b, const gc_result *r, const gc_direction *d);
+/* report_measured.c: the text report's lines on the measurement: the
+   forward's agreement, the rounding modes' findings, would f64 do; what
+   R's measured depth is of (its name in *DNAME).  */
+void gc__forward_agreement_text (gc__buf *b, const gc_result *r);
+void gc__rounding_text (gc__buf *b, const gc_result *r);
+void gc__f64_text (gc__buf *b, const gc_result *r);
+const char *gc__depth_of (const gc_result *r, const char **dname);
 /* The per-tensor summary as text, each line after PREFIX (TAP: "# ").  */
 void gc__tensors_text (gc__buf *b, const gc_result *r, const char *prefix);
 /* report_json.c: one line of compact JSON.  */
