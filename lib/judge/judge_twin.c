@@ -91,12 +91,16 @@ gc__judge_twin (gc_direction *d)
       double s64 = gc__term_input (a, "S_w64", 0);
       bool below = !defaulted && gc__below_rounding (&t, a, s64);
       /* Manual: "The measured floor": where measured, the twin's rounding
-         is bounded by the floor scaled to f64, kappa F_w 2^-29 + S_w64,
-         in place of the defaulted magnitudes */
+         is bounded by the probe's floor scaled to f64, kappa (P_w + u
+         |a_64|) 2^-29 + S_w64, in place of the defaulted magnitudes (the
+         arithmetic's F_w rounds at them, and they manufacture the
+         blindness this replaces) */
       if (defaulted && d->arith_floor >= 0)
         {
           gc_term fl = *a;
-          fl.value = GC_FLOOR_MARGIN * d->arith_floor * 0x1p-29 + s64;
+          fl.value = GC_FLOOR_MARGIN * 0x1p-29
+                     * (d->arith_floor_probe
+                        + GC_U32 * fabs (d->analytic_f64)) + s64;
           below = gc__below_rounding (&t, &fl, s64);
         }
       bool nothing = t.reference == 0 && t.analytic == 0;

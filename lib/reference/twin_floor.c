@@ -114,7 +114,8 @@ csum_add (csum *a, double t)
   a->s = y;
 }
 
-/* Manual: "The measured floor": F_w = P_w + u sum_j |w_j| |g64_j|, P_w =
+/* Manual: "The measured floor": F_w = P_w + u sum_j |w_j| m_j (m_j the
+   twin's magnitudes: declared, or the tensor's largest |g64|), P_w =
    max_k |sum_j w_j (g64(x'_k)_j - g64(x)_j)|, into D (NaN where no draw
    was kept); and the arithmetic's bound *B (classes included, B32 its
    f32 part at the declared depth) replaced by kappa F_w plus the classes'
@@ -134,7 +135,7 @@ gc__twin_floor_bar (const worker *w, gc_direction *d, double b32, double *b)
       size_t i = d->index;
       for (unsigned k = 0; k < sh->n_floor; k++)
         p = fmax (p, fabs (sh->g64f[k][i] - sh->g64[i]));
-      out = fabs (sh->g64[i]);
+      out = sh->mag[i];
     }
   else
     {
@@ -143,7 +144,7 @@ gc__twin_floor_bar (const worker *w, gc_direction *d, double b32, double *b)
       for (size_t j = 0; j < sh->n; j++)
         {
           double wj = gc__twin_weight (w, d, j);
-          csum_add (&o, fabs (wj * sh->g64[j]));
+          csum_add (&o, fabs (wj) * sh->mag[j]);
           for (unsigned k = 0; k < sh->n_floor; k++)
             csum_add (&s[k], (sh->g64f[k][j] - sh->g64[j]) * wj);
         }
