@@ -29,11 +29,13 @@ twin_call (worker *w, int mode, const char *what, bool *nomem, int pass)
     return NULL;
   /* Manual: "Unwritten elements" */
   gc__unwritten_fill (g, sh->n, true, pass);
+  double tc = gc__call_start ();
   gc__fpenv_model (sh);
   if (mode >= 0)
     fesetround (mode);
   int rc = m->grad_f64 (m->ctx, w->xd, g);
   gc__fpenv_reset (sh);
+  gc__call_count (w, GC_CALL_KIND_BACKWARD, tc);
   if (!gc__guarded_intact (g, sh->n * sizeof *g))
     {
       gc__guarded_free (g);
