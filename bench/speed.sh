@@ -41,9 +41,9 @@
 # columns are skipped with a message.  Neither make check nor .ci/run needs
 # torch.
 #
-# At scale: one full-coordinate --ref auto check of gdn at
-# T = BENCH_SPEED_SCALE (default 4096; empty: none) with --threads on every
-# core, one run, its own table.
+# At scale: gdn at each T of BENCH_SPEED_SCALE (default "1024 4096"; empty:
+# none), --ref auto, full and random:32, twin on and off, --threads on every
+# core, one run each, its own table.
 #
 # Writes $out/speed-gdn.tsv (one line per cell) and $out/speed-gdn.md.
 set -u
@@ -202,23 +202,37 @@ for T in $TS; do
 done
 mv "$tsv.tmp" "$tsv"
 
-# ---- at scale: one full --ref auto check of gdn at T = BENCH_SPEED_SCALE
-# (default 4096; empty: none) on every core, one run (the issue's target:
-# a full-coordinate check at T = 4096 within 15 minutes on 2 cores)
-SCALE=${BENCH_SPEED_SCALE-4096}
+# ---- at scale (issue 39): gdn at each T of BENCH_SPEED_SCALE (default
+# "1024 4096"; empty: none), --ref auto, full and --directions random:32,
+# the twin on and --twin off, on every core, one run each (the issue's
+# target: a full-coordinate check at T = 4096 within 15 minutes on 2 cores,
+# within 1.5x of --twin off).  GRADCHECK_PROFILE=1 adds the call counts
+# (manual: "Where the time goes") to the reports the rows are read from.
+SCALE=${BENCH_SPEED_SCALE-1024 4096}
 scale_md=
-if [ -n "$SCALE" ]; then
-  nth=$(getconf _NPROCESSORS_ONLN)
-  echo "speed: T=$SCALE gradcheck --ref auto all, --threads $nth, one run"
-  tm=$(timed gc-scale 1 "$GRADCHECK" run gdn --shape "T=$SCALE" --ref auto \
-       --threads "$nth" --directions all)
-  o="$tmp/gc-scale.out"
-  set -- $tm
-  nd=$(sed -n 's/^verdict: .* of \([0-9]*\);.*/\1/p' "$o" | head -1)
-  tier=$(sed -n 's/^tiered reference: \(f64 decided [0-9]* of [0-9]* directions, MPFR [0-9]*\).*/\1/p' "$o" | head -1)
-  set -- $1 $2 $5 $(resol_of "$o") - -
-  scale_md="| $SCALE | ${nd:-?} | $nth | $(fnum "$1") s | $(fnum "$2") s | $3 | $(verdict_of "$o") | $4 | $5 | ${tier:-?} |"
-fi
+nth=$(getconf _NPROCESSORS_ONLN)
+GRADCHECK_PROFILE=1
+export GRADCHECK_PROFILE
+for S in $SCALE; do
+  for dirs in all random:32; do
+    for twin in on off; do
+      tag=gc-scale-$S-$(echo "$dirs" | tr -d :)-$twin
+      echo "speed: T=$S gradcheck --ref auto --directions $dirs --twin $twin, --threads $nth, one run"
+      tm=$(timed "$tag" 1 "$GRADCHECK" run gdn \
+           --shape "T=$S" --ref auto --threads "$nth" --directions "$dirs" \
+           --twin "$twin")
+      o="$tmp/$tag.out"
+      set -- $tm
+      nd=$(sed -n 's/^verdict: .* of \([0-9]*\);.*/\1/p' "$o" | head -1)
+      tier=$(sed -n 's/^tiered reference: \(f64 decided [0-9]* of [0-9]* directions, MPFR [0-9]*\).*/\1/p' "$o" | head -1)
+      per=$(sed -n 's/^  per direction judged ([0-9]*): forward \([^ ]*\).*/\1/p' "$o" | head -1)
+      set -- $1 $2 $5 $(resol_of "$o") - -
+      scale_md="$scale_md
+| $S | $dirs | $twin | ${nd:-?} | $nth | $(fnum "$1") s | $(fnum "$2") s | $3 | $(verdict_of "$o") | $4 | $5 | ${per:-?} | ${tier:-?} |"
+    done
+  done
+done
+unset GRADCHECK_PROFILE
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ------------------------------------------------------------- Markdown
@@ -275,11 +289,11 @@ END {
 }
 EOF
   if [ -n "$scale_md" ]; then
-    echo "At scale: one full-coordinate check with the default reference (\`--ref auto\`) on every core, one run:"
+    echo "At scale: the default reference (\`--ref auto\`), full and random:32, the twin on and off, on every core, one run each (the resolution is the f32 check's; forward calls per direction from GRADCHECK_PROFILE):"
     echo
-    echo "| T | n | threads | wall | CPU | exit | verdict | resolution median | worst | tiered reference |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
-    echo "$scale_md"
+    echo "| T | directions | twin | n | threads | wall | CPU | exit | verdict | resolution median | worst | forward calls / direction | tiered reference |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "$scale_md" | sed '/^$/d'
     echo
   fi
   echo "Verdicts and resolutions (median, worst) of the gradcheck cells:"

@@ -795,7 +795,26 @@ typedef struct gc_result
      without the floor), and why a draw was left out ("": none was).  */
   unsigned floor_draws;
   char floor_note[120];
+  /* Manual: "Where the time goes".  The model's callbacks this check
+     made, by kind (GC_CALL_KIND_*: the f32, f64 and MPFR forwards, and
+     the backward, grad_f32 and grad_f64 together), on every worker and
+     the centre, and the seconds spent in them (wall time of each call,
+     summed over threads); work_seconds, the wall time of the centre and
+     the directions, check_seconds with the summary and diagnosis after.
+     All 0 in a result read back from a report.  */
+  size_t n_calls[4];
+  double call_seconds[4];
+  double work_seconds, check_seconds;
 } gc_result;
+
+/* The kinds of gc_result.n_calls.  */
+enum
+{
+  GC_CALL_KIND_F32 = 0,
+  GC_CALL_KIND_F64 = 1,
+  GC_CALL_KIND_MPFR = 2,
+  GC_CALL_KIND_BACKWARD = 3
+};
 
 /* Run the check of MODEL at X (n floats) with OPTS (NULL: defaults).
    On return *RESULT holds a result to free with gc_result_free, also when

@@ -193,6 +193,43 @@ START_TEST (test_failures_decided_by_f64)
 }
 END_TEST
 
+/* Manual: "Failures the twin decides": gdn's ds-bf16, whose f32
+   verdicts fail just beyond their bar (in doubt for MPFR, 112 of its
+   coordinates sent there before), is decided by f64 in every direction,
+   as the correct gdn is, with MPFR's verdicts and algorithm verdicts;
+   and its MPFR calls are the correct check's.  */
+START_TEST (test_twin_decides)
+{
+  const gcm_spec *spec = gcm_find ("gdn");
+  long v[GCM_MAX_KEYS];
+  char err[128];
+  ck_assert_int_eq (gcm_parse_shape (spec, "T=37,H=1,K=4,V=4,BT=16,GATE=0",
+                                     v, err, sizeof err), GC_OK);
+  size_t mpfr_calls[2];
+  for (int k = 0; k < 2; k++)
+    {
+      int mutant = k ? gcm_mutant_index (spec, "ds-bf16") : 0;
+      ck_assert_int_ge (mutant, k);
+      gcm_instance *inst = NULL;
+      ck_assert_int_eq (gcm_create (spec, v, gct_seed (), mutant, &inst),
+                        GC_OK);
+      gc_result *mp = run (&inst->model, inst->x, GC_REF_MPFR, NULL);
+      gc_result *au = run (&inst->model, inst->x, GC_REF_AUTO, NULL);
+      assert_same_verdicts (mp, au, k ? "ds-bf16" : "gdn");
+      if (k)
+        ck_assert_int_eq (au->verdict, GC_PRECISION);
+      for (size_t j = 0; j < au->n_directions; j++)
+        ck_assert_int_eq (au->dirs[j].decided_by, GC_REF_F64);
+      mpfr_calls[k] = au->n_calls[GC_CALL_KIND_MPFR];
+      ck_assert_uint_gt (au->n_calls[GC_CALL_KIND_F64], 0);
+      gc_result_free (mp);
+      gc_result_free (au);
+      gcm_destroy (inst);
+    }
+  ck_assert_uint_eq (mpfr_calls[1], mpfr_calls[0]);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* A model with two scales: L = 1 + sum_{i<H} sin x_i + EPS sum_{i>=H}
    sin x_i, in two blocks.  The f64 reference's rounding term,
@@ -743,6 +780,7 @@ tier_suite (void)
   tcase_set_timeout (tt, 120);
   tcase_add_test (tt, test_f64_terms_not_negligible);
   tcase_add_loop_test (tt, test_failures_decided_by_f64, 0, 3);
+  tcase_add_test (tt, test_twin_decides);
   tcase_add_test (tt, test_bug_f64_cannot_see);
   tcase_add_test (tt, test_kink_inside_f64_stencil);
   tcase_add_test (tt, test_f64_leaves_domain);

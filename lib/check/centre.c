@@ -89,9 +89,11 @@ gradient (shared *sh, worker *w0)
   /* Manual: "Unwritten elements": each call's buffer holds a fill
      pattern of its own */
   gc__unwritten_fill (sh->g, sh->n, false, 0);
+  double tc = gc__call_start ();
   gc__fpenv_model (sh);
   rc = m->grad_f32 (m->ctx, w0->xf, sh->g);
   gc__fpenv_reset (sh);
+  gc__call_count (w0, GC_CALL_KIND_BACKWARD, tc);
   if (rc)
     {
       gc__fail (w0, GC_ECALLBACK, rc, "grad_f32 returned %d", rc);
@@ -120,9 +122,11 @@ gradient (shared *sh, worker *w0)
   if (!g2)
     return GC_ENOMEM;
   gc__unwritten_fill (g2, sh->n, false, 1);
+  tc = gc__call_start ();
   gc__fpenv_model (sh);
   rc = m->grad_f32 (m->ctx, w0->xf, g2);
   gc__fpenv_reset (sh);
+  gc__call_count (w0, GC_CALL_KIND_BACKWARD, tc);
   if (rc)
     {
       gc__guarded_free (g2);

@@ -91,6 +91,13 @@ work (shared *sh, unsigned nt)
     }
   if (ws)
     {
+      /* Manual: "Where the time goes" */
+      for (unsigned t = 0; t < ready; t++)
+        for (int k = 0; k < 4; k++)
+          {
+            r->n_calls[k] += ws[t].n_calls[k];
+            r->call_seconds[k] += ws[t].call_seconds[k];
+          }
       for (unsigned t = 0; t < ready; t++)
         gc__worker_free (&ws[t]);
       free (ws);
@@ -177,8 +184,10 @@ check (const gc_model *m, const float *x, const gc_options *opts,
      model's copy of it at p (an estimate of the reference forward's own
      work, which only the model knows), nine of the stencil at 2p.  */
   gc_status st = gc__mpfr_room (&sh, nt);
+  double t0 = gc__now ();
   if (st == GC_OK)
     st = work (&sh, nt);
+  r->work_seconds = gc__now () - t0;   /* manual: "Where the time goes" */
   gc__shared_free (&sh);
 
   r->status = st;
@@ -193,6 +202,7 @@ check (const gc_model *m, const float *x, const gc_options *opts,
       gc__twin_findings (r);   /* manual: "Two verdicts, one report" */
       gc__predict_f64 (r, m->loss_f64 != NULL, sh.user_step);
     }
+  r->check_seconds = gc__now () - t0;
   return st;
 }
 

@@ -119,6 +119,10 @@ typedef struct worker
      direction f64 last decided (manual: "The tiered reference"), for the
      twin's verdicts; NAN where MPFR decided  */
   double tier_p;
+  /* Manual: "Where the time goes": this worker's callbacks by kind
+     (GC_CALL_KIND_*) and their seconds, summed into the result.  */
+  size_t n_calls[4];
+  double call_seconds[4];
   gc_status st;
   int cb;
   char detail[160];
@@ -150,6 +154,10 @@ bool gc__eval_mpfr (worker *w, mpfr_ptr out);
 /* (evaluate.c) Whether the worker's copies of the point are still as
    given (a callback wrote into its input, else: GC_EOVERRUN).  */
 bool gc__inputs_intact (worker *w);
+/* (evaluate.c) Manual: "Where the time goes": start timing a callback of
+   kind KIND (GC_CALL_KIND_*); count it and its seconds since T0.  */
+double gc__call_start (void);
+void gc__call_count (worker *w, int kind, double t0);
 
 /* (directions.c) The step of direction INDEX (SIZE_MAX: random direction
    ID) as HM * 2^HE; the random direction ID into V.  */

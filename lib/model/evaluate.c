@@ -37,6 +37,20 @@ gc__fpenv_reset (const shared *sh)
   fesetenv (FE_DFL_ENV);
 }
 
+/* Manual: "Where the time goes".  */
+double
+gc__call_start (void)
+{
+  return gc__now ();
+}
+
+void
+gc__call_count (worker *w, int kind, double t0)
+{
+  w->n_calls[kind]++;
+  w->call_seconds[kind] += gc__now () - t0;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Evaluations.  Each returns false after recording a failure.  */
 
@@ -85,8 +99,10 @@ gc__eval_f32 (worker *w, const float *x, double *val)
   union { float v; unsigned char b[sizeof (float) + LOSS_GUARD]; } l;
   gc__guard_fill (l.b + sizeof (float), LOSS_GUARD);
   l.v = 0;
+  double t0 = gc__call_start ();
   gc__fpenv_model (w->sh);
   int rc = w->sh->m->loss_f32 (w->sh->m->ctx, x, &l.v);
+  gc__call_count (w, GC_CALL_KIND_F32, t0);
   gc__fpenv_reset (w->sh);
   *val = l.v;
   return accept_guarded (w, rc,
@@ -100,8 +116,10 @@ gc__eval_f64 (worker *w, const double *x, double *val)
   union { double v; unsigned char b[sizeof (double) + LOSS_GUARD]; } l;
   gc__guard_fill (l.b + sizeof (double), LOSS_GUARD);
   l.v = 0;
+  double t0 = gc__call_start ();
   gc__fpenv_model (w->sh);
   int rc = w->sh->m->loss_f64 (w->sh->m->ctx, x, &l.v);
+  gc__call_count (w, GC_CALL_KIND_F64, t0);
   gc__fpenv_reset (w->sh);
   *val = l.v;
   return accept_guarded (w, rc,
@@ -114,8 +132,10 @@ gc__eval_mpfr (worker *w, mpfr_ptr out)
 {
   mpfr_ptr l = w->lout;
   w->mpfr_called = true;
+  double t0 = gc__call_start ();
   gc__fpenv_model (w->sh);
   int rc = w->sh->m->loss_mpfr (w->sh->m->ctx, w->xm, l);
+  gc__call_count (w, GC_CALL_KIND_MPFR, t0);
   gc__fpenv_reset (w->sh);
   bool intact = true;
   for (int k = 1; k < 3; k++)

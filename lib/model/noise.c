@@ -161,11 +161,13 @@ loss_under (worker *w, int mode, double *val)
   else
     l.f = 0;
   gc__guard_fill (l.b + sz, LOSS_GUARD);
+  double tc = gc__call_start ();
   gc__fpenv_model (w->sh);
   fesetround (mode);
   int rc = is64 ? m->loss_f64 (m->ctx, w->xd, &l.d)
                 : m->loss_f32 (m->ctx, w->xf, &l.f);
   gc__fpenv_reset (w->sh);
+  gc__call_count (w, is64 ? GC_CALL_KIND_F64 : GC_CALL_KIND_F32, tc);
   const char *name = is64 ? "loss_f64" : "loss_f32";
   if (!gc__guard_intact (l.b + sz, LOSS_GUARD))
     {
@@ -208,10 +210,12 @@ gc__measure_rounding (shared *sh, worker *w0, double f_rn)
       float *g = gc__guarded_alloc (sh->n * sizeof *g);
       if (!g)
         return GC_ENOMEM;
+      double tc = gc__call_start ();
       gc__fpenv_model (sh);
       fesetround (modes[j]);
       int rc = m->grad_f32 (m->ctx, w0->xf, g);
       gc__fpenv_reset (sh);
+      gc__call_count (w0, GC_CALL_KIND_BACKWARD, tc);
       if (!gc__guarded_intact (g, sh->n * sizeof *g))
         {
           gc__guarded_free (g);

@@ -36,13 +36,20 @@
           oscillation finer than the f64 step shrinks D_64 without a
           T_64, and delta holds only where none does ("Failures f64
           decides").
-   *P_OUT receives P (NAN where no prediction was made).  */
+   *P_OUT receives P (NAN where no prediction was made).  *TWIN_OUT
+   (manual: "Failures the twin decides"): where f64 does not decide the
+   f32 verdict, whether the premises under which MPFR would judge the
+   direction at its first level hold -- (3), P < A, and no deep aliasing
+   at either step for an f' near the f32 gradient or near the twin's
+   (F2, F3 with a and with a_64) -- so that the twin's verdict, decided
+   in f64, is MPFR's.  */
 static bool
 f64_decides (const worker *w, const gc_direction *d, double noise_j,
-             double rho, double *p_out)
+             double rho, double *p_out, bool *twin_out)
 {
   const shared *sh = w->sh;
   *p_out = NAN;
+  *twin_out = false;
   if (d->verdict != GC_PASS && d->verdict != GC_FAIL)
     return false;
   bool pass = d->verdict == GC_PASS;
@@ -54,9 +61,8 @@ f64_decides (const worker *w, const gc_direction *d, double noise_j,
   double sw = gc__term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0);
   /* K_64 ("A kink only f64 sees") */
   double k64 = t64 + e64 + fabs (d->jump) + noise_j;
-  /* (1) */
-  if (pass && !(d->diff + k64 <= a))
-    return false;
+  /* (1), tested last: the twin's premises below do not need it */
+  bool one = !pass || d->diff + k64 <= a;
   /* (3) */
   if (!(fabs (d->jump) + noise_j <= (1 - 3 * rho) * a))
     return false;
@@ -75,11 +81,21 @@ f64_decides (const worker *w, const gc_direction *d, double noise_j,
   *p_out = pred;
   if (!(pred < a))
     return false;
+  /* Manual: "Failures the twin decides": (F2) and (F3) for the f32
+     gradient and for the twin's (a coordinate's a_64 is known) */
+  double delta = k64 + pred, dl = fabs (d->reference) - delta;
+  double a64 = sh->g64 && d->index != SIZE_MAX ? sh->g64[d->index] : NAN;
+  *twin_out = !isnan (a64) && dl > 0
+              && gc__aliasing_excluded (dl, d->analytic, 2 * pred, 0, a)
+              && gc__aliasing_excluded (dl, a64, 2 * pred, 0, a)
+              && gc__aliasing_excluded (d->reference, d->analytic, t64, e64,
+                                        a)
+              && gc__aliasing_excluded (d->reference, a64, t64, e64, a);
+  if (!one)
+    return false;
   if (!pass)
     {
       /* Manual: "Failures f64 decides" */
-      double delta = k64 + pred;
-      double dl = fabs (d->reference) - delta;
       return d->diff > 5 * a + 10 * pred + k64 && dl > 0
              && gc__aliasing_excluded (dl, d->analytic, 2 * pred, 0, a)
              && gc__aliasing_excluded (d->reference, d->analytic, t64, e64,
@@ -156,7 +172,18 @@ direction_tiered (worker *w, gc_direction *d)
       if (ok)
         {
           double p;
-          if (coord && f64_decides (w, d, noise_j, rho, &p))
+          bool twin;
+          if (coord && f64_decides (w, d, noise_j, rho, &p, &twin))
+            {
+              d->decided_by = GC_REF_F64;
+              w->tier_p = p;
+              return true;
+            }
+          /* Manual: "Failures the twin decides": the twin's verdicts
+             replace the f32 one; twin.c keeps f64's decision where they
+             are decided in f64, else judges the direction again in
+             MPFR.  */
+          if (coord && twin)
             {
               d->decided_by = GC_REF_F64;
               w->tier_p = p;

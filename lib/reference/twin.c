@@ -29,11 +29,13 @@ twin_call (worker *w, int mode, const char *what, bool *nomem, int pass)
     return NULL;
   /* Manual: "Unwritten elements" */
   gc__unwritten_fill (g, sh->n, true, pass);
+  double tc = gc__call_start ();
   gc__fpenv_model (sh);
   if (mode >= 0)
     fesetround (mode);
   int rc = m->grad_f64 (m->ctx, w->xd, g);
   gc__fpenv_reset (sh);
+  gc__call_count (w, GC_CALL_KIND_BACKWARD, tc);
   if (!gc__guarded_intact (g, sh->n * sizeof *g))
     {
       gc__guarded_free (g);
@@ -208,14 +210,39 @@ extrapolate (const double f[6], double h, double *r1, double *r2)
   *r2 = (4 * d2 - d4) / 3;
 }
 
+/* One f64 point of Richardson's stencil, x_i + K h, into *F (false, the
+   direction left without the point, where the forward leaves its domain
+   or its format; W failed on any other failure of the model).  x_i + k h
+   is exact where |x_i| is within 2^28 of its scale s (24 bits, h a power
+   of two at most 2^-7 s, k <= 8); for a tinier x_i it is off by at most
+   half an ulp of k h, a relative change of the step of 2^-53, which E's
+   u_53 |D| part covers.  */
+static bool
+richardson_point (worker *w, size_t i, double k, double h, double *f)
+{
+  shared *sh = w->sh;
+  w->xd[i] = (double) sh->x[i] + k * h;
+  bool ok = gc__eval_f64 (w, w->xd, f);
+  w->xd[i] = sh->x[i];
+  if (!ok && (w->st == GC_ENONFINITE || w->st == GC_ESTEP))
+    {
+      w->st = GC_OK;
+      w->cb = 0;
+      w->detail[0] = 0;
+    }
+  return ok;
+}
+
 /* Manual: "Richardson's stencil": where the f64 reference judged
-   coordinate D, f64 central differences at h, 2h and 4h, h =
-   2^(floor(log2 s_i) - GC_RICHARDSON_SHIFT), extrapolated, with h doubled
-   once where the truncation is far below the rounding; stored in D
-   with their terms (judge.c decides whether they replace D(h)).  A point
-   where the f64 forward leaves its domain or its format leaves the
-   direction without them; any other failure of the model stops the check
-   (false).  */
+   coordinate D, f64 central differences at 2h, 4h and 8h first, h =
+   2^(floor(log2 s_i) - GC_RICHARDSON_SHIFT), and R(2h) used where its
+   measured truncation |R(4h) - R(2h)| is below 3/2 E_64(h) (R(h)'s
+   rounding term: the doubled step's terms are then no larger than the
+   predicted ones at h); else the points at +-h as well and R(h).  Stored
+   in D with their terms (judge.c decides whether they replace D(h)).  A
+   point at +-2h or +-4h where the f64 forward leaves its domain or its
+   format leaves the direction without them (at +-8h: R(h) is used); any
+   other failure of the model stops the check (false).  */
 static bool
 richardson (worker *w, gc_direction *d)
 {
@@ -231,57 +258,50 @@ richardson (worker *w, gc_direction *d)
       || d->verdict == GC_ERROR)
     return true;
   double h = ldexp (1.0, ilogb (sh->scale[i]) - GC_RICHARDSON_SHIFT);
-  /* points at +-h, +-2h, +-4h, and +-8h where the step doubles once */
+  /* f[0..7]: the values at +-h, +-2h, +-4h, +-8h */
   static const double k[8] = { 1, -1, 2, -2, 4, -4, 8, -8 };
   double f[8], lmax = sh->mag_loss;
-  for (int j = 0; j < 8; j++)
+  bool have8 = true;
+  for (int j = 2; j < 8; j++)
     {
-      if (j == 6)
+      if (!richardson_point (w, i, k[j], h, &f[j]))
         {
-          /* Manual: "Richardson's stencil": where R(h)'s truncation is
-             below a sixteenth of its rounding, the step doubles once (the
-             rounding halves, the truncation grows by about 16) */
-          double r1, r2;
-          extrapolate (f, h, &r1, &r2);
-          gc_term e;
-          gc__term_reference (&e, GC_REF_F64, sh->p, r->lambda_forward,
-                              r->forward_depth, lmax, h, 0, r1,
-                              sh->spread_loss);
-          if (!(16 * fabs (r2 - r1) < 1.5 * e.value))
-            break;
-        }
-      /* x_i + k h is exact where |x_i| is within 2^28 of its scale s
-         (24 bits, h a power of two at most 2^-7 s, k <= 8); for a tinier
-         x_i it is off by at most half an ulp of k h, a relative change
-         of the step of 2^-53, which E's u_53 |D| part covers */
-      w->xd[i] = (double) sh->x[i] + k[j] * h;
-      bool ok = gc__eval_f64 (w, w->xd, &f[j]);
-      w->xd[i] = sh->x[i];
-      if (!ok)
-        {
-          if (w->st != GC_ENONFINITE && w->st != GC_ESTEP)
+          if (w->st != GC_OK)
             return false;
-          w->st = GC_OK;
-          w->cb = 0;
-          w->detail[0] = 0;
           if (j < 6)
             return true;
-          break;   /* the doubled step left the domain: keep h */
+          have8 = false;   /* the doubled step left the domain */
+          break;
         }
       lmax = fmax (lmax, fabs (f[j]));
-      if (j == 7)
-        {
-          /* R at 2h from D(2h), D(4h), D(8h) */
-          memmove (f, f + 2, 6 * sizeof *f);
-          h *= 2;
-        }
     }
-  double r1, r2;
-  extrapolate (f, h, &r1, &r2);
+  double r1, r2, hu;
   gc_term e;
+  if (have8)
+    {
+      /* Manual: "Richardson's stencil", one doubling: R(2h) from D(2h),
+         D(4h), D(8h), used where its truncation is below R(h)'s
+         predicted rounding */
+      hu = 2 * h;
+      extrapolate (f + 2, hu, &r1, &r2);
+      gc__term_reference (&e, GC_REF_F64, sh->p, r->lambda_forward,
+                          r->forward_depth, lmax, h, 0, r1,
+                          sh->spread_loss);
+      if (fabs (r2 - r1) < 1.5 * e.value)
+        goto done;
+    }
+  for (int j = 0; j < 2; j++)
+    {
+      if (!richardson_point (w, i, k[j], h, &f[j]))
+        return w->st == GC_OK;
+      lmax = fmax (lmax, fabs (f[j]));
+    }
+  hu = h;
+  extrapolate (f, h, &r1, &r2);
+done:
   gc__term_reference (&e, GC_REF_F64, sh->p, r->lambda_forward,
-                      r->forward_depth, lmax, h, 0, r1, sh->spread_loss);
-  gc__terms_richardson (d->richardson_terms, h, r1, r2, &e);
+                      r->forward_depth, lmax, hu, 0, r1, sh->spread_loss);
+  gc__terms_richardson (d->richardson_terms, hu, r1, r2, &e);
   d->richardson = r1;
   return true;
 }

@@ -21,6 +21,12 @@ const char *gc__direction_kind_name (gc_direction_kind k);
 /* How many directions of R reference REF decided (manual: "The tiered
    reference").  */
 size_t gc__decided_count (const gc_result *r, gc_reference ref);
+/* Manual: "Where the time goes": whether the reports carry R's call
+   counts (GRADCHECK_PROFILE), the directions judged, and the text
+   report's lines of them.  */
+bool gc__profile_on (const gc_result *r);
+size_t gc__judged_count (const gc_result *r);
+void gc__calls_text (gc__buf *b, const gc_result *r);
 /* The reference of R in words ("tiered: f64 central differences, ...").  */
 void gc__describe_reference (gc__buf *b, const gc_result *r);
 /* Append S escaped for KIND (escape.h), padded with spaces to WIDTH

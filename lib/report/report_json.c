@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -407,6 +408,39 @@ precisions_json (json_t *o, const gc_result *r)
   return ok;
 }
 
+/* Manual: "Where the time goes": R's call counts and seconds by kind,
+   and the forward calls per direction judged (only with
+   GRADCHECK_PROFILE: reports are otherwise unchanged).  */
+static bool
+calls_json (json_t *o, const gc_result *r)
+{
+  if (!gc__profile_on (r))
+    return true;
+  static const char *const kind[4] = { "f32", "f64", "mpfr", "backward" };
+  json_t *c = json_object ();
+  size_t nd = gc__judged_count (r);
+  bool ok = c != NULL;
+  for (int k = 0; k < 4 && ok; k++)
+    {
+      char key[32];
+      snprintf (key, sizeof key, "%s_seconds", kind[k]);
+      ok = put (c, kind[k], juint (r->n_calls[k]))
+           && put (c, key, jnum (r->call_seconds[k]));
+    }
+  size_t fw = r->n_calls[0] + r->n_calls[1] + r->n_calls[2];
+  ok = ok && put (c, "directions_judged", juint (nd))
+       && put (c, "check_seconds", jnum (r->check_seconds))
+       && put (c, "work_seconds", jnum (r->work_seconds))
+       && put (c, "forward_per_direction",
+               nd ? jnum ((double) fw / (double) nd) : json_null ())
+       && put (c, "f64_per_direction",
+               nd ? jnum ((double) r->n_calls[1] / (double) nd)
+                  : json_null ());
+  ok = ok && put (o, "calls", json_incref (c));
+  json_decref (c);
+  return ok;
+}
+
 /* R's twin object (when it has a twin) into O.  */
 static bool
 twin_json (json_t *o, const gc_result *r)
@@ -477,7 +511,7 @@ report_json (const gc_result *r)
 {
   json_t *o = json_object ();
   bool ok = summary_json (o, r);
-  ok = ok && precisions_json (o, r) && twin_json (o, r);
+  ok = ok && precisions_json (o, r) && twin_json (o, r) && calls_json (o, r);
   const gc_identity *id = &r->identity;
   char version[sizeof id->version + 1];
   memcpy (version, id->version, sizeof id->version);

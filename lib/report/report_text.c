@@ -403,6 +403,7 @@ gc__report_text (gc__buf *b, const gc_result *r)
   if (!fwd)
     resolution_text (b, r);
   tiered_text (b, r);
+  gc__calls_text (b, r);
   if (!fwd)
     confirmation_text (b, r);
   gc__tensors_text (b, r, "");

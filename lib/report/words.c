@@ -34,6 +34,53 @@ gc__decided_count (const gc_result *r, gc_reference ref)
   return n;
 }
 
+/* Manual: "Where the time goes": whether the reports carry the call
+   counts and times (the environment variable GRADCHECK_PROFILE set and
+   not "0": they are off by default, times differ from run to run and the
+   reports are compared byte for byte), and how many directions were
+   judged.  */
+bool
+gc__profile_on (const gc_result *r)
+{
+  const char *e = getenv ("GRADCHECK_PROFILE");
+  size_t all = 0;
+  for (int k = 0; k < 4; k++)
+    all += r->n_calls[k];
+  return e && *e && strcmp (e, "0") != 0 && all > 0;
+}
+
+size_t
+gc__judged_count (const gc_result *r)
+{
+  size_t n = 0;
+  for (size_t k = 0; r->dirs && k < r->n_directions; k++)
+    n += r->dirs[k].verdict != GC_ERROR;
+  return n;
+}
+
+void
+gc__calls_text (gc__buf *b, const gc_result *r)
+{
+  if (!gc__profile_on (r))
+    return;
+  size_t nd = gc__judged_count (r);
+  const size_t *c = r->n_calls;
+  const double *t = r->call_seconds;
+  double per = nd ? 1.0 / (double) nd : NAN;
+  gc__buf_printf (b, "time: %.3g s, %.3g s of them the centre and the "
+                  "directions\n", r->check_seconds, r->work_seconds);
+  gc__buf_printf (b, "calls: f32 forward %zu (%.3g s), f64 forward %zu "
+                  "(%.3g s), MPFR forward %zu (%.3g s), backward %zu "
+                  "(%.3g s)\n  per direction judged (%zu): forward %.3g "
+                  "(f32 %.3g, f64 %.3g, MPFR %.3g) (manual: \"Where the "
+                  "time goes\")\n", c[GC_CALL_KIND_F32], t[GC_CALL_KIND_F32],
+                  c[GC_CALL_KIND_F64], t[GC_CALL_KIND_F64],
+                  c[GC_CALL_KIND_MPFR], t[GC_CALL_KIND_MPFR],
+                  c[GC_CALL_KIND_BACKWARD], t[GC_CALL_KIND_BACKWARD], nd,
+                  (double) (c[0] + c[1] + c[2]) * per, (double) c[0] * per,
+                  (double) c[1] * per, (double) c[2] * per);
+}
+
 void
 gc__describe_reference (gc__buf *b, const gc_result *r)
 {
