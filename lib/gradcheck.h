@@ -529,7 +529,7 @@ typedef struct gc_direction
   double arith_diff, arith_bar, nu_arith;
   gc_arith arith;
   /* Manual: "The measured floor".  With a twin: F_w = P_w + u sum_j |w_j|
-     |g64_j|, what f32 evaluation of the function at this point must lose
+     m_j (m_j the twin's magnitudes), what f32 evaluation of the function at this point must lose
      (P_w: the largest change of <g64, w> over floor_draws points each
      parameter moved by one f32 ulp, a measured model of the
      conditioning), in arith_floor, and P_w in arith_floor_probe; with

@@ -94,8 +94,8 @@ derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d,
       double a = d->arith_bar - d->adjoint_f64.value;
       bool floor_set = (r->defaulted & GC_DEFAULTED_BACKWARD_DEPTH) != 0;
       (void) a;
-      gc__buf_printf (b, "%s  measured floor F_w = P_w + u * sum_j |w_j| "
-                      "|g64_j| = %.3e + %.3e = %.3e, kappa = %d, kappa F_w "
+      gc__buf_printf (b, "%s  measured floor F_w = P_w + u * sum_j |w_j| m_j "
+                      "= %.3e + %.3e = %.3e, kappa = %d, kappa F_w "
                       "= %.3e: the bound is set by %s   [manual: The "
                       "measured floor]\n", indent, d->arith_floor_probe,
                       d->arith_floor - d->arith_floor_probe,

@@ -33,7 +33,7 @@ gc__twin_text (gc__buf *b, const gc_result *r)
   /* Manual: "The measured floor" */
   gc__buf_printf (b, "  floor:      the twin at %u point(s) each parameter "
                   "moved by an f32 ulp; the arithmetic's bound is %d F_w "
-                  "(F_w = P_w + u sum |w_j||g64_j|)%s (manual: \"The "
+                  "(F_w = P_w + u sum |w_j| m_j)%s (manual: \"The "
                   "measured floor\")\n", r->floor_draws, GC_FLOOR_MARGIN,
                   !r->floor_draws ? ": not measured, the derived bound "
                                     "stands"
