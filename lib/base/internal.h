@@ -228,9 +228,6 @@ bool gc__forward_unjudged (const gc_result *r);
 /* Set R's f64_same_verdict and f64_term_ratio from its MPFR directions'
    terms, when the model HAS_F64 (manual: "Would f64 do?").  */
 void gc__predict_f64 (gc_result *r, bool has_f64, bool user_step);
-/* R's detail for a check refused by validation: for GC_ENOREF, the
-   references MODEL has and the option that selects them.  */
-void gc__detail_status (gc_result *r, const gc_model *m, const gc_options *o);
 
 /* Term constructors (errmodel.c).  */
 void gc__term_truncation (gc_term *t, double d1, double d2, double diff,

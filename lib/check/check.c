@@ -127,53 +127,10 @@ check (const gc_model *m, const float *x, const gc_options *opts,
   if (!r)
     return GC_ENOMEM;
   *out = r;
-  gc__result_head (r, m, o);
-
-  r->truncation_source = r->reference;
-  r->status = gc__check_validate (m, x, o, r->detail, sizeof r->detail);
-  if (r->status != GC_OK)
-    {
-      if (!r->detail[0])
-        gc__detail_status (r, m, o);
-      return r->status;
-    }
-  /* Manual: "Rounding classes" */
-  if ((r->status = gc__precision_validate (m, r->detail, sizeof r->detail))
-      != GC_OK)
-    return r->status;
-  if (!gc__precision_copy (r, m))
-    return r->status = GC_ENOMEM;
-  if (o->reference == GC_REF_F32 && gc__precision_forward_count (r))
-    {
-      snprintf (r->detail, sizeof r->detail, "an f32 reference of a model "
-                "with forward rounding classes: its forward is not f32's "
-                "(manual: \"Rounding classes\")");
-      return r->status = GC_EINVAL;
-    }
-  if ((r->status = gc__copy_blocks (r, m->blocks, m->n_blocks)) != GC_OK
-      || (r->status = gc__copy_constants (r, m->constants, m->n_constants))
-         != GC_OK)
-    return r->status;
-
   shared sh;
-  gc__shared_init (&sh, m, x, o, r);
-  sh.model_env = *model_env;
-  sh.model_round = model_round;
-
-  size_t total, mine;
-  if (gc__plan (r, m, o, &total, &mine) != GC_OK)
+  size_t mine;
+  if (gc__setup (m, x, o, r, &sh, model_env, model_round, &mine) != GC_OK)
     return r->status;
-
-  if (gc__allocate (&sh, r, m, x, mine) != GC_OK)
-    return r->status;
-  /* Read x only once its n floats are known to fit (a lying n must not
-     make the digest read past it).  */
-  /* the twin is part of what the check is (manual: "The f64 twin") */
-  r->twin = m->grad_f64 && !o->no_twin;
-  gc__identity_set (r, x, m->n, o);   /* manual: "Merging shards" */
-  /* This shard's ids only: a check of SIZE_MAX directions over as many
-     shards has a few, and must not walk the others.  */
-  gc__directions_init (r, o, sh.ref, mine);
 
   unsigned nt = o->threads > 1 ? o->threads : 1;
   if (nt > mine && mine > 0)

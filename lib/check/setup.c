@@ -29,8 +29,8 @@ printable_text (const char *s, size_t size)
 /* Validate the model and options; a refusal that needs explaining writes
    its reason into DETAIL.  The point x is read only later, once arrays of
    n values exist (a lying n fails to allocate before x is read).  */
-gc_status
-gc__check_validate (const gc_model *m, const float *x, const gc_options *o,
+static gc_status
+check_validate (const gc_model *m, const float *x, const gc_options *o,
                     char *detail, size_t size)
 {
   if (!m || !x || !o)
@@ -138,8 +138,8 @@ gc__check_validate (const gc_model *m, const float *x, const gc_options *o,
 }
 
 /* The fields of R the options O and the model M set before validation.  */
-void
-gc__result_head (gc_result *r, const gc_model *m, const gc_options *o)
+static void
+result_head (gc_result *r, const gc_model *m, const gc_options *o)
 {
   r->worst = SIZE_MAX;
   r->verdict = GC_ERROR;
@@ -164,8 +164,8 @@ gc__result_head (gc_result *r, const gc_model *m, const gc_options *o)
 
 /* What the workers of the check share, from M, X, O and R: the reference,
    the forward behind the truncation term, the precision and the steps.  */
-void
-gc__shared_init (shared *sh, const gc_model *m, const float *x,
+static void
+shared_init (shared *sh, const gc_model *m, const float *x,
                  const gc_options *o, gc_result *r)
 {
   memset (sh, 0, sizeof *sh);
@@ -209,8 +209,8 @@ gc__shared_init (shared *sh, const gc_model *m, const float *x,
 /* Manual: "The confidence factor", "Directional checks": the directions
    of the whole check (*TOTAL) and this shard's part (*MINE), the depths
    and the confidence factors.  GC_OK, or GC_EINVAL in R.  */
-gc_status
-gc__plan (gc_result *r, const gc_model *m, const gc_options *o,
+static gc_status
+plan (gc_result *r, const gc_model *m, const gc_options *o,
           size_t *total_out, size_t *mine_out)
 {
   /* Directions of the whole check, then this shard's part.  */
@@ -271,8 +271,8 @@ gc__plan (gc_result *r, const gc_model *m, const gc_options *o,
 /* R's MINE directions and the check's gradient, magnitudes and scales,
    and X known finite.  GC_OK, or the status in R with nothing left
    allocated but R's.  */
-gc_status
-gc__allocate (shared *sh, gc_result *r, const gc_model *m, const float *x,
+static gc_status
+allocate (shared *sh, gc_result *r, const gc_model *m, const float *x,
               size_t mine)
 {
   r->dirs = gc__within_memory ((double) mine * sizeof *r->dirs)
@@ -314,8 +314,8 @@ gc__allocate (shared *sh, gc_result *r, const gc_model *m, const float *x,
 
 /* Each of R's MINE directions: its id in the whole check, the judge's
    defaults, and its coordinate (REF: the check's reference).  */
-void
-gc__directions_init (gc_result *r, const gc_options *o, gc_reference ref,
+static void
+directions_init (gc_result *r, const gc_options *o, gc_reference ref,
                      size_t mine)
 {
   size_t sc = r->shard_count;
@@ -334,6 +334,84 @@ gc__directions_init (gc_result *r, const gc_options *o, gc_reference ref,
       d->index = o->directions == GC_DIR_ALL ? k
                  : o->directions == GC_DIR_LIST ? o->indices[k] : SIZE_MAX;
     }
+}
+
+/* Manual: "Status codes": a refusal that says what would work (the
+   references the model does have).  */
+static void
+detail_status (gc_result *r, const gc_model *m, const gc_options *o)
+{
+  snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (r->status));
+  if (r->status != GC_ENOREF || !m)
+    return;
+  const char *want = o->reference == GC_REF_F64 ? "f64 forward (loss_f64)"
+                     : "MPFR forward (loss_mpfr)";
+  bool f64 = m->loss_f64 && o->reference != GC_REF_F64;
+  bool mp = m->loss_mpfr && o->reference != GC_REF_MPFR;
+  snprintf (r->detail, sizeof r->detail,
+            "the model has no %s; it has %s%s an f32 forward: select %s "
+            "(gc_options.reference)", want,
+            mp ? "an MPFR, " : "", f64 ? "an f64 and" : mp ? "and" : "only",
+            mp && f64 ? "one with --ref mpfr, --ref f64 or --ref f32"
+            : mp ? "one with --ref mpfr or --ref f32"
+            : f64 ? "one with --ref f64 or --ref f32"
+            : "it with --ref f32");
+}
+
+/* Manual: "Inside gradcheck": the set-up, in the order gc_check ran it
+   before it lived here.  */
+gc_status
+gc__setup (const gc_model *m, const float *x, const gc_options *o,
+           gc_result *r, shared *sh, const fenv_t *model_env,
+           int model_round, size_t *mine)
+{
+  result_head (r, m, o);
+
+  r->truncation_source = r->reference;
+  r->status = check_validate (m, x, o, r->detail, sizeof r->detail);
+  if (r->status != GC_OK)
+    {
+      if (!r->detail[0])
+        detail_status (r, m, o);
+      return r->status;
+    }
+  /* Manual: "Rounding classes" */
+  if ((r->status = gc__precision_validate (m, r->detail, sizeof r->detail))
+      != GC_OK)
+    return r->status;
+  if (!gc__precision_copy (r, m))
+    return r->status = GC_ENOMEM;
+  if (o->reference == GC_REF_F32 && gc__precision_forward_count (r))
+    {
+      snprintf (r->detail, sizeof r->detail, "an f32 reference of a model "
+                "with forward rounding classes: its forward is not f32's "
+                "(manual: \"Rounding classes\")");
+      return r->status = GC_EINVAL;
+    }
+  if ((r->status = gc__copy_blocks (r, m->blocks, m->n_blocks)) != GC_OK
+      || (r->status = gc__copy_constants (r, m->constants, m->n_constants))
+         != GC_OK)
+    return r->status;
+
+  shared_init (sh, m, x, o, r);
+  sh->model_env = *model_env;
+  sh->model_round = model_round;
+
+  size_t total;
+  if (plan (r, m, o, &total, mine) != GC_OK)
+    return r->status;
+
+  if (allocate (sh, r, m, x, *mine) != GC_OK)
+    return r->status;
+  /* Read x only once its n floats are known to fit (a lying n must not
+     make the digest read past it).  */
+  /* the twin is part of what the check is (manual: "The f64 twin") */
+  r->twin = m->grad_f64 && !o->no_twin;
+  gc__identity_set (r, x, m->n, o);   /* manual: "Merging shards" */
+  /* This shard's ids only: a check of SIZE_MAX directions over as many
+     shards has a few, and must not walk the others.  */
+  directions_init (r, o, sh->ref, *mine);
+  return GC_OK;
 }
 
 /* Whether the MPFR working set of NT workers fits (manual: "Memory").

@@ -453,26 +453,3 @@ gc__diag_as_precision (gc_diagnosis *dg)
       snprintf (dg->text, sizeof dg->text, "%s", out);
     }
 }
-
-/* ---------------------------------------------------------------------- */
-/* Refusals that say what would work.  */
-
-void
-gc__detail_status (gc_result *r, const gc_model *m, const gc_options *o)
-{
-  snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (r->status));
-  if (r->status != GC_ENOREF || !m)
-    return;
-  const char *want = o->reference == GC_REF_F64 ? "f64 forward (loss_f64)"
-                     : "MPFR forward (loss_mpfr)";
-  bool f64 = m->loss_f64 && o->reference != GC_REF_F64;
-  bool mp = m->loss_mpfr && o->reference != GC_REF_MPFR;
-  snprintf (r->detail, sizeof r->detail,
-            "the model has no %s; it has %s%s an f32 forward: select %s "
-            "(gc_options.reference)", want,
-            mp ? "an MPFR, " : "", f64 ? "an f64 and" : mp ? "and" : "only",
-            mp && f64 ? "one with --ref mpfr, --ref f64 or --ref f32"
-            : mp ? "one with --ref mpfr or --ref f32"
-            : f64 ? "one with --ref f64 or --ref f32"
-            : "it with --ref f32");
-}

@@ -239,25 +239,18 @@ void gc__worker_free (worker *w);
 void *gc__worker_run (void *arg);
 bool gc__recheck_serial (shared *sh, worker *w);
 
-/* (setup.c) gc_check's set-up.  Validate the model and options (a
-   refusal that needs explaining writes its reason into DETAIL); the
-   fields of R the options and the model set before validation; the state
-   the workers share; the plan of directions (TOTAL in the check, MINE in
-   this shard); R's MINE directions and the check's arrays; each
-   direction's id and the judge's constants; whether the MPFR working set
+/* (setup.c) gc_check's set-up, the one place it reads the model M
+   (manual: "Directional checks", "Memory", "Inside gradcheck"): R's head
+   from M and O, M and O validated (a refusal says why in R's detail),
+   the rounding classes, blocks and constants copied into R, the state
+   SH the workers share (with the model's floating-point environment
+   MODEL_ENV and rounding MODEL_ROUND), the plan of directions (this
+   shard's in *MINE), what the check holds, the twin, R's identity and
+   its directions.  GC_OK, or R's status.  Whether the MPFR working set
    of NT workers fits; the release of what SH holds.  */
-gc_status gc__check_validate (const gc_model *m, const float *x,
-                              const gc_options *o, char *detail,
-                              size_t detail_size);
-void gc__result_head (gc_result *r, const gc_model *m, const gc_options *o);
-void gc__shared_init (shared *sh, const gc_model *m, const float *x,
-                      const gc_options *o, gc_result *r);
-gc_status gc__plan (gc_result *r, const gc_model *m, const gc_options *o,
-                    size_t *total_out, size_t *mine_out);
-gc_status gc__allocate (shared *sh, gc_result *r, const gc_model *m,
-                        const float *x, size_t mine);
-void gc__directions_init (gc_result *r, const gc_options *o,
-                          gc_reference ref, size_t mine);
+gc_status gc__setup (const gc_model *m, const float *x, const gc_options *o,
+                     gc_result *r, shared *sh, const fenv_t *model_env,
+                     int model_round, size_t *mine);
 gc_status gc__mpfr_room (shared *sh, unsigned nt);
 void gc__shared_free (shared *sh);
 /* (centre.c) The centre, on worker W0 before any direction (manual:
