@@ -134,9 +134,12 @@ over_declared_text (gc__buf *b, const gc_result *r)
   const char *dn;
   gc__depth_of (r, &dn);
   double f = (double) r->backward_depth / r->depth_implied;
-  gc__buf_printf (b, "  note: the declared %s = %zu is %.3g times the depth "
-                  "the measured spreads imply (%.3g, at ", dn,
-                  r->backward_depth, f, r->depth_implied);
+  /* a defaulted depth (n) is no declaration: say which it is */
+  bool dflt = (r->defaulted & GC_DEFAULTED_BACKWARD_DEPTH) != 0;
+  gc__buf_printf (b, "  note: the %s %s = %zu%s is %.3g times the depth "
+                  "the measured spreads imply (%.3g, at ",
+                  dflt ? "default" : "declared", dn, r->backward_depth,
+                  dflt ? " (n: not declared)" : "", f, r->depth_implied);
   depth_at (b, r);
   gc__buf_printf (b, "): the derived adjoint term, sqrt(d) in the depth, is "
                   "about %.2g times what the measurement shows", sqrt (f));

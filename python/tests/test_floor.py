@@ -71,3 +71,35 @@ def test_one_element_erfc_passes():
     r = check_function(torch.special.erfc, x)
     assert r.verdict == Verdict.PASS, r.report()
     assert "declare grad_magnitude_f32" not in r.report()
+
+
+def gelu_tanh():
+    c = 0.7978845608028654        # sqrt(2 / pi)
+
+    class GeluTanh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return 0.5 * x * (1 + torch.tanh(c * (x + 0.044715 * x ** 3)))
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            t = torch.tanh(c * (x + 0.044715 * x ** 3))
+            return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c
+                        * (1 + 3 * 0.044715 * x * x))
+    return GeluTanh
+
+
+def test_default_depth_not_called_declared():
+    """A new user's report (issue 32's trial): with nothing declared, the
+    note on a depth far above the implied one said "the declared d_b";
+    the depth is n, the default, and the report must say so."""
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(0)) * 1.5
+    r = check_function(gelu_tanh().apply, x)
+    assert r.verdict == Verdict.PASS, r.report()
+    notes = [ln for ln in r.report().splitlines() if "note:" in ln
+             and "times the depth the measured spreads imply" in ln]
+    for ln in notes:
+        assert "declared d_b" not in ln, ln
+        assert "the default d_b" in ln, ln
