@@ -474,6 +474,17 @@ gc__twin_findings (gc_result *r)
     {
       diagnose_view (r, is_failure, SIZE_MAX, false);
       gc__diag_twin_differs (r);   /* issue 36 */
+      /* Manual: "Structure decides the kind": every failure is the f32
+         path's alone (its algorithm, the twin, passes): say where, or a
+         reader looks for the bug in code both paths share */
+      if (r->n_failed_algorithm == 0 && r->diagnosis.text[0])
+        {
+          char text[sizeof r->diagnosis.text];
+          snprintf (text, sizeof text, "in the f32 path only (g32 against "
+                    "its twin g64; the algorithm passes): %s",
+                    r->diagnosis.text);
+          snprintf (r->diagnosis.text, sizeof r->diagnosis.text, "%s", text);
+        }
     }
   else if (r->n_nonsmooth && !r->n_precision)
     gc__diagnose (r);   /* kinks, or a staircase: said as without a twin */
