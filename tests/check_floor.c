@@ -19,8 +19,11 @@
 #include <string.h>
 
 enum op { OP_ERFC, OP_EXPM1, OP_LOG1P, OP_LN2PASS, OP_LN1PASS, OP_TANH,
-          OP_ACC, OP_QUAD };
+          OP_ACC, OP_QUAD, OP_TANH1 };
 enum { ROWS = 4, COLS = 16, NMAX = ROWS * COLS, ACC_M = 64 };
+/* GC_FACTOR_POINTS of the manual ("A factor the point does not move"):
+   the library's internal header is not the tests' */
+enum { GC_FACTOR_POINTS_TEST = 4 };
 
 typedef struct fm
 {
@@ -30,7 +33,8 @@ typedef struct fm
   float x[NMAX];
   double c[NMAX];          /* the loss's weights */
   double a[ACC_M * NMAX];  /* OP_ACC's matrix */
-  int bf16;                /* OP_ACC: the f32 path accumulates in bf16 */
+  int bf16;                /* OP_ACC, OP_QUAD: the f32 path accumulates in
+                              bf16; OP_ERFC: stores its gradient in bf16 */
   double all32;            /* factor on every element of the f32 path */
   size_t twice;            /* element doubled in the f32 path (NMAX: none) */
 } fm;
@@ -94,6 +98,7 @@ round_bf16 (float v)
           }                                                                   \
         break;                                                                \
       case OP_TANH:                                                           \
+      case OP_TANH1:                                                          \
         for (size_t i = 0; i < t->n; i++)                                     \
           l += (REAL) t->c[i] * TANH (x[i]);                                  \
         break;                                                                \
@@ -125,6 +130,8 @@ round_bf16 (float v)
       {                                                                       \
       case OP_ERFC:                                                           \
         g[0] = (REAL) t->c[0] * ERFC (x[0]);                                  \
+        if (is32 && t->bf16)  /* stored in bf16 */                            \
+          g[0] = (REAL) round_bf16 ((float) g[0]);                            \
         break;                                                                \
       case OP_EXPM1:                                                          \
         g[0] = (REAL) t->c[0] * EXPM1 (x[0]);                                 \
@@ -154,6 +161,7 @@ round_bf16 (float v)
           }                                                                   \
         break;                                                                \
       case OP_TANH:                                                           \
+      case OP_TANH1:                                                          \
         for (size_t i = 0; i < t->n; i++)                                     \
           {                                                                   \
             REAL y = TANH (x[i]);                                             \
@@ -226,7 +234,7 @@ fm_new (enum op op, uint64_t seed)
   t->op = op;
   t->all32 = 1;
   t->twice = NMAX;
-  t->n = op <= OP_LOG1P ? 1 : op == OP_TANH ? 16 : NMAX;
+  t->n = op <= OP_LOG1P || op == OP_TANH1 ? 1 : op == OP_TANH ? 16 : NMAX;
   double s = (double) seed;
   for (size_t i = 0; i < NMAX; i++)
     t->c[i] = 1 + 0.5 * sin (1.7 * (double) i + s);
@@ -244,6 +252,7 @@ fm_new (enum op op, uint64_t seed)
           /* rows offset by +-300 (alternating), unit spread */
           t->x[i] = (float) ((i / COLS % 2 ? -300 : 300) + z); break;
         case OP_TANH: t->x[i] = (float) (5 + z); break;
+        case OP_TANH1: t->x[i] = (float) (7 + 0.3 * z); break;
         case OP_ACC: case OP_QUAD: t->x[i] = (float) z; break;
         }
     }
@@ -324,20 +333,42 @@ END_TEST
    need: precision.  E[x^2] - mu^2 over rows at +-300 loses |mu| / sigma
    = 300 times the two-pass error; 1 - tanh^2 at x in [4, 6] from an f32
    tanh loses u / (1 - t^2) ~ 10^3..10^5 u relative, the floor ~ 2 x u;
-   a bf16 accumulator loses 2^-8 of 64 partial sums.  */
+   a bf16 accumulator loses 2^-8 of 64 partial sums.  On one element,
+   where no structure across elements exists and the rule of "A factor
+   the point does not move" is what tells: 1 - tanh^2 at x in [6.7, 7.3]
+   (1 - t ~ 1.7e-6, an f32 tanh within 3e-8 of it: a few % relative,
+   nu_arith ~ 400 against a floor the inputs' ulps widen) and erfc's
+   gradient stored in bf16 (2^-9 relative): their rounding moves with
+   the point.  */
 START_TEST (test_precision_catalogue)
 {
-  static const enum op ops[] = { OP_LN1PASS, OP_TANH, OP_QUAD };
+  static const enum op ops[] = { OP_LN1PASS, OP_TANH, OP_QUAD, OP_TANH1,
+                                 OP_ERFC };
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
     for (uint64_t seed = 1; seed <= 3; seed++)
       {
         fm *t = fm_new (ops[k], seed);
-        t->bf16 = ops[k] == OP_QUAD;
+        t->bf16 = ops[k] == OP_QUAD || ops[k] == OP_ERFC;
         gc_result *r = fm_run (t, NULL);
         ck_assert_msg (r->verdict == GC_PRECISION, "op %d seed %llu: %s",
                        (int) ops[k], (unsigned long long) seed,
                        gc_verdict_name (r->verdict));
         ck_assert_uint_eq (r->n_failed_algorithm, 0);
+        /* on one element, where its error is at least GC_FACTOR_NU = 64
+           of its bar, the rule was what decided, and no factor held
+           (1 - tanh^2 always; erfc's bf16 error of at most 2^-9 is below
+           64 bars of a floor ~ 6 u |g|: precision without the rule) */
+        const gc_direction *d = &r->dirs[0];
+        ck_assert (t->op != OP_TANH1
+                   || fabs (d->analytic - d->analytic_f64)
+                      >= 64 * d->arith_bar);
+        if (t->n == 1 && fabs (d->analytic - d->analytic_f64)
+                         >= 64 * d->arith_bar)
+          {
+            ck_assert_uint_eq (r->dirs[0].arith_factor_points,
+                               GC_FACTOR_POINTS_TEST + 1);
+            ck_assert (isnan (r->dirs[0].arith_factor));
+          }
         gc_result_free (r);
         free (t);
       }
@@ -362,6 +393,45 @@ START_TEST (test_f32_logic_fails)
       gc_result_free (r);
       free (t);
     }
+}
+END_TEST
+
+/* (f'): the f32 path alone wrong on a tensor of one element, where no
+   structure across elements can be read (manual: "A factor the point
+   does not move"): every element x1.01 (nu_arith ~ 2600 against the
+   floor's bar), x(1 + 2^-7), and a sign flip: fail, with the factor
+   named and held at every point; the same op correct passes (test (a)).  */
+START_TEST (test_f32_factor_small)
+{
+  static const enum op ops[] = { OP_ERFC, OP_EXPM1, OP_LOG1P };
+  static const double factors[] = { 1.01, 1 + 0x1p-7, -1 };
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+    for (size_t f = 0; f < sizeof factors / sizeof factors[0]; f++)
+      for (uint64_t seed = 1; seed <= 3; seed++)
+        {
+          fm *t = fm_new (ops[k], seed);
+          t->all32 = factors[f];
+          gc_result *r = fm_run (t, NULL);
+          ck_assert_msg (r->verdict == GC_FAIL, "op %d x%g seed %llu: %s",
+                         (int) ops[k], factors[f], (unsigned long long) seed,
+                         gc_verdict_name (r->verdict));
+          ck_assert_uint_eq (r->n_failed_algorithm, 0);
+          const gc_direction *d = &r->dirs[0];
+          ck_assert_int_eq (d->arith, GC_ARITH_MISMATCH);
+          /* a sign flip is beyond 2^16 bars without the rule; the
+             others are the rule's: the factor within the bar's share of
+             |g64| of the injected one */
+          if (factors[f] > 0)
+            {
+              ck_assert_uint_eq (d->arith_factor_points,
+                                 GC_FACTOR_POINTS_TEST + 1);
+              ck_assert_msg (fabs (d->arith_factor - factors[f])
+                             <= 2 * d->arith_bar / fabs (d->analytic_f64),
+                             "factor %.9g", d->arith_factor);
+            }
+          gc_result_free (r);
+          free (t);
+        }
 }
 END_TEST
 
@@ -391,6 +461,7 @@ suite (void)
   tcase_add_test (tc, test_correct_passes);
   tcase_add_test (tc, test_precision_catalogue);
   tcase_add_test (tc, test_f32_logic_fails);
+  tcase_add_test (tc, test_f32_factor_small);
   tcase_add_test (tc, test_device_sum_correct);
   suite_add_tcase (s, tc);
   return s;

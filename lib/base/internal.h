@@ -353,6 +353,13 @@ bool gc__below_rounding (const gc_direction *d, const gc_term *a,
    evaluation stays within (a model, calibrated there).  */
 #define GC_FLOOR_DRAWS 4
 #define GC_FLOOR_MARGIN 64
+/* Manual: "A factor the point does not move": the points g32 and g64 are
+   compared at, the relative move of each parameter there, and the least
+   ratio of a precision finding's error to its bar that is tested (below
+   it four points align by chance too often: nu^-4).  */
+#define GC_FACTOR_POINTS 4
+#define GC_FACTOR_STEP 0x1p-4
+#define GC_FACTOR_NU 64
 /* (twin_floor.c) f32's own arithmetic bound on D without the classes,
    given B32, the declared-depth bound gamma_d(u)/u (u sum |w_i| m_i +
    2^-150 sum |w_i|): kappa F_w where the floor was measured and the

@@ -83,7 +83,16 @@ work (shared *sh, unsigned nt)
   if (st == GC_OK)
     st = gc__centre (sh, &ws[0]);
   if (st == GC_OK)
-    st = run_workers (sh, ws, nt);
+    {
+      st = run_workers (sh, ws, nt);
+      /* Manual: "A factor the point does not move" */
+      if (st == GC_OK && (st = gc__twin_factor (sh, &ws[0])) != GC_OK
+          && ws[0].st != GC_OK)
+        {
+          r->callback_code = ws[0].cb;
+          snprintf (r->detail, sizeof r->detail, "%s", ws[0].detail);
+        }
+    }
   else if (ws && ready > 0 && ws[0].st != GC_OK)
     {
       r->callback_code = ws[0].cb;

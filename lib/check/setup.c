@@ -329,6 +329,8 @@ directions_init (gc_result *r, const gc_options *o, gc_reference ref,
       d->richardson = NAN;
       d->arith_diff = d->arith_bar = d->nu_arith = NAN;
       d->arith_floor = d->arith_floor_probe = NAN;
+      d->arith_factor = NAN;
+      d->arith_factor_points = 0;
       d->verdict_algorithm = GC_ERROR;
       d->arith = GC_ARITH_NONE;
       d->index = o->directions == GC_DIR_ALL ? k

@@ -410,6 +410,56 @@ classes_unshown (const gc_result *r)
   return n > 0;
 }
 
+/* Manual: "A factor the point does not move": where every failure of R
+   is a factor that held across the points compared, and the elements
+   showed no pattern, the diagnosis says so (one element has no pattern
+   across elements to read, and the patterns' "too few" would contradict
+   the derivation's factor); the factor's range over them.  */
+static void
+factor_diagnosis (gc_result *r)
+{
+  if (structured (r->diagnosis.kind))
+    return;   /* the elements' pattern was read: it stands */
+  size_t n = 0, first = SIZE_MAX, last = 0;
+  double lo = INFINITY, hi = -INFINITY;
+  unsigned pts = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict != GC_FAIL)
+        continue;
+      if (!(d->arith_factor_points > 0) || isnan (d->arith_factor)
+          || d->verdict_algorithm == GC_FAIL)
+        return;
+      n++;
+      lo = fmin (lo, d->arith_factor);
+      hi = fmax (hi, d->arith_factor);
+      pts = d->arith_factor_points;
+      first = d->index < first ? d->index : first;
+      last = d->index > last ? d->index : last;
+    }
+  if (!n)
+    return;
+  gc_diagnosis *dg = &r->diagnosis;
+  char nm[64], c[48];
+  gc_param_name (r, first, nm, sizeof nm);
+  if (lo == hi)
+    snprintf (c, sizeof c, "%.6g", lo);
+  else
+    snprintf (c, sizeof c, "%.6g to %.6g", lo, hi);
+  dg->kind = GC_DIAG_CONSTANT_FACTOR;
+  dg->factor = lo == hi ? lo : NAN;
+  dg->closed_form[0] = 0;
+  dg->first = first;
+  dg->last = last;
+  snprintf (dg->text, sizeof dg->text, "constant factor %s: g32 = c g64 "
+            "within the arithmetic's bound at x and at %u points each "
+            "parameter moved by 2^-4 of itself, on %zu failing "
+            "direction(s) of %zu (first %s): a factor that rounding would "
+            "not keep as the point moves (manual: \"A factor the point "
+            "does not move\")", c, pts - 1, n, r->n_directions, nm);
+}
+
 void
 gc__twin_findings (gc_result *r)
 {
@@ -474,6 +524,7 @@ gc__twin_findings (gc_result *r)
     {
       diagnose_view (r, is_failure, SIZE_MAX, false);
       gc__diag_twin_differs (r);   /* issue 36 */
+      factor_diagnosis (r);
       /* Manual: "Structure decides the kind": every failure is the f32
          path's alone (its algorithm, the twin, passes): say where, or a
          reader looks for the bug in code both paths share */

@@ -276,6 +276,8 @@ gc__hvp_twin_element (const gc_result *r, gc_direction *d, const hvp_work *w,
   double mh = fmax (w->magh64[i], w->magh[i]);
   gc__term_adjoint_f64 (&d->adjoint_f64, dh, mh, 1, w->spread64[i], true);
   d->arith_floor = d->arith_floor_probe = NAN;   /* not measured here */
+  d->arith_factor = NAN;
+  d->arith_factor_points = 0;
   double gu24 = gc__gamma_over_u (dh, 24), gu23 = gc__gamma_over_u (dh, 23);
   d->arith_bar = gu24 * (GC_U32 * mh + 0x1p-150) + d->adjoint_f64.value;
   d->arith_diff = fmax (fabs (d->analytic - d->analytic_f64),
@@ -407,6 +409,8 @@ one_vector (gc_result *r, const gc_model *m, const gc__env *e,
       d->richardson = NAN;
       d->arith_diff = d->arith_bar = d->nu_arith = NAN;
       d->arith_floor = d->arith_floor_probe = NAN;
+      d->arith_factor = NAN;
+      d->arith_factor_points = 0;
       d->verdict_algorithm = GC_ERROR;
       d->arith = GC_ARITH_NONE;
       double b = gc__gradient_rounding (twin, r->lambda_forward, db,

@@ -132,6 +132,11 @@ gc__judge_twin (gc_direction *d)
       && !(fabs (d->analytic - d->analytic_f64) > d->arith_bar)
       && gc__term_input (&d->adjoint_f64, "m defaulted", 0) != 0)
     d->arith = GC_ARITH_INCONCLUSIVE;
+  /* Manual: "A factor the point does not move": a factor that held at
+     every point compared is no rounding, whatever its size */
+  if (d->arith == GC_ARITH_PRECISION && d->arith_factor_points > 0
+      && !isnan (d->arith_factor))
+    d->arith = GC_ARITH_MISMATCH;
   combine (d);
 }
 

@@ -225,6 +225,11 @@ double gc__twin_weight (const worker *w, const gc_direction *d, size_t j);
    (classes included), B32 its f32 part at the declared depth.  */
 gc_status gc__twin_floor_centre (shared *sh, worker *w0);
 void gc__twin_floor_free (shared *sh);
+/* (twin_factor.c) Manual: "A factor the point does not move": after the
+   directions are judged, g32 and g64 at points moved by GC_FACTOR_STEP
+   for the coordinate precision findings far beyond their bars, and the
+   factor that held, if one did; W0's point left at x.  */
+gc_status gc__twin_factor (shared *sh, worker *w0);
 void gc__twin_floor_bar (const worker *w, gc_direction *d, double b32,
                          double *b);
 bool gc__twin_direction (worker *w, gc_direction *d);

@@ -104,6 +104,20 @@ derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d,
                                   "classes and the twin's term)"
                       : "the declared depth");
     }
+  /* manual: "A factor the point does not move" */
+  if (d->arith_factor_points > 0 && !isnan (d->arith_factor))
+    gc__buf_printf (b, "%s  a factor the point does not move: g32 = c g64, "
+                    "c = %.9g, within the bound at x and at %u points each "
+                    "parameter moved by 2^-4 of itself: no rounding's "
+                    "scatter, the f32 path's logic error   [manual: A factor "
+                    "the point does not move]\n", indent, d->arith_factor,
+                    d->arith_factor_points - 1);
+  else if (d->arith_factor_points > 0)
+    gc__buf_printf (b, "%s  no one factor c has g32 = c g64 within the bound "
+                    "at x and at %u points each parameter moved by 2^-4 of "
+                    "itself: the discrepancy moves with the point, as "
+                    "rounding does   [manual: A factor the point does not "
+                    "move]\n", indent, d->arith_factor_points - 1);
 }
 
 /* Direction D's values, bar, resolution, step, and how its reference

@@ -197,6 +197,12 @@ direction_json (const gc_result *r, const gc_direction *d, bool terms)
       if (ok && d->arith_floor >= 0)
         ok = put (o, "arith_floor", jnum (d->arith_floor))
              && put (o, "arith_floor_probe", jnum (d->arith_floor_probe));
+      /* manual: "A factor the point does not move" (only where tested;
+         the factor NaN where none held) */
+      if (ok && d->arith_factor_points > 0)
+        ok = put (o, "arith_factor", jnum (d->arith_factor))
+             && put (o, "arith_factor_points",
+                     juint (d->arith_factor_points));
       /* manual: "Richardson's stencil" */
       if (ok && !isnan (d->richardson))
         {

@@ -162,6 +162,8 @@ twin_read (gc_result *r, const json_t *o, gc_direction *d, bool full)
   d->analytic_f64 = d->bar_f64 = d->nu_f64 = d->resolution_f64 = NAN;
   d->arith_diff = d->arith_bar = d->nu_arith = NAN;
   d->arith_floor = d->arith_floor_probe = NAN;
+  d->arith_factor = NAN;
+  d->arith_factor_points = 0;
   d->verdict_algorithm = GC_ERROR;
   d->arith = GC_ARITH_NONE;
   bool has = json_object_get (o, "analytic_f64") != NULL;
@@ -180,6 +182,18 @@ twin_read (gc_result *r, const json_t *o, gc_direction *d, bool full)
           || !gc__get_num (o, "arith_floor_probe", &d->arith_floor_probe)
           || !(d->arith_floor_probe >= 0)))
     return GC_EFORMAT;
+  /* Manual: "A factor the point does not move": optional (only where
+     tested; the factor NaN where none held) */
+  if (json_object_get (o, "arith_factor_points"))
+    {
+      size_t pts;
+      if (!gc__get_size (o, "arith_factor_points", &pts) || pts == 0
+          || pts > GC_FACTOR_POINTS + 1
+          || !gc__get_num (o, "arith_factor", &d->arith_factor)
+          || isinf (d->arith_factor))
+        return GC_EFORMAT;
+      d->arith_factor_points = (unsigned) pts;
+    }
   /* the stored judgement of both questions (a merge judges them again;
      a report read back keeps them, as it keeps its verdicts) */
   const char *va = gc__get_str (o, "verdict_algorithm");

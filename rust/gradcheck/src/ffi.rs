@@ -178,6 +178,8 @@ pub struct gc_direction {
     pub arith: c_int,
     pub arith_floor: c_double,
     pub arith_floor_probe: c_double,
+    pub arith_factor: c_double,
+    pub arith_factor_points: c_uint,
 }
 
 #[repr(C)]

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+   Copyright (C) 2026 The gradcheck authors */
+/* twin_factor.c -- a factor the point does not move (manual: "A factor
+   the point does not move"): for the coordinate directions whose
+   arithmetic is a precision finding far beyond its bar, g32 and g64 at
+   points each parameter moved by a fraction of itself, and whether one
+   factor explains the discrepancy at all of them (the f32 path's logic
+   error) or the discrepancy moves as rounding does.  */
+
+#include "model/check-internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The points' signs, from the check's seed (an odd constant of its own
+   keeps them apart from the floor's and the random directions').  */
+#define FACTOR_SEED_MIX 0xd1b54a32d192ed03ull
+
+/* Whether direction D is one the rule tests: a coordinate, judged with
+   the twin and the measured floor, no kink, a confirmed reference, and
+   its arithmetic a precision finding with |g32 - g64| at least
+   GC_FACTOR_NU times its bar.  */
+static bool
+candidate (const gc_direction *d)
+{
+  return d->index != SIZE_MAX && d->verdict != GC_ERROR
+         && d->verdict != GC_NONSMOOTH && d->level >= 0
+         && !isnan (d->analytic_f64) && d->arith_floor >= 0
+         && d->arith == GC_ARITH_PRECISION && d->analytic_f64 != 0
+         && fabs (d->analytic - d->analytic_f64)
+            >= GC_FACTOR_NU * d->arith_bar;
+}
+
+/* grad_f32 at the worker's float point into a new guarded array; NULL
+   with *NOMEM where memory ran out, or after recording on W an overrun,
+   the time limit or a callback's error code (the caller tells them
+   apart by W's status).  */
+static float *
+grad32_at (worker *w, bool *nomem)
+{
+  shared *sh = w->sh;
+  const gc_model *m = sh->m;
+  float *g = gc__guarded_alloc (sh->n * sizeof *g);
+  *nomem = !g;
+  if (!g)
+    return NULL;
+  double tc = gc__call_start ();
+  gc__fpenv_model (sh);
+  int rc = m->grad_f32 (m->ctx, w->xf, g);
+  gc__fpenv_reset (sh);
+  gc__call_count (w, GC_CALL_KIND_BACKWARD, tc);
+  if (!gc__guarded_intact (g, sh->n * sizeof *g))
+    {
+      gc__guarded_free (g);
+      gc__fail (w, GC_EOVERRUN, 0, "grad_f32 wrote outside its n = %zu "
+                "floats at a point moved by 2^-4", sh->n);
+      return NULL;
+    }
+  if (!gc__in_time (w, "grad_f32"))
+    {
+      gc__guarded_free (g);
+      return NULL;
+    }
+  if (rc)
+    {
+      gc__guarded_free (g);
+      gc__fail (w, GC_ECALLBACK, rc, "grad_f32 returned %d at a point "
+                "moved by 2^-4", rc);
+      return NULL;
+    }
+  return g;
+}
+
+/* Whether the values G32, G64 of K points (the centre's first) share one
+   factor c within each point's bar, beta_k = BAR max(1, |b_k / b_0|),
+   at points where g64 moved by more than BAR; c into *C.  */
+static bool
+one_factor (const double *g32, const double *g64, unsigned k, double bar,
+            double *c)
+{
+  double lo = -INFINITY, hi = INFINITY;
+  for (unsigned q = 0; q < k; q++)
+    {
+      double a = g32[q], b = g64[q];
+      if (b == 0 || !isfinite (a) || !isfinite (b))
+        return false;
+      if (q > 0 && !(fabs (b - g64[0]) > bar))
+        return false;   /* the point did not move the twin */
+      double beta = bar * fmax (1, fabs (b / g64[0]));
+      double x = (a - beta) / b, y = (a + beta) / b;
+      lo = fmax (lo, fmin (x, y));
+      hi = fmin (hi, fmax (x, y));
+      if (!(lo <= hi))
+        return false;
+    }
+  *c = (lo + hi) / 2;
+  return true;
+}
+
+/* Manual: "A factor the point does not move".  After every direction of
+   SH's result is judged, on worker W0 (whose point it sets and leaves at
+   x): where a direction is a candidate, grad_f32 and grad_f64 at
+   GC_FACTOR_POINTS points x_j (1 +- GC_FACTOR_STEP), and for each
+   candidate its factor and points, judged again (judge_twin.c turns a
+   factor that held into a mismatch).  A point whose gradient is not
+   finite, or whose call returns an error code, leaves every direction
+   untested; an overrun, the time limit or memory stop the check (the
+   returned status).  */
+gc_status
+gc__twin_factor (shared *sh, worker *w0)
+{
+  gc_result *r = sh->r;
+  if (!sh->g64 || !sh->n_floor || r->nondeterministic)
+    return GC_OK;
+  size_t nc = 0;
+  for (size_t q = 0; q < r->n_directions; q++)
+    nc += candidate (&r->dirs[q]);
+  if (!nc)
+    return GC_OK;
+  enum { K = GC_FACTOR_POINTS };
+  float *g32[K] = { NULL };
+  double *g64[K] = { NULL };
+  gc_status st = GC_OK;
+  unsigned kept = 0;
+  gc__rng rng;
+  gc__rng_seed (&rng, r->seed ^ FACTOR_SEED_MIX);
+  for (unsigned k = 0; k < K && st == GC_OK; k++)
+    {
+      for (size_t j = 0; j < sh->n; j++)
+        {
+          double s = gc__rng_next (&rng) >> 63 ? GC_FACTOR_STEP
+                                               : -GC_FACTOR_STEP;
+          float x = (float) (sh->x[j] * (1 + s));
+          if (!isfinite (x))
+            x = sh->x[j];
+          w0->xf[j] = x;
+          w0->xd[j] = (double) x;
+        }
+      bool nomem;
+      g32[k] = grad32_at (w0, &nomem);
+      if (g32[k])
+        g64[k] = gc__twin_call (w0, -1, " at a point moved by 2^-4",
+                                &nomem, 0);
+      if (nomem)
+        st = GC_ENOMEM;
+      else if (!g32[k] || !g64[k])
+        {
+          if (w0->st != GC_ECALLBACK)
+            st = w0->st;
+          else
+            {
+              /* a callback's error code: untested, as a draw of the
+                 floor is left out */
+              w0->st = GC_OK;
+              w0->cb = 0;
+              w0->detail[0] = 0;
+            }
+          break;
+        }
+      kept++;
+    }
+  for (size_t j = 0; j < sh->n; j++)
+    {
+      w0->xf[j] = sh->x[j];
+      w0->xd[j] = (double) sh->x[j];
+    }
+  if (st == GC_OK && kept == K)
+    for (size_t q = 0; q < r->n_directions; q++)
+      {
+        gc_direction *d = &r->dirs[q];
+        if (!candidate (d))
+          continue;
+        size_t i = d->index;
+        double a[K + 1], b[K + 1];
+        a[0] = d->analytic;
+        b[0] = d->analytic_f64;
+        for (unsigned k = 0; k < K; k++)
+          {
+            a[k + 1] = g32[k][i];
+            b[k + 1] = g64[k][i];
+          }
+        double c;
+        d->arith_factor_points = K + 1;
+        d->arith_factor = one_factor (a, b, K + 1, d->arith_bar, &c) ? c
+                                                                  : NAN;
+        gc__judge_twin (d);
+      }
+  for (unsigned k = 0; k < K; k++)
+    {
+      gc__guarded_free (g32[k]);
+      gc__guarded_free (g64[k]);
+    }
+  return st;
+}
