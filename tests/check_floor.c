@@ -19,7 +19,7 @@
 #include <string.h>
 
 enum op { OP_ERFC, OP_EXPM1, OP_LOG1P, OP_LN2PASS, OP_LN1PASS, OP_TANH,
-          OP_ACC, OP_QUAD, OP_TANH1 };
+          OP_ACC, OP_QUAD, OP_TANH1, OP_LIN };
 enum { ROWS = 4, COLS = 16, NMAX = ROWS * COLS, ACC_M = 64 };
 /* GC_FACTOR_POINTS of the manual ("A factor the point does not move"):
    the library's internal header is not the tests' */
@@ -84,6 +84,9 @@ round_bf16 (float v)
       case OP_EXPM1: /* L' = expm1 */                                         \
         l = (REAL) t->c[0] * (EXPM1 (x[0]) - x[0]);                           \
         break;                                                                \
+      case OP_LIN: /* L' = c_0 a_0, whatever x */                             \
+        l = (REAL) t->c[0] * (REAL) t->a[0] * x[0];                           \
+        break;                                                                \
       case OP_LOG1P: /* L' = log1p */                                         \
         l = (REAL) t->c[0] * ((1 + x[0]) * LOG1P (x[0]) - x[0]);              \
         break;                                                                \
@@ -135,6 +138,10 @@ round_bf16 (float v)
         break;                                                                \
       case OP_EXPM1:                                                          \
         g[0] = (REAL) t->c[0] * EXPM1 (x[0]);                                 \
+        break;                                                                \
+      case OP_LIN: /* with bf16: a weight stored in bf16 by bit operations */ \
+        g[0] = (is32 && t->bf16 ? (REAL) round_bf16 ((float) t->c[0])         \
+                                : (REAL) t->c[0]) * (REAL) t->a[0];           \
         break;                                                                \
       case OP_LOG1P:                                                          \
         g[0] = (REAL) t->c[0] * LOG1P (x[0]);                                 \
@@ -234,7 +241,8 @@ fm_new (enum op op, uint64_t seed)
   t->op = op;
   t->all32 = 1;
   t->twice = NMAX;
-  t->n = op <= OP_LOG1P || op == OP_TANH1 ? 1 : op == OP_TANH ? 16 : NMAX;
+  t->n = op <= OP_LOG1P || op == OP_TANH1 || op == OP_LIN ? 1
+         : op == OP_TANH ? 16 : NMAX;
   double s = (double) seed;
   for (size_t i = 0; i < NMAX; i++)
     t->c[i] = 1 + 0.5 * sin (1.7 * (double) i + s);
@@ -253,6 +261,7 @@ fm_new (enum op op, uint64_t seed)
           t->x[i] = (float) ((i / COLS % 2 ? -300 : 300) + z); break;
         case OP_TANH: t->x[i] = (float) (5 + z); break;
         case OP_TANH1: t->x[i] = (float) (7 + 0.3 * z); break;
+        case OP_LIN: t->x[i] = (float) z; break;
         case OP_ACC: case OP_QUAD: t->x[i] = (float) z; break;
         }
     }
@@ -304,7 +313,7 @@ fm_run (fm *t, const char *device)
 START_TEST (test_correct_passes)
 {
   static const enum op ops[] = { OP_ERFC, OP_EXPM1, OP_LOG1P, OP_LN2PASS,
-                                 OP_QUAD };
+                                 OP_QUAD, OP_LIN };
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
     for (uint64_t seed = 1; seed <= 3; seed++)
       {
@@ -400,10 +409,12 @@ END_TEST
    structure across elements can be read (manual: "A factor the point
    does not move"): every element x1.01 (nu_arith ~ 2600 against the
    floor's bar), x(1 + 2^-7), and a sign flip: fail, with the factor
-   named and held at every point; the same op correct passes (test (a)).  */
+   named and held at every point; the same op correct passes (test (a)).
+   OP_LIN's gradient does not depend on x: the rounding modes decide
+   (|g32 - g64| >= 2^10 of its spread).  */
 START_TEST (test_f32_factor_small)
 {
-  static const enum op ops[] = { OP_ERFC, OP_EXPM1, OP_LOG1P };
+  static const enum op ops[] = { OP_ERFC, OP_EXPM1, OP_LOG1P, OP_LIN };
   static const double factors[] = { 1.01, 1 + 0x1p-7, -1 };
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
     for (size_t f = 0; f < sizeof factors / sizeof factors[0]; f++)
@@ -423,15 +434,75 @@ START_TEST (test_f32_factor_small)
              |g64| of the injected one */
           if (factors[f] > 0)
             {
+              /* a gradient independent of x: the modes decided, at the
+                 centre alone */
               ck_assert_uint_eq (d->arith_factor_points,
-                                 GC_FACTOR_POINTS_TEST + 1);
+                                 ops[k] == OP_LIN
+                                 ? 1 : GC_FACTOR_POINTS_TEST + 1);
               ck_assert_msg (fabs (d->arith_factor - factors[f])
                              <= 2 * d->arith_bar / fabs (d->analytic_f64),
                              "factor %.9g", d->arith_factor);
+              /* kept by the JSON report read back, and judged again the
+                 same by a merge (of the one shard it is) */
+              char *js = gc_report (r, GC_FMT_JSON);
+              gc_result *back = NULL, *merged = NULL;
+              ck_assert_int_eq (gc_result_parse_json (js, strlen (js),
+                                                      &back), GC_OK);
+              ck_assert_uint_eq (back->dirs[0].arith_factor_points,
+                                 d->arith_factor_points);
+              ck_assert_double_eq (back->dirs[0].arith_factor,
+                                   d->arith_factor);
+              ck_assert_int_eq (gc_result_merge (&back, 1, &merged), GC_OK);
+              ck_assert_int_eq (merged->verdict, GC_FAIL);
+              ck_assert_int_eq (merged->dirs[0].arith, GC_ARITH_MISMATCH);
+              gc_result_free (merged);
+              gc_result_free (back);
+              free (js);
             }
           gc_result_free (r);
           free (t);
         }
+}
+END_TEST
+
+/* (f''): a gradient independent of x whose f32 path rounds a weight to
+   bf16 by bit operations before an f32 product (no mode reaches the
+   rounding, no point moves it; the product's spread is an ulp): with
+   the bf16 class declared, precision stands (the modes' rule is off);
+   undeclared, the rule reads it as a factor, a failure -- the price the
+   manual states ("A factor the point does not move": declare its
+   class).  */
+START_TEST (test_fixed_data_rounding)
+{
+  static const gc_precision bf16 = {
+    "bf16 storage", GC_PREC_STORAGE, 0x1p-8, 0x1p-134, 0, 1, 0
+  };
+  for (uint64_t seed = 1; seed <= 3; seed++)
+    for (int declared = 0; declared < 2; declared++)
+      {
+        fm *t = fm_new (OP_LIN, seed);
+        t->bf16 = 1;
+        if (declared)
+          {
+            t->model.n_precisions = 1;
+            t->model.precisions = &bf16;
+          }
+        gc_result *r = fm_run (t, NULL);
+        const gc_direction *d = &r->dirs[0];
+        if (fabs (d->analytic - d->analytic_f64) >= 64 * d->arith_bar)
+          {
+            ck_assert_uint_eq (d->arith_factor_points, 1);
+            ck_assert_msg (declared ? r->verdict != GC_FAIL
+                                    : r->verdict == GC_FAIL,
+                           "seed %llu declared %d: %s",
+                           (unsigned long long) seed, declared,
+                           gc_verdict_name (r->verdict));
+          }
+        else
+          ck_assert (r->verdict != GC_FAIL);
+        gc_result_free (r);
+        free (t);
+      }
 }
 END_TEST
 
@@ -462,6 +533,7 @@ suite (void)
   tcase_add_test (tc, test_precision_catalogue);
   tcase_add_test (tc, test_f32_logic_fails);
   tcase_add_test (tc, test_f32_factor_small);
+  tcase_add_test (tc, test_fixed_data_rounding);
   tcase_add_test (tc, test_device_sum_correct);
   suite_add_tcase (s, tc);
   return s;

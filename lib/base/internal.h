@@ -360,6 +360,11 @@ bool gc__below_rounding (const gc_direction *d, const gc_term *a,
 #define GC_FACTOR_POINTS 4
 #define GC_FACTOR_STEP 0x1p-4
 #define GC_FACTOR_NU 64
+/* ... and where the points do not move the twin, the least ratio of
+   |g32 - g64| to the f32 spread over the rounding modes that reads as a
+   factor the modes do not move (three directed runs reproducing the
+   to-nearest error to within 2^-10 of it).  */
+#define GC_FACTOR_SPREAD 0x1p10
 /* (twin_floor.c) f32's own arithmetic bound on D without the classes,
    given B32, the declared-depth bound gamma_d(u)/u (u sum |w_i| m_i +
    2^-150 sum |w_i|): kappa F_w where the floor was measured and the

@@ -434,7 +434,7 @@ factor_diagnosis (gc_result *r)
       n++;
       lo = fmin (lo, d->arith_factor);
       hi = fmax (hi, d->arith_factor);
-      pts = d->arith_factor_points;
+      pts = pts > d->arith_factor_points ? pts : d->arith_factor_points;
       first = d->index < first ? d->index : first;
       last = d->index > last ? d->index : last;
     }
@@ -447,17 +447,22 @@ factor_diagnosis (gc_result *r)
     snprintf (c, sizeof c, "%.6g", lo);
   else
     snprintf (c, sizeof c, "%.6g to %.6g", lo, hi);
+  char how[96];
+  if (pts > 1)
+    snprintf (how, sizeof how, "at x and at %u points each parameter moved "
+              "by 2^-4 of itself", pts - 1);
+  else
+    snprintf (how, sizeof how, "at x under every rounding mode (the "
+              "points moved by 2^-4 left g64 as it was)");
   dg->kind = GC_DIAG_CONSTANT_FACTOR;
   dg->factor = lo == hi ? lo : NAN;
   dg->closed_form[0] = 0;
   dg->first = first;
   dg->last = last;
   snprintf (dg->text, sizeof dg->text, "constant factor %s: g32 = c g64 "
-            "within the arithmetic's bound at x and at %u points each "
-            "parameter moved by 2^-4 of itself, on %zu failing "
-            "direction(s) of %zu (first %s): a factor that rounding would "
-            "not keep as the point moves (manual: \"A factor the point "
-            "does not move\")", c, pts - 1, n, r->n_directions, nm);
+            "%s, on %zu failing direction(s) of %zu (first %s): a factor "
+            "that rounding would not keep (manual: \"A factor the point "
+            "does not move\")", c, how, n, r->n_directions, nm);
 }
 
 void

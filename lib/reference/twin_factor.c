@@ -5,7 +5,9 @@
    arithmetic is a precision finding far beyond its bar, g32 and g64 at
    points each parameter moved by a fraction of itself, and whether one
    factor explains the discrepancy at all of them (the f32 path's logic
-   error) or the discrepancy moves as rounding does.  */
+   error) or the discrepancy moves as rounding does; where the points do
+   not move the twin (a gradient independent of x), whether the rounding
+   modes moved it.  */
 
 #include "model/check-internal.h"
 
@@ -73,29 +75,52 @@ grad32_at (worker *w, bool *nomem)
 }
 
 /* Whether the values G32, G64 of K points (the centre's first) share one
-   factor c within each point's bar, beta_k = BAR max(1, |b_k / b_0|),
-   at points where g64 moved by more than BAR; c into *C.  */
-static bool
+   factor c within each point's bar, beta_k = BAR max(1, |b_k / b_0|):
+   1, with c in *C; 0 where none does; -1 where a point left g64 within
+   BAR of its centre value (the points re-round nothing the twin shows:
+   the modes decide).  */
+static int
 one_factor (const double *g32, const double *g64, unsigned k, double bar,
             double *c)
 {
+  for (unsigned q = 1; q < k; q++)
+    if (!(fabs (g64[q] - g64[0]) > bar))
+      return -1;
   double lo = -INFINITY, hi = INFINITY;
   for (unsigned q = 0; q < k; q++)
     {
       double a = g32[q], b = g64[q];
       if (b == 0 || !isfinite (a) || !isfinite (b))
-        return false;
-      if (q > 0 && !(fabs (b - g64[0]) > bar))
-        return false;   /* the point did not move the twin */
+        return 0;
       double beta = bar * fmax (1, fabs (b / g64[0]));
       double x = (a - beta) / b, y = (a + beta) / b;
       lo = fmax (lo, fmin (x, y));
       hi = fmin (hi, fmax (x, y));
       if (!(lo <= hi))
-        return false;
+        return 0;
     }
   *c = (lo + hi) / 2;
-  return true;
+  return 1;
+}
+
+/* Manual: "A factor the point does not move", where the point does not
+   move the twin: whether direction D's discrepancy is one the rounding
+   modes do not move either, on the host, with at least two other modes
+   measured and no backward class declared (a class's rounding by integer
+   operations is one no mode reaches): |a - b| >= GC_FACTOR_SPREAD S_w
+   where S_w > 0; where S_w = 0 (exact in every mode: data moved, not
+   rounded), |a - b| >= |b| / 2, no rounding of the value in any format
+   with a significand.  */
+static bool
+modes_keep (const gc_result *r, const gc_direction *d)
+{
+  if (r->device[0] || r->rounding_modes < 2
+      || gc__precision_backward_count (r) > 0)
+    return false;
+  double sw = gc__term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0);
+  double e = fabs (d->analytic - d->analytic_f64);
+  return sw > 0 ? e >= GC_FACTOR_SPREAD * sw
+                : e >= fabs (d->analytic_f64) / 2;
 }
 
 /* Manual: "A factor the point does not move".  After every direction of
@@ -181,9 +206,11 @@ gc__twin_factor (shared *sh, worker *w0)
             b[k + 1] = g64[k][i];
           }
         double c;
-        d->arith_factor_points = K + 1;
-        d->arith_factor = one_factor (a, b, K + 1, d->arith_bar, &c) ? c
-                                                                  : NAN;
+        int held = one_factor (a, b, K + 1, d->arith_bar, &c);
+        d->arith_factor_points = held >= 0 ? K + 1 : 1;
+        d->arith_factor = held > 0 ? c
+                          : held < 0 && modes_keep (r, d)
+                          ? d->analytic / d->analytic_f64 : NAN;
         gc__judge_twin (d);
       }
   for (unsigned k = 0; k < K; k++)

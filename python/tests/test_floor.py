@@ -103,3 +103,120 @@ def test_default_depth_not_called_declared():
     for ln in notes:
         assert "declared d_b" not in ln, ln
         assert "the default d_b" in ln, ln
+
+
+def f32_only_factor(fn, dfn, factor):
+    """fn with its hand-written backward dfn, times FACTOR in float32 only
+    (the twin, float64, correct): the f32 path's logic error."""
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return fn(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            d = g * dfn(x)
+            return d * factor if x.dtype == torch.float32 else d
+    return F
+
+
+# one element: no structure across elements to read (manual: "A factor
+# the point does not move"); sigmoid's gradient moves with the point, a
+# scale's does not (the rounding modes decide there: 0.3 times the factor
+# is inexact in float32, so the modes reach the product)
+ONE_ELEMENT_OPS = {
+    "sigmoid": (torch.sigmoid,
+                lambda x: torch.sigmoid(x) * (1 - torch.sigmoid(x))),
+    "scale": (lambda x: x * 0.3, lambda x: torch.full_like(x, 0.3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_ELEMENT_OPS))
+@pytest.mark.parametrize("factor", [1.0, 1.01, 1 + 2 ** -7])
+def test_one_element_f32_factor_fails(name, factor):
+    fn, dfn = ONE_ELEMENT_OPS[name]
+    x = torch.tensor([0.37])
+    r = check_function(f32_only_factor(fn, dfn, factor).apply, x)
+    if factor == 1.0:
+        assert r.verdict == Verdict.PASS, r.report()
+        return
+    assert r.verdict == Verdict.FAIL, r.report()
+    d = r.json["results"][0]
+    assert d["arith"] == "mismatch"
+    # the factor found: within the bar's share of |g64| of the injected one
+    assert abs(d["arith_factor"] - factor) <= 2 * d["arith_bar"] / abs(
+        d["analytic_f64"]), r.report()
+    assert d["arith_factor_points"] == (5 if name == "sigmoid" else 1)
+    assert "constant factor" in r.json["diagnosis"]["text"], r.report()
+
+
+def test_one_element_tanh_saturation_stays_precision():
+    """1 - tanh^2 from a float32 tanh at x = 7.7 (1 - t ~ 4e-7, t within
+    3e-8 of it: ~10 % of the gradient, nu_arith ~ 840) on one element: a
+    precision loss whose rounding moves with the point, not a factor."""
+    class T(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.tanh(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            t = torch.tanh(x)
+            return g * (1 - t * t)
+    r = check_function(T.apply, torch.tensor([7.7]))
+    assert r.verdict == Verdict.PRECISION, r.report()
+    d = r.json["results"][0]
+    assert d["arith_factor_points"] == 5
+    assert str(d["arith_factor"]) == "nan"      # none held
+
+
+def test_exact_factor_on_fixed_gradient_undecided():
+    """The identity's gradient times 1 + 2^-7 in float32 only: exact in
+    every rounding mode (spread 0) and unmoved by the point -- neither
+    can tell the factor from a rounding of fixed data, and the report
+    says so rather than guess (manual: "A factor the point does not
+    move")."""
+    fn = f32_only_factor(lambda x: x * 1, torch.ones_like, 1 + 2 ** -7)
+    r = check_function(fn.apply, torch.tensor([0.37]))
+    assert r.verdict == Verdict.PRECISION, r.report()
+    assert r.json["results"][0]["arith_factor_points"] == 1
+    assert "neither the points" in r.report()
+
+
+def test_permutation_element_doubled_fails():
+    """A flip whose float32 backward doubles one element (the twin
+    correct): exact in every rounding mode and unmoved by the point, off
+    by its whole value -- no rounding of any format (manual: "A factor the
+    point does not move").  Correct, it passes."""
+    for bug in (False, True):
+        class Flip(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return torch.flip(x, [0])
+
+            @staticmethod
+            def backward(ctx, g):
+                d = torch.flip(g, [0])
+                if bug and d.dtype == torch.float32:
+                    # the smallest element: off by its value, a small
+                    # share of the tensor's largest (nu_arith < 2^16:
+                    # within a precision finding's reach without the rule)
+                    d = d.clone()
+                    d[d.abs().argmin()] *= 2
+                return d
+        x = torch.randn(6, generator=torch.Generator().manual_seed(3))
+        r = check_function(Flip.apply, x)
+        if not bug:
+            assert r.verdict == Verdict.PASS, r.report()
+            continue
+        assert r.verdict == Verdict.FAIL, r.report()
+        bad = [d for d in r.json["results"] if d["arith"] != "ok"]
+        assert len(bad) == 1, r.report()
+        assert bad[0]["arith"] == "mismatch", r.report()
+        assert bad[0]["nu_arith"] < 2 ** 16, r.report()
+        assert bad[0]["arith_factor_points"] == 1
+        assert bad[0]["arith_factor"] == 2.0
