@@ -78,11 +78,15 @@ grad32_at (worker *w, bool *nomem)
    factor c within each point's bar, beta_k = BAR max(1, |b_k / b_0|):
    1, with c in *C; 0 where none does; -1 where a point left g64 within
    BAR of its centre value (the points re-round nothing the twin shows:
-   the modes decide).  */
+   the modes decide); 2 where a value is not finite or g64 is 0 at a
+   point (no factor can be read: untested).  */
 static int
 one_factor (const double *g32, const double *g64, unsigned k, double bar,
             double *c)
 {
+  for (unsigned q = 0; q < k; q++)
+    if (g64[q] == 0 || !isfinite (g32[q]) || !isfinite (g64[q]))
+      return 2;
   for (unsigned q = 1; q < k; q++)
     if (!(fabs (g64[q] - g64[0]) > bar))
       return -1;
@@ -90,8 +94,6 @@ one_factor (const double *g32, const double *g64, unsigned k, double bar,
   for (unsigned q = 0; q < k; q++)
     {
       double a = g32[q], b = g64[q];
-      if (b == 0 || !isfinite (a) || !isfinite (b))
-        return 0;
       double beta = bar * fmax (1, fabs (b / g64[0]));
       double x = (a - beta) / b, y = (a + beta) / b;
       lo = fmax (lo, fmin (x, y));
@@ -207,6 +209,8 @@ gc__twin_factor (shared *sh, worker *w0)
           }
         double c;
         int held = one_factor (a, b, K + 1, d->arith_bar, &c);
+        if (held == 2)
+          continue;
         d->arith_factor_points = held >= 0 ? K + 1 : 1;
         d->arith_factor = held > 0 ? c
                           : held < 0 && modes_keep (r, d)
