@@ -436,6 +436,33 @@ const char *gc_verdict_name (gc_verdict v);   /* "pass", "fail", ... */
 /* "mpfr", "f32", "f64", "auto" */
 const char *gc_reference_name (gc_reference r);
 
+/* The exit statuses of the command gradcheck (manual: "Exit status");
+   gc_exit_status gives those of a check.  */
+enum
+{
+  GC_EXIT_PASS = 0,
+  GC_EXIT_FAIL = 1,          /* failed, non-smooth, non-deterministic */
+  GC_EXIT_USAGE = 2,         /* the caller's input refused */
+  GC_EXIT_INTERNAL = 3,      /* out of memory (the command: a write error) */
+  GC_EXIT_INCONCLUSIVE = 4,  /* nothing failed, a direction not judged */
+  GC_EXIT_MODEL = 5,         /* the model failed: a callback's error, NaN,
+                                overrun, unwritten output, time limit */
+  GC_EXIT_PRECISION = 6      /* the algorithm passes, the f32 arithmetic
+                                errs beyond its bound (manual: "The f64
+                                twin") */
+};
+
+/* The exit status `gradcheck run' gives a check that ended with STATUS
+   and VERDICT (a result's status and verdict; manual: "Exit status").
+   STATUS other than GC_OK decides alone: GC_EXIT_MODEL for the model's
+   failures (GC_ECALLBACK, GC_ENONFINITE, GC_EOVERRUN, GC_ETIMEOUT,
+   GC_EUNWRITTEN), GC_EXIT_INTERNAL for GC_ENOMEM, GC_EXIT_USAGE for every
+   other code (an unknown one too).  With GC_OK, VERDICT: GC_EXIT_PASS for
+   GC_PASS, GC_EXIT_INCONCLUSIVE, GC_EXIT_PRECISION, and GC_EXIT_FAIL for
+   every other verdict (fail, non-smooth, non-deterministic, an unknown
+   one).  Pure; never fails.  */
+int gc_exit_status (gc_status status, gc_verdict verdict);
+
 /* One input of a bar term: a name ("|L|", "h", "lambda") and its value.  */
 typedef struct gc_input
 {
