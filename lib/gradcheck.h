@@ -828,7 +828,10 @@ typedef struct gc_result
      the centre, and the seconds spent in them (wall time of each call,
      summed over threads); work_seconds, the wall time of the centre and
      the directions, check_seconds with the summary and diagnosis after.
-     All 0 in a result read back from a report.  */
+     A result read back from a JSON report has the report's (written with
+     GRADCHECK_PROFILE; 0 without); a merged result the sum over its
+     shards, its seconds then the machine time all shards spent, not the
+     wall time of shards run side by side.  */
   size_t n_calls[4];
   double call_seconds[4];
   double work_seconds, check_seconds;
@@ -966,8 +969,9 @@ gc_status gc_result_parse_json (const char *text, size_t len,
 
 /* Combine the N shard results of one check (options shard_index of
    shard_count) into the result the unsharded check gives: directions in
-   order, counts, verdict, worst direction and diagnosis recomputed, and
-   every direction judged again from its analytic value, reference and
+   order, counts, verdict, worst direction and diagnosis recomputed, the
+   call counters and seconds summed over the shards, and every direction
+   judged again from its analytic value, reference and
    term values (a stored verdict is not trusted).  GC_EMISMATCH when the
    shards are of different checks (their identities differ, or an identity
    does not match its own result's fields), a shard is missing or repeated,

@@ -550,6 +550,7 @@ parse_json (const char *text, size_t len, gc_result **out)
   if ((st = read_header (r, j)) != GC_OK
       || (st = read_findings (r, j)) != GC_OK
       || (st = read_identity (r, j)) != GC_OK
+      || (st = gc__read_calls (r, j)) != GC_OK
       || (st = read_tensors (r, j)) != GC_OK
       || (st = read_directions (r, j)) != GC_OK)
     return fail (r, j, st);
