@@ -835,6 +835,14 @@ typedef struct gc_result
   size_t n_calls[4];
   double call_seconds[4];
   double work_seconds, check_seconds;
+  /* Manual: "What the measurement does not support".  1 when the model
+     gives an f64 twin (grad_f64) that gc_options.no_twin left unused in
+     this gradient check: the twin would measure what defaulted
+     magnitudes only guess (their blind directions), and the report says
+     to check with it on rather than to declare the magnitudes.  0 with
+     the twin judging, without one, and in the JVP check (the twin is the
+     backward's).  */
+  int twin_unused;
 } gc_result;
 
 /* The kinds of gc_result.n_calls.  */

@@ -22,6 +22,7 @@ same_check (const gc_result *a, const gc_result *b)
          && a->forward_depth == b->forward_depth
          && a->backward_depth == b->backward_depth
          && a->loss_f32 == b->loss_f32 && a->n_blocks == b->n_blocks
+         && a->twin_unused == b->twin_unused
          && a->identity.digest == b->identity.digest;
 }
 
