@@ -11,14 +11,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3,
-       EXIT_INCONCLUSIVE = 4, /* the check cannot judge (manual:
-                                 "Inconclusive directions") */
-       EXIT_MODEL = 5, /* the model failed: a callback's error, NaN, overrun,
-                          time limit, or exit() */
-       EXIT_PRECISION = 6 /* the algorithm passes, the f32 arithmetic errs
-                             beyond its derived bound (manual: "The f64
-                             twin") */ };
+/* The exit statuses: the library's (gc_exit_status maps a check's status
+   and verdict to them; manual: "Exit status").  */
+enum { EXIT_PASS = GC_EXIT_PASS, EXIT_FAILED = GC_EXIT_FAIL,
+       EXIT_USAGE = GC_EXIT_USAGE, EXIT_INTERNAL = GC_EXIT_INTERNAL,
+       EXIT_INCONCLUSIVE = GC_EXIT_INCONCLUSIVE, EXIT_MODEL = GC_EXIT_MODEL,
+       EXIT_PRECISION = GC_EXIT_PRECISION };
 
 /* The command's name in its messages (usage.c).  */
 extern const char *progname;
@@ -72,7 +70,8 @@ typedef struct cli_model
   char identity[1024];
 } cli_model;
 
-/* The exit status of a check that stopped with status ST (usage.c).  */
+/* The exit status of a check that stopped with status ST, not GC_OK
+   (usage.c): gc_exit_status's.  */
 int cli_status_exit (gc_status st);
 
 /* Option strings (args.c): each returns false for a malformed string.  */
@@ -225,6 +224,8 @@ void cli_usage_hint (void);
    ran under, added to the first line of a text report.  Returns the exit
    status of ST and R (emit.c).  */
 int cli_emit (gc_status st, gc_result *r, gc_format fmt, const char *kernel);
+/* The exit status of the check R that ended with ST: gc_exit_status's of
+   ST and R's verdict (emit.c).  */
 int cli_exit_code (gc_status st, const gc_result *r);
 
 #endif

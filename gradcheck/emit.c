@@ -15,13 +15,7 @@
 int
 cli_exit_code (gc_status st, const gc_result *r)
 {
-  if (st != GC_OK)
-    return cli_status_exit (st);
-  if (r->verdict == GC_INCONCLUSIVE)
-    return EXIT_INCONCLUSIVE;
-  if (r->verdict == GC_PRECISION)
-    return EXIT_PRECISION;
-  return r->verdict == GC_PASS ? EXIT_PASS : EXIT_FAILED;
+  return gc_exit_status (st, r->verdict);
 }
 
 /* ST's sentence before the detail that names the refusal's cause:

@@ -25,23 +25,10 @@ usage_error (const char *fmt, ...)
 }
 
 /* The exit status of a check that stopped with ST: the model's failures
-   (5) apart from the caller's (2) and the machine's (3).  */
+   (5) apart from the caller's (2) and the machine's (3), as the library
+   maps them (a verdict counts only with GC_OK, which no caller passes).  */
 int
 cli_status_exit (gc_status st)
 {
-  switch (st)
-    {
-    case GC_OK:
-      return EXIT_PASS;
-    case GC_ENOMEM:
-      return EXIT_INTERNAL;
-    case GC_ECALLBACK:
-    case GC_ENONFINITE:
-    case GC_EOVERRUN:
-    case GC_ETIMEOUT:
-    case GC_EUNWRITTEN:
-      return EXIT_MODEL;
-    default:
-      return EXIT_USAGE;
-    }
+  return gc_exit_status (st, GC_ERROR);
 }

@@ -436,6 +436,33 @@ const char *gc_verdict_name (gc_verdict v);   /* "pass", "fail", ... */
 /* "mpfr", "f32", "f64", "auto" */
 const char *gc_reference_name (gc_reference r);
 
+/* The exit statuses of the command gradcheck (manual: "Exit status");
+   gc_exit_status gives those of a check.  */
+enum
+{
+  GC_EXIT_PASS = 0,
+  GC_EXIT_FAIL = 1,          /* failed, non-smooth, non-deterministic */
+  GC_EXIT_USAGE = 2,         /* the caller's input refused */
+  GC_EXIT_INTERNAL = 3,      /* out of memory (the command: a write error) */
+  GC_EXIT_INCONCLUSIVE = 4,  /* nothing failed, a direction not judged */
+  GC_EXIT_MODEL = 5,         /* the model failed: a callback's error, NaN,
+                                overrun, unwritten output, time limit */
+  GC_EXIT_PRECISION = 6      /* the algorithm passes, the f32 arithmetic
+                                errs beyond its bound (manual: "The f64
+                                twin") */
+};
+
+/* The exit status `gradcheck run' gives a check that ended with STATUS
+   and VERDICT (a result's status and verdict; manual: "Exit status").
+   STATUS other than GC_OK decides alone: GC_EXIT_MODEL for the model's
+   failures (GC_ECALLBACK, GC_ENONFINITE, GC_EOVERRUN, GC_ETIMEOUT,
+   GC_EUNWRITTEN), GC_EXIT_INTERNAL for GC_ENOMEM, GC_EXIT_USAGE for every
+   other code (an unknown one too).  With GC_OK, VERDICT: GC_EXIT_PASS for
+   GC_PASS, GC_EXIT_INCONCLUSIVE, GC_EXIT_PRECISION, and GC_EXIT_FAIL for
+   every other verdict (fail, non-smooth, non-deterministic, an unknown
+   one).  Pure; never fails.  */
+int gc_exit_status (gc_status status, gc_verdict verdict);
+
 /* One input of a bar term: a name ("|L|", "h", "lambda") and its value.  */
 typedef struct gc_input
 {
@@ -810,10 +837,21 @@ typedef struct gc_result
      the centre, and the seconds spent in them (wall time of each call,
      summed over threads); work_seconds, the wall time of the centre and
      the directions, check_seconds with the summary and diagnosis after.
-     All 0 in a result read back from a report.  */
+     A result read back from a JSON report has the report's (written with
+     GRADCHECK_PROFILE; 0 without); a merged result the sum over its
+     shards, its seconds then the machine time all shards spent, not the
+     wall time of shards run side by side.  */
   size_t n_calls[4];
   double call_seconds[4];
   double work_seconds, check_seconds;
+  /* Manual: "What the measurement does not support".  1 when the model
+     gives an f64 twin (grad_f64) that gc_options.no_twin left unused in
+     this gradient check: the twin would measure what defaulted
+     magnitudes only guess (their blind directions), and the report says
+     to check with it on rather than to declare the magnitudes.  0 with
+     the twin judging, without one, and in the JVP check (the twin is the
+     backward's).  */
+  int twin_unused;
 } gc_result;
 
 /* The kinds of gc_result.n_calls.  */
@@ -948,8 +986,9 @@ gc_status gc_result_parse_json (const char *text, size_t len,
 
 /* Combine the N shard results of one check (options shard_index of
    shard_count) into the result the unsharded check gives: directions in
-   order, counts, verdict, worst direction and diagnosis recomputed, and
-   every direction judged again from its analytic value, reference and
+   order, counts, verdict, worst direction and diagnosis recomputed, the
+   call counters and seconds summed over the shards, and every direction
+   judged again from its analytic value, reference and
    term values (a stored verdict is not trusted).  GC_EMISMATCH when the
    shards are of different checks (their identities differ, or an identity
    does not match its own result's fields), a shard is missing or repeated,

@@ -157,6 +157,9 @@ START_TEST (test_jvp_gdn)
                        "gdn JVP, shape '%s' seed %llu: %s, worst nu %g",
                        gdn_shapes[s], (unsigned long long) (gct_seed () + k),
                        gc_verdict_name (r->verdict), r->worst_nu);
+        /* the backward's twin does not judge a tangent: the note on a
+           blind direction does not send the caller to it */
+        ck_assert_int_eq (r->twin_unused, 0);
         gc_result_free (r);
         gcm_destroy (in);
       }

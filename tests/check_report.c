@@ -966,6 +966,97 @@ START_TEST (test_merge_ids)
 }
 END_TEST
 
+/* Manual: "Where the time goes": a JSON report written with
+   GRADCHECK_PROFILE keeps the call counts and seconds (read back bit for
+   bit: %.17g), and a merge's are the sums of its shards', in memory and
+   through their reports.  The merge adds the seconds in its own order:
+   each partial sum of SC non-negative terms rounds by at most u_53 of
+   itself, so any order's sum is within (SC - 1) u_53 of the exact sum,
+   and two orders within twice that of each other.  Without the profile
+   a report has no "calls", and a result read back from it has none.  */
+START_TEST (test_merge_sums_calls)
+{
+  enum { SC = 3 };
+  setenv ("GRADCHECK_PROFILE", "1", 1);
+  gct_model *t = gct_tanh_gemm (2, 3, 2, gct_seed (), 0);
+  gc_options o;
+  gc_options_init (&o);
+  o.shard_count = SC;
+  gc_result *sh[SC], *back[SC];
+  for (size_t i = 0; i < SC; i++)
+    {
+      o.shard_index = i;
+      sh[i] = gct_check_ok (&t->model, t->x, &o);
+      /* the counters ran: every shard calls the f64 forward and the
+         backward */
+      ck_assert_uint_gt (sh[i]->n_calls[GC_CALL_KIND_F64], 0);
+      ck_assert_uint_gt (sh[i]->n_calls[GC_CALL_KIND_BACKWARD], 0);
+      char *js = gc_report (sh[i], GC_FMT_JSON);
+      ck_assert_ptr_nonnull (strstr (js, "\"calls\":{"));
+      ck_assert_int_eq (parse (js, &back[i]), GC_OK);
+      for (int k = 0; k < 4; k++)
+        {
+          ck_assert_uint_eq (back[i]->n_calls[k], sh[i]->n_calls[k]);
+          ck_assert (same_double (back[i]->call_seconds[k],
+                                  sh[i]->call_seconds[k]));
+        }
+      ck_assert (same_double (back[i]->work_seconds, sh[i]->work_seconds));
+      ck_assert (same_double (back[i]->check_seconds, sh[i]->check_seconds));
+      /* a time that cannot be is refused, as any malformed field */
+      char *neg = replaced (js, "\"f64_seconds\":", "\"f64_seconds\":-");
+      gc_result *bad;
+      ck_assert_int_eq (parse (neg, &bad), GC_EFORMAT);
+      free (neg);
+      free (js);
+    }
+  for (int via = 0; via < 2; via++)
+    {
+      gc_result *const *in = via ? back : sh;
+      gc_result *m;
+      ck_assert_int_eq (gc_result_merge (in, SC, &m), GC_OK);
+      double tol = 2 * (SC - 1) * 0x1p-53;
+      for (int k = 0; k < 4; k++)
+        {
+          size_t n = 0;
+          double sec = 0;
+          for (size_t i = 0; i < SC; i++)
+            {
+              n += in[i]->n_calls[k];
+              sec += in[i]->call_seconds[k];
+            }
+          ck_assert_uint_eq (m->n_calls[k], n);
+          ck_assert_msg (fabs (m->call_seconds[k] - sec) <= tol * sec,
+                         "kind %d: merged %.17g s, shards %.17g s", k,
+                         m->call_seconds[k], sec);
+        }
+      double work = 0, whole = 0;
+      for (size_t i = 0; i < SC; i++)
+        {
+          work += in[i]->work_seconds;
+          whole += in[i]->check_seconds;
+        }
+      ck_assert (fabs (m->work_seconds - work) <= tol * work);
+      ck_assert (fabs (m->check_seconds - whole) <= tol * whole);
+      gc_result_free (m);
+    }
+  unsetenv ("GRADCHECK_PROFILE");
+  char *plain = gc_report (sh[0], GC_FMT_JSON);
+  ck_assert_ptr_null (strstr (plain, "\"calls\""));
+  gc_result *r;
+  ck_assert_int_eq (parse (plain, &r), GC_OK);
+  for (int k = 0; k < 4; k++)
+    ck_assert_uint_eq (r->n_calls[k], 0);
+  gc_result_free (r);
+  free (plain);
+  for (size_t i = 0; i < SC; i++)
+    {
+      gc_result_free (sh[i]);
+      gc_result_free (back[i]);
+    }
+  gct_free (t);
+}
+END_TEST
+
 /* A stored verdict is not trusted: every direction is judged again from
    its analytic value, reference and terms.  */
 START_TEST (test_merge_verdict_lie)
@@ -1175,6 +1266,7 @@ report_suite (void)
   tcase_add_test (tc, test_json_no_dirs);
   tcase_add_test (tc, test_merge_ids);
   tcase_add_test (tc, test_merge_verdict_lie);
+  tcase_add_test (tc, test_merge_sums_calls);
   tcase_add_test (tc, test_merge_identity);
   suite_add_tcase (s, tc);
   /* localedef may build the locale first: about 2 s of CPU  */

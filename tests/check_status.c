@@ -123,6 +123,51 @@ START_TEST (test_strerror)
 }
 END_TEST
 
+/* gc_exit_status against the manual's table ("Exit status"): a status
+   other than GC_OK decides alone, and never reads as a verdict's exit
+   (0, 1, 4, 6); the model's failures are 5, memory 3, the caller's input
+   and any unknown code 2; with GC_OK, 0 is a pass's alone, inconclusive
+   4, precision 6, every other verdict (an unknown one too) 1.  */
+START_TEST (test_exit_status)
+{
+  const gc_status model[] = { GC_ECALLBACK, GC_ENONFINITE, GC_EOVERRUN,
+                              GC_ETIMEOUT, GC_EUNWRITTEN };
+  for (int s = -1; s <= GC_STATUS_COUNT + 1; s++)
+    {
+      if (s == GC_OK)
+        continue;
+      int want = GC_EXIT_USAGE;
+      if (s == GC_ENOMEM)
+        want = GC_EXIT_INTERNAL;
+      for (size_t k = 0; k < sizeof model / sizeof model[0]; k++)
+        if (s == (int) model[k])
+          want = GC_EXIT_MODEL;
+      for (int v = -1; v <= GC_PRECISION + 1; v++)
+        ck_assert_msg (gc_exit_status ((gc_status) s, (gc_verdict) v) == want,
+                       "status %d, verdict %d: exit %d, want %d", s, v,
+                       gc_exit_status ((gc_status) s, (gc_verdict) v), want);
+    }
+  for (int v = -1; v <= GC_PRECISION + 1; v++)
+    {
+      int got = gc_exit_status (GC_OK, (gc_verdict) v);
+      int want = v == GC_PASS ? GC_EXIT_PASS
+                 : v == GC_INCONCLUSIVE ? GC_EXIT_INCONCLUSIVE
+                 : v == GC_PRECISION ? GC_EXIT_PRECISION : GC_EXIT_FAIL;
+      ck_assert_msg (got == want, "verdict %d: exit %d, want %d", v, got,
+                     want);
+    }
+  /* the numbers themselves are the command's, documented in its manual
+     and man page (doc/gradcheck.1): scripts test them */
+  ck_assert_int_eq (GC_EXIT_PASS, 0);
+  ck_assert_int_eq (GC_EXIT_FAIL, 1);
+  ck_assert_int_eq (GC_EXIT_USAGE, 2);
+  ck_assert_int_eq (GC_EXIT_INTERNAL, 3);
+  ck_assert_int_eq (GC_EXIT_INCONCLUSIVE, 4);
+  ck_assert_int_eq (GC_EXIT_MODEL, 5);
+  ck_assert_int_eq (GC_EXIT_PRECISION, 6);
+}
+END_TEST
+
 START_TEST (test_einval)
 {
   gct_model *t = gct_poly (4, 1);
@@ -364,6 +409,7 @@ status_suite (void)
   Suite *s = suite_create ("status");
   TCase *tc = tcase_create ("codes");
   tcase_add_test (tc, test_strerror);
+  tcase_add_test (tc, test_exit_status);
   tcase_add_test (tc, test_einval);
   tcase_add_test (tc, test_eempty);
   tcase_add_test (tc, test_ecallback);

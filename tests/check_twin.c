@@ -1016,6 +1016,72 @@ START_TEST (test_twin_off_and_abi1)
 }
 END_TEST
 
+/* Manual: "What the measurement does not support": the note on the blind
+   directions a defaulted magnitude makes names the remedy the caller
+   has.  A twin the check turned off (no_twin: the command's --twin off,
+   torch's twin=False) is turned on again -- not "declare
+   grad_magnitude_f32", a field of a model the caller may not have
+   written; it travels through the JSON report.  A model without a twin
+   is completed (magnitudes, or grad_f64).  With the twin on, the twin
+   measures, and no such note is made.  */
+START_TEST (test_blind_note_names_the_remedy)
+{
+  tw *t = tw_new (33, 0);
+  mixed_scales (t);
+  gc_result *off = run (t, 1);
+  ck_assert_uint_gt (off->n_blind_defaulted, 0);
+  ck_assert_int_eq (off->twin_unused, 1);
+  char *s = gc_report (off, GC_FMT_TEXT);
+  ck_assert_msg (strstr (s, "which makes the blindness; check with the "
+                         "model's f64 twin on"), "%s", s);
+  ck_assert_msg (!strstr (s, "grad_magnitude_f32"), "%s", s);
+  char *j = gc_report (off, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (strstr (j, "\"twin_unused\":true"));
+  gc_result *back = NULL;
+  ck_assert_int_eq (gc_result_parse_json (j, strlen (j), &back), GC_OK);
+  ck_assert_int_eq (back->twin_unused, 1);
+  /* merged as its own one shard, every direction judged again from its
+     numbers: the same note */
+  gc_result *m = NULL;
+  ck_assert_int_eq (gc_result_merge (&back, 1, &m), GC_OK);
+  ck_assert_int_eq (m->twin_unused, 1);
+  ck_assert_uint_eq (m->n_blind_defaulted, off->n_blind_defaulted);
+  char *s2 = gc_report (m, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (strstr (s2, "check with the model's f64 twin on"));
+  free (s2);
+  gc_result_free (m);
+  gc_result_free (back);
+  free (j);
+  free (s);
+
+  t->model.grad_f64 = NULL;
+  gc_result *none = run (t, 0);
+  ck_assert_uint_eq (none->n_blind_defaulted, off->n_blind_defaulted);
+  ck_assert_int_eq (none->twin_unused, 0);
+  s = gc_report (none, GC_FMT_TEXT);
+  ck_assert_msg (strstr (s, "which makes the blindness; declare "
+                         "grad_magnitude_f32, or give the model an f64 twin "
+                         "(grad_f64)"), "%s", s);
+  j = gc_report (none, GC_FMT_JSON);
+  ck_assert_ptr_null (strstr (j, "twin_unused"));
+  free (j);
+  free (s);
+
+  t->model.grad_f64 = grad64;
+  gc_result *on = run (t, 0);
+  ck_assert_int_eq (on->twin, 1);
+  ck_assert_int_eq (on->twin_unused, 0);
+  ck_assert_uint_eq (on->n_blind_defaulted, 0);
+  s = gc_report (on, GC_FMT_TEXT);
+  ck_assert_ptr_null (strstr (s, "makes the blindness"));
+  free (s);
+  gc_result_free (on);
+  gc_result_free (none);
+  gc_result_free (off);
+  tw_free (t);
+}
+END_TEST
+
 /* Shards of a check with a twin, written as JSON and merged: the unsharded
    check's verdicts, both questions' counts and worst ratios.  */
 START_TEST (test_twin_merge)
@@ -1354,6 +1420,7 @@ twin_suite (void)
   tcase_add_test (tc, test_pool_stagnation);
   tcase_add_test (tc, test_twin_misbehaves);
   tcase_add_test (tc, test_twin_off_and_abi1);
+  tcase_add_test (tc, test_blind_note_names_the_remedy);
   tcase_add_test (tc, test_twin_merge);
   tcase_add_loop_test (tc, test_f32_logic_structures, 0, 10);
   tcase_add_test (tc, test_bf16_scatter_is_not_structure);

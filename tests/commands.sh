@@ -40,6 +40,17 @@ for i in 0 1 2; do $G run tanh-gemm --shard $i/3 --format json > "$TMPD/s$i.json
 $G merge --format json "$TMPD/s2.json" "$TMPD/s0.json" "$TMPD/s1.json" > "$TMPD/merged.json"; rc=$?
 check "merge of 3 shards exits 0 (exit $rc)" test "$rc" -eq 0
 check "shard + merge equals the unsharded JSON report" cmp -s "$TMPD/whole.json" "$TMPD/merged.json"
+# the call counters (GRADCHECK_PROFILE; manual: "Where the time goes"):
+# the merged report's counts are the sums of its shards'
+for i in 0 1 2; do GRADCHECK_PROFILE=1 $G run tanh-gemm --shard $i/3 --format json > "$TMPD/ps$i.json"; done
+GRADCHECK_PROFILE=1 $G merge --format json "$TMPD/ps0.json" "$TMPD/ps1.json" "$TMPD/ps2.json" > "$TMPD/pmerged.json"
+# calls KIND FILE: the count of KIND in FILE's "calls" object
+calls () { sed -n 's/.*"calls":{\([^}]*\)}.*/\1/p' "$2" | tr ',' '\n' | sed -n "s/^\"$1\":\([0-9]*\)\$/\1/p"; }
+for k in f32 f64 mpfr backward; do
+  sum=$(( $(calls $k "$TMPD/ps0.json") + $(calls $k "$TMPD/ps1.json") + $(calls $k "$TMPD/ps2.json") ))
+  got=$(calls $k "$TMPD/pmerged.json")
+  check "merge sums the shards' $k calls (merged $got, shards $sum)" test -n "$got" -a "$got" = "$sum" -a "$sum" -gt 0
+done
 $G run tanh-gemm --mutant dw-twice --format json > "$TMPD/wm.json"
 for i in 0 1; do $G run tanh-gemm --mutant dw-twice --shard $i/2 --format json > "$TMPD/m$i.json"; done
 $G merge --format json "$TMPD/m0.json" "$TMPD/m1.json" > "$TMPD/mm.json"; rc=$?

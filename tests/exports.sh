@@ -13,7 +13,7 @@ nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVW]$/ { print $3 }' > "$TMPD/syms"
 check "the library exports symbols" test -s "$TMPD/syms"
 grep -v '^gc_[a-z]' "$TMPD/syms" > "$TMPD/bad"
 check "every exported symbol has the gc_ prefix (none of: $(tr '\n' ' ' < "$TMPD/bad"))" test ! -s "$TMPD/bad"
-for s in gc_check gc_strerror gc_report gc_derivation gc_result_free gc_options_init gc_param_name; do
+for s in gc_check gc_strerror gc_report gc_derivation gc_result_free gc_options_init gc_param_name gc_exit_status; do
   check "$s is exported" grep -qx "$s" "$TMPD/syms"
 done
 done_testing

@@ -23,6 +23,8 @@ done
 lib=${LIBGRADCHECK_SO:-$abs_top_builddir/lib/.libs/libgradcheck.so}
 . "$srcdir/tests/sanitizers.sh"
 preload_all
+# the command, for the tests that compare with it (test_exit_status.py)
+GRADCHECK_CLI=$abs_top_builddir/gradcheck/gradcheck; export GRADCHECK_CLI
 GRADCHECK_LIBRARY=$lib PYTHONPATH="$srcdir/python${PYTHONPATH:+:$PYTHONPATH}" \
   PYTHONDONTWRITEBYTECODE=1 \
   "$PY" -X dev -m pytest -v -rs -p no:cacheprovider -o console_output_style=classic \

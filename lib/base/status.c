@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later
    Copyright (C) 2026 The gradcheck authors */
-/* status.c -- names of status codes, verdicts and references.  */
+/* status.c -- names of status codes, verdicts and references, and the
+   exit status of a check.  */
 
 #include "base/internal.h"
 
@@ -105,6 +106,34 @@ gc__verdict_from_name (const char *name)
     if (strcmp (gc_verdict_name ((gc_verdict) v), name) == 0)
       return v;
   return -1;
+}
+
+/* Manual: "Exit status".  */
+int
+gc_exit_status (gc_status status, gc_verdict verdict)
+{
+  switch (status)
+    {
+    case GC_OK:
+      break;
+    case GC_ENOMEM:
+      return GC_EXIT_INTERNAL;
+    case GC_ECALLBACK:
+    case GC_ENONFINITE:
+    case GC_EOVERRUN:
+    case GC_ETIMEOUT:
+    case GC_EUNWRITTEN:
+      return GC_EXIT_MODEL;
+    default:
+      return GC_EXIT_USAGE;
+    }
+  switch (verdict)
+    {
+    case GC_PASS: return GC_EXIT_PASS;
+    case GC_INCONCLUSIVE: return GC_EXIT_INCONCLUSIVE;
+    case GC_PRECISION: return GC_EXIT_PRECISION;
+    default: return GC_EXIT_FAIL;
+    }
 }
 
 const char *

@@ -409,6 +409,7 @@ gc__setup (const gc_model *m, const float *x, const gc_options *o,
      make the digest read past it).  */
   /* the twin is part of what the check is (manual: "The f64 twin") */
   r->twin = m->grad_f64 && !o->no_twin;
+  r->twin_unused = m->grad_f64 && o->no_twin;
   gc__identity_set (r, x, m->n, o);   /* manual: "Merging shards" */
   /* This shard's ids only: a check of SIZE_MAX directions over as many
      shards has a few, and must not walk the others.  */

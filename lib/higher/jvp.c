@@ -219,6 +219,7 @@ gc_jvp_check (const gc_model *m0, const float *x, const gc_options *opts,
     return st;
   *out = r;
   r->kind = GC_CHECK_JVP;
+  r->twin_unused = 0;    /* no_twin above is the check's, not the caller's */
   if (st == GC_OK && r->direction_kind == GC_DIR_RANDOM
       && (r->reference == GC_REF_F32 || r->reference == GC_REF_F64))
     st = gc__refuse (r, GC_EINVAL, "random directions are applied rounded "

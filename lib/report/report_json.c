@@ -371,6 +371,8 @@ summary_json (json_t *o, const gc_result *r)
     && put (o, "depth_supported", jnum (r->depth_supported))
     && put (o, "n_unsupported", juint (r->n_unsupported))
     && put (o, "n_blind_defaulted", juint (r->n_blind_defaulted))
+    /* absent: the model has no twin, or the check used it */
+    && (!r->twin_unused || put (o, "twin_unused", json_true ()))
     && put (o, "n_spread_beyond", juint (r->n_spread_beyond))
     && put (o, "n_unreached", juint (r->n_unreached))
     && put (o, "loss_magnitude_supported",

@@ -152,12 +152,20 @@ inputs_text (gc__buf *b, const gc_result *r)
                     "rounding class the rounding modes do not reach, and "
                     "no twin measured it (\"Rounding classes\")\n",
                     r->n_unvalidated);
+  /* the action the caller has: a twin this check turned off is turned
+     on again in every binding (the command's --twin, no_twin, torch's
+     twin=); a model without one is the caller's to complete */
   if (r->n_blind_defaulted)
     gc__buf_printf (b, "  %zu blind direction(s) INCONCLUSIVE: their "
                     "magnitude was defaulted (the tensor's largest |g|), "
-                    "which makes the blindness; declare grad_magnitude_f32 "
-                    "(\"What the measurement does not support\")\n",
-                    r->n_blind_defaulted);
+                    "which makes the blindness; %s (\"What the measurement "
+                    "does not support\")\n", r->n_blind_defaulted,
+                    r->twin_unused
+                    ? "check with the model's f64 twin on (the default; "
+                      "this check turned it off), which measures them, or "
+                      "declare the magnitudes"
+                    : "declare grad_magnitude_f32, or give the model an "
+                      "f64 twin (grad_f64), which measures them");
   gc__rounding_text (b, r);
 }
 

@@ -22,6 +22,7 @@ same_check (const gc_result *a, const gc_result *b)
          && a->forward_depth == b->forward_depth
          && a->backward_depth == b->backward_depth
          && a->loss_f32 == b->loss_f32 && a->n_blocks == b->n_blocks
+         && a->twin_unused == b->twin_unused
          && a->identity.digest == b->identity.digest;
 }
 
@@ -221,6 +222,16 @@ fold_shard (gc_result *r, const gc_result *sh, bool *filled, size_t total)
       snprintf (r->nd_detail, sizeof r->nd_detail, "%s", sh->nd_detail);
     }
   r->nondeterministic |= sh->nondeterministic;
+  /* manual: "Where the time goes": the whole check's calls are its
+     shards' together, and its seconds their sum, the machine time the
+     shards spent (not the wall time of shards run side by side) */
+  for (int k = 0; k < 4; k++)
+    {
+      r->n_calls[k] += sh->n_calls[k];
+      r->call_seconds[k] += sh->call_seconds[k];
+    }
+  r->work_seconds += sh->work_seconds;
+  r->check_seconds += sh->check_seconds;
   /* the JVP's and HVP's measured depth is their directions' (manual: "The
      JVP check", "The HVP check"): the largest over the shards, at its
      first place, as the unsharded check finds it; a gradient check's
@@ -290,6 +301,10 @@ merge (gc_result *const *shards, size_t n, gc_result **out)
   r->shard_count = 1;
   r->worst = SIZE_MAX;
   memset (&r->diagnosis, 0, sizeof r->diagnosis);
+  /* summed over the shards by fold_shard */
+  memset (r->n_calls, 0, sizeof r->n_calls);
+  memset (r->call_seconds, 0, sizeof r->call_seconds);
+  r->work_seconds = r->check_seconds = 0;
   /* manual: "Rounding classes" */
   if (!gc__precision_copy_list (r, first->precisions, first->n_precisions))
     return merge_fail (r, NULL, GC_ENOMEM);

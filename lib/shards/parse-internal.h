@@ -32,6 +32,11 @@ const char *gc__get_str (const json_t *o, const char *key);
 /* The index of S among the N NAMES, or -1.  */
 int gc__get_lookup (const char *s, const char *const *names, int n);
 
+/* The report J's call counts and seconds ("calls", written with
+   GRADCHECK_PROFILE; manual: "Where the time goes") into R, which keeps
+   its zeros where J has none: GC_OK or GC_EFORMAT.  */
+gc_status gc__read_calls (gc_result *r, const json_t *j);
+
 /* Read one direction object O into D (FULL: with its terms, as the worst
    direction and a derivation carry them): GC_OK, GC_EFORMAT or
    GC_ENOMEM.  */

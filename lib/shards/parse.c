@@ -253,6 +253,10 @@ read_findings (gc_result *r, const json_t *j)
     r->nd_index = SIZE_MAX;
   /* judged with a twin (manual: "The f64 twin"): its own counts are
      summarised again from the directions */
+  const json_t *tu = json_object_get (j, "twin_unused");
+  if (tu && !json_is_boolean (tu))
+    return GC_EFORMAT;
+  r->twin_unused = json_is_true (tu);     /* absent: no twin left unused */
   const json_t *tw = json_object_get (j, "twin");
   if (tw)
     {
@@ -550,6 +554,7 @@ parse_json (const char *text, size_t len, gc_result **out)
   if ((st = read_header (r, j)) != GC_OK
       || (st = read_findings (r, j)) != GC_OK
       || (st = read_identity (r, j)) != GC_OK
+      || (st = gc__read_calls (r, j)) != GC_OK
       || (st = read_tensors (r, j)) != GC_OK
       || (st = read_directions (r, j)) != GC_OK)
     return fail (r, j, st);

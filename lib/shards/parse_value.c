@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later
    Copyright (C) 2026 The gradcheck authors */
 /* parse_value.c -- the values of a JSON report read back, each checked for its
-   form (manual: "JSON report"): numbers, counts, digests, strings, and a
-   direction with its terms and twin  */
+   form (manual: "JSON report"): numbers, counts, digests, strings, the
+   call counters, and a direction with its terms and twin  */
 
 #include "shards/parse-internal.h"
 
@@ -119,6 +119,37 @@ gc__get_lookup (const char *s, const char *const *names, int n)
     if (strcmp (s, names[k]) == 0)
       return k;
   return -1;
+}
+
+/* Manual: "Where the time goes": the report's "calls" object, present
+   when the report was written with GRADCHECK_PROFILE, into R's call
+   counts and seconds (absent: they stay 0).  Its per-direction ratios
+   are not read: the reports compute them again.  GC_OK or GC_EFORMAT
+   (a count that is not one, a time negative or NaN; "inf" is read, as a
+   merge's sum of huge times may write it).  */
+gc_status
+gc__read_calls (gc_result *r, const json_t *j)
+{
+  static const char *const kind[4] = { "f32", "f64", "mpfr", "backward" };
+  const json_t *c = json_object_get (j, "calls");
+  if (!c)
+    return GC_OK;
+  if (!json_is_object (c))
+    return GC_EFORMAT;
+  for (int k = 0; k < 4; k++)
+    {
+      char key[32];
+      snprintf (key, sizeof key, "%s_seconds", kind[k]);
+      if (!gc__get_size (c, kind[k], &r->n_calls[k])
+          || !gc__get_num (c, key, &r->call_seconds[k])
+          || !(r->call_seconds[k] >= 0))
+        return GC_EFORMAT;
+    }
+  if (!gc__get_num (c, "work_seconds", &r->work_seconds)
+      || !gc__get_num (c, "check_seconds", &r->check_seconds)
+      || !(r->work_seconds >= 0) || !(r->check_seconds >= 0))
+    return GC_EFORMAT;
+  return GC_OK;
 }
 
 /* Read one full term object into TM: GC_OK, GC_EFORMAT or GC_ENOMEM.  */

@@ -193,6 +193,8 @@ lib.gc_strerror.argtypes = [ctypes.c_int]
 lib.gc_strerror.restype = ctypes.c_char_p
 lib.gc_verdict_name.argtypes = [ctypes.c_int]
 lib.gc_verdict_name.restype = ctypes.c_char_p
+lib.gc_exit_status.argtypes = [ctypes.c_int, ctypes.c_int]
+lib.gc_exit_status.restype = ctypes.c_int
 lib.gc_param_name.argtypes = [ctypes.c_void_p, c_size_t, ctypes.c_char_p,
                               c_size_t]
 lib.gc_param_name.restype = ctypes.c_char_p

@@ -189,9 +189,10 @@ class Directions:
 class Result:
     """A check's result (gc_result), owned by this object and freed with
     it.  verdict, status, detail and callback_code are read from the C
-    result; every other field of the JSON report is an attribute
-    (r.n_failed, r.worst_nu, r.diagnosis, ...), and the per-direction
-    values are r.directions (NumPy arrays)."""
+    result, and exit_status is the command's for them (gc_exit_status);
+    every other field of the JSON report is an attribute (r.n_failed,
+    r.worst_nu, r.diagnosis, ...), and the per-direction values are
+    r.directions (NumPy arrays)."""
 
     def __init__(self, ptr):
         self._ptr = ptr
@@ -280,6 +281,15 @@ class Result:
     @property
     def callback_code(self):
         return self._head().callback_code
+
+    @property
+    def exit_status(self):
+        """The exit status `gradcheck run` gives this check: the library's
+        gc_exit_status of status and verdict (0 pass, 1 failed, 4
+        inconclusive, 6 precision, 5 the model failed, 3 out of memory,
+        2 a refusal of the input; manual: "Exit status")."""
+        h = self._head()
+        return lib.gc_exit_status(h.status, h.verdict)
 
     @property
     def ok(self):

@@ -274,3 +274,33 @@ def test_invalid_class_is_the_library_s_einval():
         check_function(silu().apply, x, precisions=silu_classes("bf16") * 2)
     assert e.value.status == gradcheck.Status.EINVAL
     assert "no earlier class has" in str(e.value)
+
+
+def scaled_sin(x, a):
+    return (a * torch.sin(x)).sum()
+
+
+def test_blind_note_without_the_twin_names_the_twin():
+    # L = sum a_i sin x_i, a_i = 2^-4i: the gradient spans 2^0 .. 2^-28,
+    # and the defaulted magnitude of x (its largest |g|) makes the
+    # smallest elements blind (manual: "Defaulted magnitudes do not make
+    # a blind pass").  With twin=False the note on them names what a torch
+    # caller can do -- turn the twin back on -- and not grad_magnitude_f32,
+    # a field of a C model.
+    a = torch.tensor([2.0 ** (-4 * i) for i in range(8)])
+    x = torch.linspace(-1, 1, 8).requires_grad_()
+    r = check_function(scaled_sin, x, a, twin=False)
+    assert r.verdict == Verdict.INCONCLUSIVE, r.report()
+    assert r.n_blind_defaulted > 0
+    assert r.twin_unused is True
+    notes = [ln for ln in r.report().splitlines()
+             if "blind direction(s) INCONCLUSIVE" in ln]
+    assert len(notes) == 1, r.report()
+    assert "check with the model's f64 twin on" in notes[0]
+    assert "grad_magnitude_f32" not in r.report()
+    # the action it names works: with the twin on (the default) the twin
+    # measures, no direction is blind by a defaulted magnitude, it passes
+    r = check_function(scaled_sin, x, a)
+    assert r.verdict == Verdict.PASS, r.report()
+    assert r.n_blind_defaulted == 0
+    assert "makes the blindness" not in r.report()

@@ -238,6 +238,9 @@ extern "C" {
     pub fn gc_strerror(status: c_int) -> *const c_char;
     /// `gc_verdict_name`: "pass", "fail", ...
     pub fn gc_verdict_name(v: c_int) -> *const c_char;
+    /// `gc_exit_status`: the command's exit status of a check's status
+    /// and verdict.
+    pub fn gc_exit_status(status: c_int, verdict: c_int) -> c_int;
     /// `gc_reference_name`: "mpfr", "f32", "f64", "auto".
     pub fn gc_reference_name(r: c_int) -> *const c_char;
     /// `gc_options_init`: fill the defaults.

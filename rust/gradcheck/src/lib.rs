@@ -1019,6 +1019,14 @@ impl Report {
         self.verdict() == Verdict::Pass
     }
 
+    /// The exit status `gradcheck run` gives this check (0 pass, 1
+    /// failed, 4 inconclusive, 6 precision): the library's
+    /// `gc_exit_status` of its status and verdict (manual: "Exit status").
+    pub fn exit_status(&self) -> i32 {
+        let h = self.head();
+        unsafe { ffi::gc_exit_status(h.status, h.verdict) }
+    }
+
     /// The library's sentence on what failed where ("" when nothing).
     pub fn detail(&self) -> String {
         carray(&self.head().detail)

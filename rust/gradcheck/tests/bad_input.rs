@@ -35,6 +35,8 @@ fn a_correct_model_passes() {
     assert_eq!(r.verdict(), Verdict::Pass);
     assert_eq!(r.n(), N);
     assert_eq!(r.reference(), "f64");
+    // the command's exit status for a pass (manual: "Exit status")
+    assert_eq!(r.exit_status(), 0);
 }
 
 #[test]
@@ -49,6 +51,8 @@ fn a_wrong_gradient_fails() {
     let r = check(&m, &x(), &Options::default()).unwrap();
     assert_eq!(r.verdict(), Verdict::Fail);
     assert!(!r.passed());
+    // the command's exit status for a failure (manual: "Exit status")
+    assert_eq!(r.exit_status(), 1);
 }
 
 #[test]

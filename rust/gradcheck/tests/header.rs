@@ -213,6 +213,7 @@ fn prototypes_match_the_header() {
     let declared: &[(&str, usize, *const c_void)] = &[
         ("gc_strerror", 1, ffi::gc_strerror as unsafe extern "C" fn(_) -> _ as *const c_void),
         ("gc_verdict_name", 1, ffi::gc_verdict_name as unsafe extern "C" fn(_) -> _ as *const c_void),
+        ("gc_exit_status", 2, ffi::gc_exit_status as unsafe extern "C" fn(_, _) -> _ as *const c_void),
         ("gc_reference_name", 1, ffi::gc_reference_name as unsafe extern "C" fn(_) -> _ as *const c_void),
         ("gc_options_init", 1, ffi::gc_options_init as unsafe extern "C" fn(_) as *const c_void),
         ("gc_check", 4, ffi::gc_check as unsafe extern "C" fn(_, _, _, _) -> _ as *const c_void),
