@@ -130,10 +130,11 @@ modes_keep (const gc_result *r, const gc_direction *d)
    x): where a direction is a candidate, grad_f32 and grad_f64 at
    GC_FACTOR_POINTS points x_j (1 +- GC_FACTOR_STEP), and for each
    candidate its factor and points, judged again (judge_twin.c turns a
-   factor that held into a mismatch).  A point whose gradient is not
-   finite, or whose call returns an error code, leaves every direction
-   untested; an overrun, the time limit or memory stop the check (the
-   returned status).  */
+   factor that held into a mismatch).  A point whose call returns an
+   error code leaves every direction untested, and so does, for its own
+   direction, a value that is not finite or a g64 of 0 at a point; an
+   overrun, the time limit or memory stop the check (the returned
+   status).  */
 gc_status
 gc__twin_factor (shared *sh, worker *w0)
 {
