@@ -225,6 +225,13 @@ double gc__twin_weight (const worker *w, const gc_direction *d, size_t j);
    (classes included), B32 its f32 part at the declared depth.  */
 gc_status gc__twin_floor_centre (shared *sh, worker *w0);
 void gc__twin_floor_free (shared *sh);
+/* (evaluate.c) grad_f64 (IS64) or grad_f32 at W's point under rounding
+   MODE (-1: the model's), guarded, the fill pattern of PASS first (PASS
+   < 0: none): NULL where memory ran out (*NOMEM) or after recording an
+   overrun, the time limit or the callback's code on W; WHAT ends the
+   messages.  */
+void *gc__grad_call (worker *w, bool is64, int mode, const char *what,
+                     bool *nomem, int pass);
 /* (twin_factor.c) Manual: "A factor the point does not move": after the
    directions are judged, g32 and g64 at points moved by GC_FACTOR_STEP
    for the coordinate precision findings far beyond their bars, and the

@@ -69,6 +69,58 @@ gc__in_time (worker *w, const char *name)
   return true;
 }
 
+/* One call of the backward, grad_f64 (IS64) or grad_f32, at worker W's
+   point in that type into a new guarded array of n elements, in the
+   model's floating-point environment under rounding MODE (-1: the
+   model's own); with PASS >= 0 the array holds that pass's fill pattern
+   first (manual: "Unwritten elements").  NULL where memory ran out
+   (*NOMEM), or after recording on W an overrun, the time limit or the
+   callback's error code (W's status tells them apart; each caller has
+   its policy for a callback's code).  WHAT ends the messages
+   (" under rounding upward").  */
+void *
+gc__grad_call (worker *w, bool is64, int mode, const char *what,
+               bool *nomem, int pass)
+{
+  shared *sh = w->sh;
+  const gc_model *m = sh->m;
+  size_t bytes = sh->n * (is64 ? sizeof (double) : sizeof (float));
+  void *g = gc__guarded_alloc (bytes);
+  *nomem = !g;
+  if (!g)
+    return NULL;
+  if (pass >= 0)
+    gc__unwritten_fill (g, sh->n, is64, pass);
+  double tc = gc__call_start ();
+  gc__fpenv_model (sh);
+  if (mode >= 0)
+    fesetround (mode);
+  int rc = is64 ? m->grad_f64 (m->ctx, w->xd, g)
+                : m->grad_f32 (m->ctx, w->xf, g);
+  gc__fpenv_reset (sh);
+  gc__call_count (w, GC_CALL_KIND_BACKWARD, tc);
+  const char *name = is64 ? "grad_f64" : "grad_f32";
+  if (!gc__guarded_intact (g, bytes))
+    {
+      gc__guarded_free (g);
+      gc__fail (w, GC_EOVERRUN, 0, "%s wrote outside its n = %zu %s%s",
+                name, sh->n, is64 ? "doubles" : "floats", what);
+      return NULL;
+    }
+  if (!gc__in_time (w, name))
+    {
+      gc__guarded_free (g);
+      return NULL;
+    }
+  if (rc)
+    {
+      gc__guarded_free (g);
+      gc__fail (w, GC_ECALLBACK, rc, "%s returned %d%s", name, rc, what);
+      return NULL;
+    }
+  return g;
+}
+
 /* A callback's outcome: its status, its output buffer's canaries (INTACT),
    the time limit, then the finiteness of its value.  */
 static bool

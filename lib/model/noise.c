@@ -198,7 +198,6 @@ loss_under (worker *w, int mode, double *val)
 gc_status
 gc__measure_rounding (shared *sh, worker *w0, double f_rn)
 {
-  const gc_model *m = sh->m;
   gc_result *r = sh->r;
   int cur = sh->model_round;
   int modes[GC_N_MODES];
@@ -207,35 +206,13 @@ gc__measure_rounding (shared *sh, worker *w0, double f_rn)
   int k = r->device[0] ? 0 : gc__other_modes (cur, modes);
   for (int j = 0; j < k; j++)
     {
-      float *g = gc__guarded_alloc (sh->n * sizeof *g);
+      char what[48];
+      bool nomem;
+      snprintf (what, sizeof what, " under rounding %s",
+                gc__mode_name (modes[j]));
+      float *g = gc__grad_call (w0, false, modes[j], what, &nomem, -1);
       if (!g)
-        return GC_ENOMEM;
-      double tc = gc__call_start ();
-      gc__fpenv_model (sh);
-      fesetround (modes[j]);
-      int rc = m->grad_f32 (m->ctx, w0->xf, g);
-      gc__fpenv_reset (sh);
-      gc__call_count (w0, GC_CALL_KIND_BACKWARD, tc);
-      if (!gc__guarded_intact (g, sh->n * sizeof *g))
-        {
-          gc__guarded_free (g);
-          gc__fail (w0, GC_EOVERRUN, 0, "grad_f32 wrote outside its n = %zu "
-                    "floats under rounding %s", sh->n,
-                    gc__mode_name (modes[j]));
-          return w0->st;
-        }
-      if (!gc__in_time (w0, "grad_f32"))
-        {
-          gc__guarded_free (g);
-          return w0->st;
-        }
-      if (rc)
-        {
-          gc__guarded_free (g);
-          gc__fail (w0, GC_ECALLBACK, rc, "grad_f32 returned %d under "
-                    "rounding %s", rc, gc__mode_name (modes[j]));
-          return w0->st;
-        }
+        return nomem ? GC_ENOMEM : w0->st;
       char why[64] = "";
       for (size_t i = 0; i < sh->n; i++)
         if (!isfinite (g[i]))

@@ -21,40 +21,7 @@
 static double *
 twin_call (worker *w, int mode, const char *what, bool *nomem, int pass)
 {
-  shared *sh = w->sh;
-  const gc_model *m = sh->m;
-  double *g = gc__guarded_alloc (sh->n * sizeof *g);
-  *nomem = !g;
-  if (!g)
-    return NULL;
-  /* Manual: "Unwritten elements" */
-  gc__unwritten_fill (g, sh->n, true, pass);
-  double tc = gc__call_start ();
-  gc__fpenv_model (sh);
-  if (mode >= 0)
-    fesetround (mode);
-  int rc = m->grad_f64 (m->ctx, w->xd, g);
-  gc__fpenv_reset (sh);
-  gc__call_count (w, GC_CALL_KIND_BACKWARD, tc);
-  if (!gc__guarded_intact (g, sh->n * sizeof *g))
-    {
-      gc__guarded_free (g);
-      gc__fail (w, GC_EOVERRUN, 0, "grad_f64 wrote outside its n = %zu "
-                "doubles%s", sh->n, what);
-      return NULL;
-    }
-  if (!gc__in_time (w, "grad_f64"))
-    {
-      gc__guarded_free (g);
-      return NULL;
-    }
-  if (rc)
-    {
-      gc__guarded_free (g);
-      gc__fail (w, GC_ECALLBACK, rc, "grad_f64 returned %d%s", rc, what);
-      return NULL;
-    }
-  return g;
+  return gc__grad_call (w, true, mode, what, nomem, pass);
 }
 
 double *

@@ -34,46 +34,6 @@ candidate (const gc_direction *d)
             >= GC_FACTOR_NU * d->arith_bar;
 }
 
-/* grad_f32 at the worker's float point into a new guarded array; NULL
-   with *NOMEM where memory ran out, or after recording on W an overrun,
-   the time limit or a callback's error code (the caller tells them
-   apart by W's status).  */
-static float *
-grad32_at (worker *w, bool *nomem)
-{
-  shared *sh = w->sh;
-  const gc_model *m = sh->m;
-  float *g = gc__guarded_alloc (sh->n * sizeof *g);
-  *nomem = !g;
-  if (!g)
-    return NULL;
-  double tc = gc__call_start ();
-  gc__fpenv_model (sh);
-  int rc = m->grad_f32 (m->ctx, w->xf, g);
-  gc__fpenv_reset (sh);
-  gc__call_count (w, GC_CALL_KIND_BACKWARD, tc);
-  if (!gc__guarded_intact (g, sh->n * sizeof *g))
-    {
-      gc__guarded_free (g);
-      gc__fail (w, GC_EOVERRUN, 0, "grad_f32 wrote outside its n = %zu "
-                "floats at a point moved by 2^-4", sh->n);
-      return NULL;
-    }
-  if (!gc__in_time (w, "grad_f32"))
-    {
-      gc__guarded_free (g);
-      return NULL;
-    }
-  if (rc)
-    {
-      gc__guarded_free (g);
-      gc__fail (w, GC_ECALLBACK, rc, "grad_f32 returned %d at a point "
-                "moved by 2^-4", rc);
-      return NULL;
-    }
-  return g;
-}
-
 /* Whether the values G32, G64 of K points (the centre's first) share one
    factor c within each point's bar, beta_k = BAR max(1, |b_k / b_0|):
    1, with c in *C; 0 where none does; -1 where a point left g64 within
@@ -166,7 +126,8 @@ gc__twin_factor (shared *sh, worker *w0)
           w0->xd[j] = (double) x;
         }
       bool nomem;
-      g32[k] = grad32_at (w0, &nomem);
+      g32[k] = gc__grad_call (w0, false, -1, " at a point moved by 2^-4",
+                              &nomem, -1);
       if (g32[k])
         g64[k] = gc__twin_call (w0, -1, " at a point moved by 2^-4",
                                 &nomem, 0);
