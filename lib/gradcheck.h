@@ -568,7 +568,8 @@ typedef struct gc_direction
   /* Manual: "A factor the point does not move".  For a precision finding
      at least GC_FACTOR_NU times its bar: the one factor c with |g32 - c
      g64| within the bar at x and at GC_FACTOR_POINTS points each
-     parameter moved by GC_FACTOR_STEP of itself (then the finding is a
+     parameter moved by a random fraction of itself between
+     GC_FACTOR_STEP / 2 and GC_FACTOR_STEP (then the finding is a
      mismatch, the f32 path's logic error), in arith_factor, NaN where
      none holds or nothing was tested; the points compared, the centre
      included, in arith_factor_points (0: not tested).  */

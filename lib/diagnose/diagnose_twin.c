@@ -450,10 +450,10 @@ factor_diagnosis (gc_result *r)
   char how[96];
   if (pts > 1)
     snprintf (how, sizeof how, "at x and at %u points each parameter moved "
-              "by 2^-4 of itself", pts - 1);
+              "by 2^-5 to 2^-4 of itself", pts - 1);
   else
     snprintf (how, sizeof how, "at x under every rounding mode (the "
-              "points moved by 2^-4 left g64 as it was)");
+              "moved points moved neither g32 nor g64)");
   dg->kind = GC_DIAG_CONSTANT_FACTOR;
   dg->factor = lo == hi ? lo : NAN;
   dg->closed_form[0] = 0;

@@ -12,6 +12,7 @@
 #include "model/check-internal.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,10 +37,12 @@ candidate (const gc_direction *d)
 
 /* Whether the values G32, G64 of K points (the centre's first) share one
    factor c within each point's bar, beta_k = BAR max(1, |b_k / b_0|):
-   1, with c in *C; 0 where none does; -1 where a point left g64 within
-   BAR of its centre value (the points re-round nothing the twin shows:
-   the modes decide); 2 where a value is not finite or g64 is 0 at a
-   point (no factor can be read: untested).  */
+   1, with c in *C; 0 where none does (the discrepancy moved with the
+   point, g64's value moving or not: a rounding the points redrew); -1
+   where one does but a point left g64 within BAR of its centre value
+   (the points re-rounded nothing either path shows: the modes decide);
+   2 where a value is not finite or g64 is 0 at a point (no factor can be
+   read: untested).  */
 static int
 one_factor (const double *g32, const double *g64, unsigned k, double bar,
             double *c)
@@ -47,9 +50,9 @@ one_factor (const double *g32, const double *g64, unsigned k, double bar,
   for (unsigned q = 0; q < k; q++)
     if (g64[q] == 0 || !isfinite (g32[q]) || !isfinite (g64[q]))
       return 2;
+  bool moved = true;
   for (unsigned q = 1; q < k; q++)
-    if (!(fabs (g64[q] - g64[0]) > bar))
-      return -1;
+    moved &= fabs (g64[q] - g64[0]) > bar;
   double lo = -INFINITY, hi = INFINITY;
   for (unsigned q = 0; q < k; q++)
     {
@@ -59,10 +62,10 @@ one_factor (const double *g32, const double *g64, unsigned k, double bar,
       lo = fmax (lo, fmin (x, y));
       hi = fmin (hi, fmax (x, y));
       if (!(lo <= hi))
-        return 0;
+        return 0;   /* g32's discrepancy moved, whether g64 did or not */
     }
   *c = (lo + hi) / 2;
-  return 1;
+  return moved ? 1 : -1;
 }
 
 /* Manual: "A factor the point does not move", where the point does not
@@ -85,10 +88,49 @@ modes_keep (const gc_result *r, const gc_direction *d)
                 : e >= fabs (d->analytic_f64) / 2;
 }
 
+/* Manual: "A factor the point does not move", where the modes decided:
+   in each tensor, the directions the modes read as a factor
+   (arith_factor_points 1) must share one factor c within their bars,
+   |a - c b| <= arith_bar; factors that scatter across the tensor are a
+   rounding of fixed data redrawn per element (a bf16 copy of a constant
+   gradient), no logic error's one factor: none of them holds.  */
+static void
+modes_scatter (gc_result *r)
+{
+  size_t nb = r->n_blocks ? r->n_blocks : 1;
+  for (size_t bb = 0; bb < nb; bb++)
+    {
+      double lo = -INFINITY, hi = INFINITY;
+      size_t n = 0;
+      for (size_t q = 0; q < r->n_directions; q++)
+        {
+          const gc_direction *d = &r->dirs[q];
+          if (d->arith_factor_points != 1 || isnan (d->arith_factor)
+              || (r->n_blocks && gc__direction_block (r, d) != bb))
+            continue;
+          double a = d->analytic, b = d->analytic_f64, e = d->arith_bar;
+          lo = fmax (lo, fmin ((a - e) / b, (a + e) / b));
+          hi = fmin (hi, fmax ((a - e) / b, (a + e) / b));
+          n++;
+        }
+      if (n < 2 || lo <= hi)
+        continue;
+      for (size_t q = 0; q < r->n_directions; q++)
+        {
+          gc_direction *d = &r->dirs[q];
+          if (d->arith_factor_points != 1 || isnan (d->arith_factor)
+              || (r->n_blocks && gc__direction_block (r, d) != bb))
+            continue;
+          d->arith_factor = NAN;
+          gc__judge_twin (d);
+        }
+    }
+}
+
 /* Manual: "A factor the point does not move".  After every direction of
    SH's result is judged, on worker W0 (whose point it sets and leaves at
    x): where a direction is a candidate, grad_f32 and grad_f64 at
-   GC_FACTOR_POINTS points x_j (1 +- GC_FACTOR_STEP), and for each
+   GC_FACTOR_POINTS points x_j (1 +- s_j), s_j in [STEP/2, STEP), and for each
    candidate its factor and points, judged again (judge_twin.c turns a
    factor that held into a mismatch).  A point whose call returns an
    error code leaves every direction untested, and so does, for its own
@@ -117,8 +159,13 @@ gc__twin_factor (shared *sh, worker *w0)
     {
       for (size_t j = 0; j < sh->n; j++)
         {
-          double s = gc__rng_next (&rng) >> 63 ? GC_FACTOR_STEP
-                                               : -GC_FACTOR_STEP;
+          /* a random size in [STEP/2, STEP), not STEP itself: a dyadic
+             factor keeps a short significand short (7/8 x 17/16 =
+             119/128, as exact in bf16 as 7/8) and redraws no rounding */
+          uint64_t v = gc__rng_next (&rng);
+          double s = GC_FACTOR_STEP * (0.5 + 0x1p-54 * (double) (v >> 11));
+          if (v & 1)
+            s = -s;
           float x = (float) (sh->x[j] * (1 + s));
           if (!isfinite (x))
             x = sh->x[j];
@@ -126,10 +173,11 @@ gc__twin_factor (shared *sh, worker *w0)
           w0->xd[j] = (double) x;
         }
       bool nomem;
-      g32[k] = gc__grad_call (w0, false, -1, " at a point moved by 2^-4",
-                              &nomem, -1);
+      g32[k] = gc__grad_call (w0, false, -1, " at a point moved by 2^-5 "
+                              "to 2^-4", &nomem, -1);
       if (g32[k])
-        g64[k] = gc__twin_call (w0, -1, " at a point moved by 2^-4",
+        g64[k] = gc__twin_call (w0, -1, " at a point moved by 2^-5 to "
+                                "2^-4",
                                 &nomem, 0);
       if (nomem)
         st = GC_ENOMEM;
@@ -179,6 +227,8 @@ gc__twin_factor (shared *sh, worker *w0)
                           ? d->analytic / d->analytic_f64 : NAN;
         gc__judge_twin (d);
       }
+  if (st == GC_OK && kept == K)
+    modes_scatter (r);
   for (unsigned k = 0; k < K; k++)
     {
       gc__guarded_free (g32[k]);

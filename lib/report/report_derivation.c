@@ -108,28 +108,29 @@ derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d,
   if (d->arith_factor_points == 1 && !isnan (d->arith_factor))
     gc__buf_printf (b, "%s  a factor the modes do not move: g32 / g64 = "
                     "%.9g, its f32 spread over the rounding modes below "
-                    "2^-10 of |g32 - g64| (the points each parameter moved "
-                    "by 2^-4 left g64 as it was): no rounding's scatter, "
-                    "the f32 path's logic error   [manual: A factor the "
-                    "point does not move]\n", indent, d->arith_factor);
+                    "2^-10 of |g32 - g64| (at points each parameter moved "
+                    "by 2^-5 to 2^-4 of itself neither g32 nor g64 moved): "
+                    "no rounding's scatter, the f32 path's logic error   "
+                    "[manual: A factor the point does not move]\n", indent,
+                    d->arith_factor);
   else if (d->arith_factor_points == 1)
-    gc__buf_printf (b, "%s  neither the points each parameter moved by 2^-4 "
-                    "(g64 did not move) nor the rounding modes tell a "
-                    "factor from a rounding of fixed data here: precision "
-                    "stands   [manual: A factor the point does not move]\n",
-                    indent);
+    gc__buf_printf (b, "%s  neither the points each parameter moved by 2^-5 "
+                    "to 2^-4 of itself (g32 and g64 did not move) nor the "
+                    "rounding modes tell a factor from a rounding of fixed "
+                    "data here: precision stands   [manual: A factor the "
+                    "point does not move]\n", indent);
   else if (d->arith_factor_points > 0 && !isnan (d->arith_factor))
     gc__buf_printf (b, "%s  a factor the point does not move: g32 = c g64, "
                     "c = %.9g, within the bound at x and at %u points each "
-                    "parameter moved by 2^-4 of itself: no rounding's "
-                    "scatter, the f32 path's logic error   [manual: A factor "
-                    "the point does not move]\n", indent, d->arith_factor,
-                    d->arith_factor_points - 1);
+                    "parameter moved by 2^-5 to 2^-4 of itself: no "
+                    "rounding's scatter, the f32 path's logic error   "
+                    "[manual: A factor the point does not move]\n", indent,
+                    d->arith_factor, d->arith_factor_points - 1);
   else if (d->arith_factor_points > 0)
     gc__buf_printf (b, "%s  no one factor c has g32 = c g64 within the bound "
-                    "at x and at %u points each parameter moved by 2^-4 of "
-                    "itself: the discrepancy moves with the point, as "
-                    "rounding does   [manual: A factor the point does not "
+                    "at x and at %u points each parameter moved by 2^-5 to "
+                    "2^-4 of itself: the discrepancy moves with the point, "
+                    "as rounding does   [manual: A factor the point does not "
                     "move]\n", indent, d->arith_factor_points - 1);
 }
 

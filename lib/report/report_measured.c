@@ -230,10 +230,13 @@ gc__rounding_text (gc__buf *b, const gc_result *r)
     {
       gc__buf_printf (b, "  WARNING: the %s's spread at ", what);
       depth_at (b, r);
+      /* a defaulted depth (n) is no declaration: say which it is */
+      bool dflt = (r->defaulted & GC_DEFAULTED_BACKWARD_DEPTH) != 0;
       gc__buf_printf (b, " needs at least %.3g roundings of magnitude m_i, "
-                      "more than the declared %s = %zu: the depth or that "
-                      "magnitude is too small", r->depth_implied, dn,
-                      r->backward_depth);
+                      "more than the %s %s = %zu%s: the depth or that "
+                      "magnitude is too small", r->depth_implied,
+                      dflt ? "default" : "declared", dn, r->backward_depth,
+                      dflt ? " (n: not declared)" : "");
       if (r->n_spread_beyond)
         gc__buf_printf (b, "; %zu direction(s) whose spread exceeds the "
                         "worst case 2 gamma_d of %s are PRECISION (a "

@@ -84,6 +84,24 @@ gc__twin_text (gc__buf *b, const gc_result *r)
                     "classes' bound whose g32 - g64 has a logic error's "
                     "structure, no rounding's scatter: the f32 path's bug "
                     "(manual: \"Structure decides the kind\")\n", hidden);
+  /* Manual: "A factor the point does not move" */
+  size_t held = 0, modes = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    if (r->dirs[k].arith == GC_ARITH_MISMATCH
+        && r->dirs[k].arith_factor_points > 0
+        && !isnan (r->dirs[k].arith_factor))
+      {
+        held += r->dirs[k].arith_factor_points > 1;
+        modes += r->dirs[k].arith_factor_points == 1;
+      }
+  if (held || modes)
+    gc__buf_printf (b, "  FAIL: %zu direction(s) within 2^16 of the bound "
+                    "whose g32 / g64 is one factor at x and at points each "
+                    "parameter moved by 2^-5 to 2^-4 of itself, %zu under "
+                    "every rounding mode where the points moved nothing: a "
+                    "factor rounding would not keep, the f32 path's bug "
+                    "(manual: \"A factor the point does not move\")\n",
+                    held, modes);
   if (r->classes_unshown)
     {
       gc__buf_puts (b, "  UNSUPPORTED: the declared class(es) ");

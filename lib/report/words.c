@@ -181,8 +181,9 @@ gc__arith_words (gc_arith a, bool classes)
              "(a reduced-precision operation or a cancellation in the f32 "
              "path)";
     case GC_ARITH_MISMATCH:
-      return "beyond any rounding: the f32 path alone is wrong, or the twin "
-             "is not the same algorithm";
+      return "beyond any rounding, or a factor or structure no rounding "
+             "makes: the f32 path alone is wrong, or the twin is not the "
+             "same algorithm";
     case GC_ARITH_INCONCLUSIVE:
       return "beyond the derived bound by the f32 spread alone, against "
              "defaulted magnitudes: INCONCLUSIVE (declare "

@@ -220,3 +220,59 @@ def test_permutation_element_doubled_fails():
         assert bad[0]["nu_arith"] < 2 ** 16, r.report()
         assert bad[0]["arith_factor_points"] == 1
         assert bad[0]["arith_factor"] == 2.0
+
+
+class _CumprodBf16(torch.autograd.Function):
+    """cumprod whose float32 backward rounds its reverse cumulative sum to
+    bfloat16 (a precision loss, no logic error): on one element, or along
+    a length-1 axis, g64 = g does not move with x, while the bf16
+    rounding of g * x does."""
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.cumprod(x, -1)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        rc = (g * y).flip(-1).cumsum(-1).flip(-1)
+        if rc.dtype == torch.float32:
+            rc = rc.to(torch.bfloat16).to(torch.float32)
+        return rc / x
+
+
+@pytest.mark.parametrize("shape", [(1,), (8, 1)])
+def test_bf16_intermediate_twin_unmoved_is_not_failure(shape):
+    """A new user's trial (issue 32): the points left g64 as it was, and
+    the modes' rule read the bf16 rounding as a factor (FAIL on 17 of 20
+    seeds).  g32's discrepancy moved with the point: rounding, a precision
+    finding (manual: "A factor the point does not move")."""
+    for seed in range(5):
+        gen = torch.Generator().manual_seed(seed)
+        x = 0.5 + torch.rand(shape, generator=gen)
+        r = check_function(_CumprodBf16.apply, x)
+        assert r.verdict != Verdict.FAIL, r.report()
+
+
+def test_bf16_copy_of_fixed_gradient_scatter_is_not_failure():
+    """A fixed linear map whose float32 backward rounds the incoming
+    gradient to bfloat16 before g @ W: the gradient does not depend on x
+    and no mode reaches the bf16 conversion, so each element reads as a
+    factor the modes do not move -- but the factors scatter across the
+    tensor (0.997 to 1.015 in the trial), which no one logic error makes."""
+    W = torch.randn(3, 4, generator=torch.Generator().manual_seed(1))
+
+    class Lin(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x @ W.to(x.dtype).T
+
+        @staticmethod
+        def backward(ctx, g):
+            if g.dtype == torch.float32:
+                g = g.to(torch.bfloat16).to(torch.float32)
+            return g @ W.to(g.dtype)
+    x = torch.randn(5, 4, generator=torch.Generator().manual_seed(2))
+    r = check_function(Lin.apply, x)
+    assert r.verdict != Verdict.FAIL, r.report()
