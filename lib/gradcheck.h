@@ -983,7 +983,10 @@ char *gc_param_name (const gc_result *result, size_t index, char *buf,
    GC_EMISMATCH for a report that disagrees with itself (the version of
    its top-level "gradcheck" field is not its identity's).  Every report
    gc_report writes reads back, a refusal's too, with its status, detail
-   and verdict.  */
+   and verdict.  The directions of a report of status GC_OK are judged
+   again from their own numbers, as gc_result_merge judges them (a stored
+   verdict is not read): counts, verdict, worst direction and diagnosis
+   are recomputed.  */
 gc_status gc_result_parse_json (const char *text, size_t len,
                                 gc_result **result);
 

@@ -561,6 +561,10 @@ parse_json (const char *text, size_t len, gc_result **out)
       || (st = read_directions (r, j)) != GC_OK)
     return fail (r, j, st);
   json_decref (j);
+  /* judged again, as a merge judges: the counts of what the measurement
+     does not support are recomputed (manual: "JSON report") */
+  if (r->status == GC_OK)
+    gc__judge_stored (r);
   gc__summarise (r);
   if (r->status == GC_OK)
     {
