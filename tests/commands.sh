@@ -252,6 +252,19 @@ check "sweep of a mutant exits 1 (exit $rc)" test "$rc" -eq 1
 # an inconclusive check under every kernel: the sweep is inconclusive too
 # (exit 4), neither a pass nor a failure
 expect_rc 4 "sweep of an inconclusive check (f32 reference, every coordinate)" $G sweep tanh-gemm --ref f32
+# the sweep exits with the worst of its kernels' exit statuses, each the
+# one run gives (manual: "Exit status"): a precision finding (dx-bf16-sum:
+# the algorithm passes, the f32 arithmetic errs beyond its bound) exits 6
+# under every kernel, as run does -- the sweep exited 1
+$G run tanh-gemm --mutant dx-bf16-sum --directions random:4 > /dev/null; want=$?
+$G sweep tanh-gemm --mutant dx-bf16-sum --directions random:4 > "$TMPD/swp"; rc=$?
+check "run of dx-bf16-sum exits 6 (exit $want)" test "$want" -eq 6
+check "... under every kernel the sweep runs, a precision finding" \
+  sh -c "grep -q ' precision ' '$TMPD/swp' && ! grep -E ' (pass|fail|error|inconclusive|CRASH|non-smooth) ' '$TMPD/swp'"
+check "sweep of a precision finding exits 6, as run (exit $rc)" test "$rc" -eq 6
+# a refused check and a model that fails: as run (2, 5), not 1
+expect_rc 2 "sweep of a refused check (--directions 99999) exits 2, as run" $G sweep tanh-gemm --directions 99999
+expect_rc 5 "sweep of a model whose forward gives NaN exits 5, as run" $G sweep --plugin "$PLUGIN_LIAR" --ref f64 --shape nan
 $G sweep tanh-gemm --directions random:4 --format json > "$TMPD/swj"
 check "sweep --format json" grep -q '"kernels":\[{"coretype"' "$TMPD/swj"
 
