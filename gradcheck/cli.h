@@ -73,6 +73,9 @@ typedef struct cli_model
 /* The exit status of a check that stopped with status ST, not GC_OK
    (usage.c): gc_exit_status's.  */
 int cli_status_exit (gc_status st);
+/* The worse of the exit statuses A and B of two checks of one command
+   (usage.c; manual: "Exit status"): 5, 3, 2, then 1, 6, 4, then 0.  */
+int cli_exit_worse (int a, int b);
 
 /* Option strings (args.c): each returns false for a malformed string.  */
 bool cli_parse_u64 (const char *s, uint64_t *out);

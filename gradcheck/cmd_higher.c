@@ -59,19 +59,14 @@ cli_taylor (const cli_args *a, const cli_model *cm)
     }
   cli_note_write (fputs (text, stdout));
   free (text);
-  int rc;
   if (st != GC_OK)
-    {
-      fprintf (stderr, "%s: %s\n", progname, gc_strerror (st));
-      rc = cli_status_exit (st);
-    }
-  else if (t->verdict == GC_FAIL || t->verdict_hvp == GC_FAIL)
-    rc = EXIT_FAILED;
-  else if (t->verdict == GC_INCONCLUSIVE
-           || t->verdict_hvp == GC_INCONCLUSIVE)
-    rc = EXIT_INCONCLUSIVE;
-  else
-    rc = EXIT_PASS;
+    fprintf (stderr, "%s: %s\n", progname, gc_strerror (st));
+  /* manual: "Exit status": the worse of the two rate tests' exit
+     statuses, gc_exit_status's (the HVP's where it was tested: its
+     verdict is GC_ERROR without hvp_f32) */
+  int rc = gc_exit_status (st, t->verdict);
+  if (st != GC_OK || t->verdict_hvp != GC_ERROR)
+    rc = cli_exit_worse (rc, gc_exit_status (st, t->verdict_hvp));
   free (t);
   return rc;
 }

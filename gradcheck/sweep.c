@@ -150,7 +150,10 @@ cli_sweep (int argc, char **argv, const cli_args *a)
   bool pinned = cli_kernel_pinned ();
   bool json = a->format == GC_FMT_JSON;
   size_t nk = cli_kernel_plan (plan, false);
-  size_t ran = 0, failed = 0, inconclusive = 0, crashed = 0, printed = 0;
+  size_t ran = 0, crashed = 0, printed = 0;
+  /* manual: "Exit status": the worst of the kernels' own exit statuses
+     (gc_exit_status's, a crash a failure's), none: nothing ran */
+  int rc = -1;
   if (json)
     printf ("{\"pinned\":%s,\"kernels\":[", pinned ? "true" : "false");
   else
@@ -168,11 +171,11 @@ cli_sweep (int argc, char **argv, const cli_args *a)
       if (r)
         {
           ran++;
-          if (r->verdict == GC_INCONCLUSIVE)
-            inconclusive++;
-          else if (r->verdict != GC_PASS)
-            failed++;
+          int code = gc_exit_status (r->status, r->verdict);
+          rc = rc < 0 ? code : cli_exit_worse (rc, code);
         }
+      if (crash)
+        rc = rc < 0 ? EXIT_FAILED : cli_exit_worse (rc, EXIT_FAILED);
       crashed += crash;
       gc_result_free (r);
     }
@@ -183,11 +186,7 @@ cli_sweep (int argc, char **argv, const cli_args *a)
   free (cargv);
   free (plan);
   /* stdout is checked at exit (closeout.c), with the error's reason.  */
-  if (crashed || failed)
-    return EXIT_FAILED;
-  if (inconclusive)
-    return EXIT_INCONCLUSIVE;   /* as run: no failure, not a pass */
-  return ran == 0 ? EXIT_USAGE : EXIT_PASS;
+  return rc < 0 ? EXIT_USAGE : rc;
 }
 
 /* gradcheck sweep [MODEL]: parse, then run every kernel.  */

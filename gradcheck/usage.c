@@ -32,3 +32,21 @@ cli_status_exit (gc_status st)
 {
   return gc_exit_status (st, GC_ERROR);
 }
+
+/* Manual: "Exit status", a command of several checks (sweep's kernels,
+   taylor's two rate tests): the worse of two exit statuses, each
+   gc_exit_status's, in the order that function decides one check's by --
+   a check that did not complete before any verdict (5 the model failed,
+   3 internal, 2 refused), then the verdicts (1 failed, 6 precision, 4
+   inconclusive), 0 last.  */
+int
+cli_exit_worse (int a, int b)
+{
+  static const int order[] = { EXIT_MODEL, EXIT_INTERNAL, EXIT_USAGE,
+                               EXIT_FAILED, EXIT_PRECISION,
+                               EXIT_INCONCLUSIVE, EXIT_PASS };
+  for (size_t k = 0; k < sizeof order / sizeof *order; k++)
+    if (a == order[k] || b == order[k])
+      return order[k];
+  return a;     /* no status of the table: not given by gc_exit_status */
+}

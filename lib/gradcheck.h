@@ -730,7 +730,8 @@ typedef struct gc_result
      them), how many were left out and the first reason; the reference
      forward's spread S_L at x (0 in MPFR mode); the depths the
      measurement implies, max_i S_i / (2 u m_i) for the backward with its
-     element (SIZE_MAX: every spread was 0) and S_L / (2 u M_L) for the
+     element (SIZE_MAX: every spread was 0, or nothing was measured; n: a
+     JVP check's tangent spread along random directions only) and S_L / (2 u M_L) for the
      forward (0: not measured): at least that many roundings, to first
      order, for the magnitudes declared.  */
   unsigned rounding_modes, rounding_dropped;
@@ -981,7 +982,12 @@ char *gc_param_name (const gc_result *result, size_t index, char *buf,
    anything malformed (invalid JSON or UTF-8, a duplicate key, a number
    with leading zeros, a field of the wrong type or out of range);
    GC_EMISMATCH for a report that disagrees with itself (the version of
-   its top-level "gradcheck" field is not its identity's).  */
+   its top-level "gradcheck" field is not its identity's).  Every report
+   gc_report writes reads back, a refusal's too, with its status, detail
+   and verdict.  The directions of a report of status GC_OK are judged
+   again from their own numbers, as gc_result_merge judges them (a stored
+   verdict is not read): counts, verdict, worst direction and diagnosis
+   are recomputed.  */
 gc_status gc_result_parse_json (const char *text, size_t len,
                                 gc_result **result);
 

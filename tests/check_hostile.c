@@ -259,8 +259,32 @@ sq_model (gc_model *m, sq *s)
   m->outputs_mpfr = sq_outmp;
 }
 
+/* Manual: "JSON report", gc_result_parse_json: the JSON report of R, read
+   back, has R's status, detail and verdict, and renders R's text report
+   (a refusal's says no more than those).  */
+static void
+assert_reads_back (const gc_result *r)
+{
+  char *js = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (js);
+  gc_result *back = NULL;
+  gc_status st = gc_result_parse_json (js, strlen (js), &back);
+  ck_assert_msg (st == GC_OK, "the report of '%s' does not read back: %s\n"
+                 "%.600s", r->detail, gc_strerror (st), js);
+  ck_assert_int_eq (back->status, r->status);
+  ck_assert_int_eq (back->verdict, r->verdict);
+  ck_assert_str_eq (back->detail, r->detail);
+  char *want = gc_report (r, GC_FMT_TEXT), *got = gc_report (back, GC_FMT_TEXT);
+  ck_assert_str_eq (got, want);
+  free (want);
+  free (got);
+  free (js);
+  gc_result_free (back);
+}
+
 /* A result that stopped with an error: the status it returned, a detail,
-   and reports in every format that render (the JSON one well-formed).  */
+   reports in every format that render (the JSON one well-formed), and a
+   JSON report that reads back.  */
 static void
 assert_error (const gc_result *r, gc_status st, gc_status want,
               const char *detail_has)
@@ -282,6 +306,7 @@ assert_error (const gc_result *r, gc_status st, gc_status want,
         ck_assert_msg (gct_json_valid (text), "bad JSON: %s", text);
       free (text);
     }
+  assert_reads_back (r);
 }
 
 /* The directions of a check that cannot be allocated: GC_ENOMEM and a
@@ -1142,6 +1167,114 @@ START_TEST (test_refusal_lead)
 END_TEST
 
 
+/* Every refusal's JSON report reads back (gc_result_parse_json) with its
+   status, detail and verdict (assert_error).  These did not: a tiered
+   check refused before it began wrote its truncation source as "auto"
+   (the manual lists mpfr, f32, f64); options out of their range were
+   written as given ("reference":"unknown", a shard index beyond its
+   count); a check refused before any measurement wrote element 0 of n = 0
+   as its measured depth's; and the HVP check took a gc_direction_kind it
+   does not know for a check of no directions that passed.  */
+START_TEST (test_refusals_read_back)
+{
+  gc_model m;
+  sq s;
+  gc_options o;
+  gc_result *r = NULL;
+  gc_status st;
+  size_t beyond[] = { SQ_N };
+  /* the tiered reference (the default): the direction, the MPFR forward
+     it needs, the point, the time limit */
+  sq_model (&m, &s);
+  gc_options_init (&o);
+  o.directions = GC_DIR_LIST;
+  o.indices = beyond;
+  o.n_indices = 1;
+  st = gc_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_EDIRECTION, "direction index 3 is out of range");
+  gc_result_free (r);
+  st = gc_jvp_check (&m, sq_x, &o, &r);
+  ck_assert_int_eq (st, GC_ENOREF);         /* sq gives no jvp_f32 */
+  gc_result_free (r);
+  m.jvp_f32 = sq_jvp;
+  st = gc_jvp_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_EDIRECTION, "direction index 3 is out of range");
+  gc_result_free (r);
+  m.loss_mpfr = NULL;
+  gc_options_init (&o);
+  st = gc_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_ENOREF, "the model has no MPFR forward");
+  gc_result_free (r);
+  sq_model (&m, &s);
+  float nanx[SQ_N] = { 0.5f, NAN, 1 };
+  st = gc_check (&m, nanx, &o, &r);
+  assert_error (r, st, GC_EPOINT, "x[1]");
+  gc_result_free (r);
+  s.sleep_ns = 20000000;
+  o.timeout = 0.01;
+  st = gc_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_ETIMEOUT, "loss_f32");
+  gc_result_free (r);
+  /* the model: no parameters, another ABI */
+  sq_model (&m, &s);
+  gc_options_init (&o);
+  m.n = 0;
+  st = gc_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_EEMPTY, NULL);
+  gc_result_free (r);
+  m.n = SQ_N;
+  m.n_outputs = 0;               /* the oracle's report: n = 0 outputs */
+  st = gc_forward_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_ENOREF, "no outputs");
+  gc_result_free (r);
+  sq_model (&m, &s);
+  m.abi = GC_MODEL_ABI + 100;
+  st = gc_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_EABI, NULL);
+  gc_result_free (r);
+  /* options out of their range, each named in the detail */
+  sq_model (&m, &s);
+  m.jvp_f32 = sq_jvp;
+  m.hvp_f32 = sq_hvp;
+  o.reference = (gc_reference) 99;
+  st = gc_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_EINVAL, "gc_options.reference 99");
+  gc_result_free (r);
+  gc_options_init (&o);
+  o.directions = (gc_direction_kind) 99;
+  st = gc_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_EINVAL, "gc_options.directions 99");
+  gc_result_free (r);
+  st = gc_hvp_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_EINVAL, "gc_options.directions 99");
+  gc_result_free (r);
+  size_t shards[][2] = { { 3, 0 }, { 1, 1 }, { 7, 5 } };
+  for (size_t k = 0; k < 3; k++)
+    {
+      gc_options_init (&o);
+      o.shard_index = shards[k][0];
+      o.shard_count = shards[k][1];
+      st = gc_check (&m, sq_x, &o, &r);
+      assert_error (r, st, GC_EINVAL, "gc_options.shard_index");
+      gc_result_free (r);
+      st = gc_jvp_check (&m, sq_x, &o, &r);
+      assert_error (r, st, GC_EINVAL, "gc_options.shard_index");
+      gc_result_free (r);
+    }
+  gc_options_init (&o);
+  o.precision = 3;
+  st = gc_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_EPREC, NULL);
+  gc_result_free (r);
+  gc_options_init (&o);
+  o.step = 1e308;
+  st = gc_check (&m, sq_x, &o, &r);
+  assert_error (r, st, GC_ESTEP, "overflows");
+  gc_result_free (r);
+}
+END_TEST
+
+
 /* Issue 35: unwritten output elements.  A backward that never writes
    g[i] was judged on whatever the buffer held: where the true gradient
    is 0 the check passed.  The buffer holds a NaN pattern of its own per
@@ -1286,6 +1419,7 @@ hostile_suite (void)
   tcase_add_test (tc, test_twin_mode_left_out_says_why);
   tcase_add_test (tc, test_depths_and_underflow_refused);
   tcase_add_test (tc, test_refusal_lead);
+  tcase_add_test (tc, test_refusals_read_back);
   tcase_add_test (tc, test_unwritten_elements);
   suite_add_tcase (s, tc);
   /* An address-space limit must stay in its own process, and

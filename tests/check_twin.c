@@ -1040,6 +1040,15 @@ START_TEST (test_blind_note_names_the_remedy)
   gc_result *back = NULL;
   ck_assert_int_eq (gc_result_parse_json (j, strlen (j), &back), GC_OK);
   ck_assert_int_eq (back->twin_unused, 1);
+  /* read back alone, its directions judged again from their numbers
+     (manual: "JSON report": the counts are recomputed when a report is
+     read back): the same count, verdict and text report, the note
+     included (it read 0 blind directions, and no note) */
+  ck_assert_uint_eq (back->n_blind_defaulted, off->n_blind_defaulted);
+  ck_assert_int_eq (back->verdict, off->verdict);
+  char *sb = gc_report (back, GC_FMT_TEXT);
+  ck_assert_str_eq (sb, s);
+  free (sb);
   /* merged as its own one shard, every direction judged again from its
      numbers: the same note */
   gc_result *m = NULL;

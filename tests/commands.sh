@@ -40,6 +40,24 @@ for i in 0 1 2; do $G run tanh-gemm --shard $i/3 --format json > "$TMPD/s$i.json
 $G merge --format json "$TMPD/s2.json" "$TMPD/s0.json" "$TMPD/s1.json" > "$TMPD/merged.json"; rc=$?
 check "merge of 3 shards exits 0 (exit $rc)" test "$rc" -eq 0
 check "shard + merge equals the unsharded JSON report" cmp -s "$TMPD/whole.json" "$TMPD/merged.json"
+# every report the command writes reads back (gradcheck merge reads it
+# with gc_result_parse_json): a refusal's says the refusal again, exit 2,
+# never "not a gradcheck JSON report"; the oracle's reads back too
+readback () {   # readback WANT_RC DESCRIPTION ARGS...
+  want=$1; d=$2; shift 2
+  $G "$@" --format json --quiet > "$TMPD/rb.json" 2> /dev/null
+  $G merge "$TMPD/rb.json" > /dev/null 2> "$TMPD/rb.err"; rc=$?
+  if [ "$rc" -eq "$want" ] && ! grep -q 'not a gradcheck JSON report' "$TMPD/rb.err"; then
+    ok "$d: its JSON report reads back (merge exits $rc)"
+  else
+    not_ok "$d: its JSON report reads back (merge exit $rc, want $want: $(head -1 "$TMPD/rb.err"))"
+  fi
+}
+readback 2 "run --directions 99999 (the tiered reference, refused)" run tanh-gemm --directions 99999
+readback 2 "jvp --directions 99999 (refused)" jvp tanh-gemm --directions 99999
+readback 2 "oracle of a model without outputs (refused)" oracle tanh-gemm
+readback 0 "oracle kda" oracle kda --shape T=3,H=1,HV=1,K=2,V=2,BT=2
+readback 0 "jvp along random directions in MPFR" jvp tanh-gemm --shape M=2,K=2,N=2 --ref mpfr --directions random:2
 # the call counters (GRADCHECK_PROFILE; manual: "Where the time goes"):
 # the merged report's counts are the sums of its shards'
 for i in 0 1 2; do GRADCHECK_PROFILE=1 $G run tanh-gemm --shard $i/3 --format json > "$TMPD/ps$i.json"; done
@@ -234,6 +252,19 @@ check "sweep of a mutant exits 1 (exit $rc)" test "$rc" -eq 1
 # an inconclusive check under every kernel: the sweep is inconclusive too
 # (exit 4), neither a pass nor a failure
 expect_rc 4 "sweep of an inconclusive check (f32 reference, every coordinate)" $G sweep tanh-gemm --ref f32
+# the sweep exits with the worst of its kernels' exit statuses, each the
+# one run gives (manual: "Exit status"): a precision finding (dx-bf16-sum:
+# the algorithm passes, the f32 arithmetic errs beyond its bound) exits 6
+# under every kernel, as run does -- the sweep exited 1
+$G run tanh-gemm --mutant dx-bf16-sum --directions random:4 > /dev/null; want=$?
+$G sweep tanh-gemm --mutant dx-bf16-sum --directions random:4 > "$TMPD/swp"; rc=$?
+check "run of dx-bf16-sum exits 6 (exit $want)" test "$want" -eq 6
+check "... under every kernel the sweep runs, a precision finding" \
+  sh -c "grep -q ' precision ' '$TMPD/swp' && ! grep -E ' (pass|fail|error|inconclusive|CRASH|non-smooth) ' '$TMPD/swp'"
+check "sweep of a precision finding exits 6, as run (exit $rc)" test "$rc" -eq 6
+# a refused check and a model that fails: as run (2, 5), not 1
+expect_rc 2 "sweep of a refused check (--directions 99999) exits 2, as run" $G sweep tanh-gemm --directions 99999
+expect_rc 5 "sweep of a model whose forward gives NaN exits 5, as run" $G sweep --plugin "$PLUGIN_LIAR" --ref f64 --shape nan
 $G sweep tanh-gemm --directions random:4 --format json > "$TMPD/swj"
 check "sweep --format json" grep -q '"kernels":\[{"coretype"' "$TMPD/swj"
 

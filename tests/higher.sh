@@ -18,6 +18,9 @@ expect_rc 0 "hvp on tanh-gemm passes" $G hvp tanh-gemm --directions random:2
 expect_rc 1 "hvp catches hvp-no-second-order" $G hvp tanh-gemm --directions random:2 --mutant hvp-no-second-order
 expect_rc 1 "hvp catches hvp-transposed" $G hvp tanh-gemm --directions 3,200 --mutant hvp-transposed
 expect_rc 0 "taylor on tanh-gemm passes" $G taylor tanh-gemm
+# the worse of its two rate tests' exit statuses (manual: "Exit status")
+expect_rc 1 "taylor sees hvp-transposed (the HVP's rate)" $G taylor tanh-gemm --mutant hvp-transposed
+expect_rc 5 "taylor of a model whose forward gives NaN exits 5, as run" $G taylor --plugin "$PLUGIN_LIAR" --ref f64 --shape nan
 expect_rc 1 "taylor sees dw-twice" $G taylor tanh-gemm --mutant dw-twice
 # one direction: a --directions naming more would be used in part only
 for d in all 3,5 random:2 random-per-block:1; do

@@ -160,6 +160,20 @@ gc_status gc__copy_constants (gc_result *r, const gc_constant *c, size_t n);
    memory runs out.  */
 const char *gc__keep_string (gc_result *r, const char *s);
 bool gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n);
+/* Manual: "JSON report": the options of O that a result records before
+   the check validates them, each within its range (result.c): an option
+   out of it, which the check refuses, leaves gc_options_init's value in
+   its place (the refusal's detail names it), so that a refusal's report
+   holds only the values the manual lists and reads back
+   (gc_result_parse_json).  Also sets the measured depth's element to
+   none (SIZE_MAX), where a check stopped before measuring leaves it.  */
+void gc__result_options (gc_result *r, const gc_options *o);
+/* D without the twin's values (manual: "Two verdicts, one report"):
+   analytic_f64 NaN says so, to the judge and the reports alike.  */
+void gc__direction_no_twin (gc_direction *d);
+/* O's reference when it is a gc_reference, else gc_options_init's
+   (GC_REF_AUTO): for the result's record only, as above.  */
+gc_reference gc__result_reference (const gc_options *o);
 /* GC_EPOINT, with the first non-finite element named in DETAIL, when the
    point X of N floats holds NaN or Inf.  */
 gc_status gc__point_finite (const float *x, size_t n, char *detail,

@@ -91,6 +91,48 @@ gc__copy_constants (gc_result *r, const gc_constant *c, size_t n)
   return GC_OK;
 }
 
+/* Manual: "JSON report": a result records O's options within their
+   ranges, gc_options_init's value in place of one out of it (a refusal's
+   report reads back).  */
+void
+gc__result_options (gc_result *r, const gc_options *o)
+{
+  r->seed = o->seed;
+  r->direction_kind = o->directions == GC_DIR_RANDOM
+                      || o->directions == GC_DIR_LIST ? o->directions
+                      : GC_DIR_ALL;
+  r->false_alarm = o->false_alarm;
+  bool shard_ok = o->shard_count > 1 ? o->shard_index < o->shard_count
+                  : o->shard_index == 0;
+  r->shard_index = shard_ok ? o->shard_index : 0;
+  r->shard_count = shard_ok && o->shard_count > 1 ? o->shard_count : 1;
+  r->depth_implied_at = SIZE_MAX;
+}
+
+void
+gc__direction_no_twin (gc_direction *d)
+{
+  d->analytic_f64 = d->bar_f64 = d->nu_f64 = d->resolution_f64 = NAN;
+  d->richardson = NAN;
+  d->arith_diff = d->arith_bar = d->nu_arith = NAN;
+  d->arith_floor = d->arith_floor_probe = NAN;
+  d->arith_factor = NAN;
+  d->arith_factor_points = 0;
+  d->verdict_algorithm = GC_ERROR;
+  d->arith = GC_ARITH_NONE;
+}
+
+gc_reference
+gc__result_reference (const gc_options *o)
+{
+  switch (o->reference)
+    {
+    case GC_REF_MPFR: case GC_REF_F32: case GC_REF_F64: case GC_REF_AUTO:
+      return o->reference;
+    }
+  return GC_REF_AUTO;
+}
+
 /* Blocks must partition [0, n) in order, with consistent shapes.  */
 bool
 gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n)

@@ -182,6 +182,7 @@ judge_outputs (gc_result *r, const float *of, const float *mag,
     {
       gc_direction *d = &r->dirs[k];
       d->id = d->index = k;
+      gc__direction_no_twin (d);   /* the oracle has no twin */
       d->analytic = of[k];
       d->reference = mpfr_get_d (om + k, MPFR_RNDN);
       d->forward_error_ulps = -1;
@@ -206,6 +207,7 @@ result_head (gc_result *r, const gc_model *m, const gc_options *o)
   r->false_alarm = o->false_alarm;
   r->shard_count = 1;
   r->forward_error_ulps = -1;
+  r->depth_implied_at = SIZE_MAX;    /* manual: "JSON report": none */
   snprintf (r->model_name, sizeof r->model_name, "%s",
             m->name ? m->name : "model");
 }

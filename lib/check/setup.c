@@ -55,9 +55,14 @@ check_validate (const gc_model *m, const float *x, const gc_options *o,
     return GC_ENOREF;
   if (o->reference == GC_REF_F64 && !m->loss_f64)
     return GC_ENOREF;
-  if (o->reference != GC_REF_MPFR && o->reference != GC_REF_F32
-      && o->reference != GC_REF_F64 && o->reference != GC_REF_AUTO)
-    return GC_EINVAL;
+  /* the result records gc_options_init's value in place of one out of
+     range (gc__result_options): the detail names the one given */
+  if (gc__result_reference (o) != o->reference)
+    {
+      snprintf (detail, size, "gc_options.reference %d is not a "
+                "gc_reference", (int) o->reference);
+      return GC_EINVAL;
+    }
   if (o->precision != 0 && !gc__precision_usable (o->precision))
     return GC_EPREC;
   if (o->step < 0 || !isfinite (o->step))
@@ -103,11 +108,19 @@ check_validate (const gc_model *m, const float *x, const gc_options *o,
           }
     }
   else if (o->directions != GC_DIR_ALL && o->directions != GC_DIR_RANDOM)
-    return GC_EINVAL;
-  if (o->shard_count > 1 && o->shard_index >= o->shard_count)
-    return GC_EINVAL;
-  if (o->shard_count <= 1 && o->shard_index != 0)
-    return GC_EINVAL;
+    {
+      snprintf (detail, size, "gc_options.directions %d is not a "
+                "gc_direction_kind", (int) o->directions);
+      return GC_EINVAL;
+    }
+  if ((o->shard_count > 1 && o->shard_index >= o->shard_count)
+      || (o->shard_count <= 1 && o->shard_index != 0))
+    {
+      snprintf (detail, size, "gc_options.shard_index %zu of shard_count "
+                "%zu: the index is below the count (0 of 0 or 1: the whole "
+                "check)", o->shard_index, o->shard_count);
+      return GC_EINVAL;
+    }
   if (!gc__blocks_valid (m->blocks, m->n_blocks, m->n))
     return GC_EINVAL;
   if (m->n_constants && !m->constants)
@@ -137,6 +150,22 @@ check_validate (const gc_model *m, const float *x, const gc_options *o,
   return GC_OK;
 }
 
+/* The forward behind the truncation term and J for the reference REF of
+   model M ("Truncation"): the reference itself in MPFR and f64 modes; in
+   f32 mode a more precise one, f64 first (its noise is 2^-29 of f32's,
+   and it costs far less than MPFR), else MPFR, else f32 itself; tiered,
+   MPFR, the forward of the centre values (each direction's truncation is
+   its deciding reference's: manual "The tiered reference").  Set before
+   validation too: a refusal's report names one of the forwards the
+   manual lists ("JSON report"), never "auto".  */
+static gc_reference
+truncation_forward (const gc_model *m, gc_reference ref)
+{
+  if (ref == GC_REF_F32)
+    return m->loss_f64 ? GC_REF_F64 : m->loss_mpfr ? GC_REF_MPFR : GC_REF_F32;
+  return ref == GC_REF_AUTO ? GC_REF_MPFR : ref;
+}
+
 /* The fields of R the options O and the model M set before validation.  */
 static void
 result_head (gc_result *r, const gc_model *m, const gc_options *o)
@@ -146,13 +175,10 @@ result_head (gc_result *r, const gc_model *m, const gc_options *o)
   r->n = m->n;
   /* The tiered reference is MPFR alone for a model without an f64
      forward (manual: "The tiered reference").  */
-  r->reference = o->reference == GC_REF_AUTO && !m->loss_f64 ? GC_REF_MPFR
-                 : o->reference;
-  r->seed = o->seed;
-  r->direction_kind = o->directions;
-  r->false_alarm = o->false_alarm;
-  r->shard_index = o->shard_index;
-  r->shard_count = o->shard_count > 1 ? o->shard_count : 1;
+  gc_reference ref = gc__result_reference (o);
+  r->reference = ref == GC_REF_AUTO && !m->loss_f64 ? GC_REF_MPFR : ref;
+  r->truncation_source = truncation_forward (m, r->reference);
+  gc__result_options (r, o);
   r->forward_error_ulps = -1;
   snprintf (r->model_name, sizeof r->model_name, "%s",
             m->name ? m->name : "model");
@@ -176,18 +202,10 @@ shared_init (shared *sh, const gc_model *m, const float *x,
   sh->n = m->n;
   sh->ref = r->reference;
   sh->p = o->precision ? o->precision : gc__default_precision ();
-  /* The forward behind the truncation term and J ("Truncation"): the
-     reference itself in MPFR and f64 modes; in f32 mode a more precise one,
-     f64 first (its noise is 2^-29 of f32's, and it costs far less than
-     MPFR), else MPFR, else f32 itself.  */
-  sh->best = sh->ref;
-  if (sh->ref == GC_REF_F32)
-    sh->best = m->loss_f64 ? GC_REF_F64
-               : m->loss_mpfr ? GC_REF_MPFR : GC_REF_F32;
-  /* Tiered: MPFR's centre value and working set; each reference's own
-     truncation and J (manual: "The tiered reference").  */
-  if (sh->ref == GC_REF_AUTO)
-    sh->best = GC_REF_MPFR;
+  /* The forward behind the truncation term and J; tiered: MPFR's centre
+     value and working set, each reference's own truncation and J
+     (manual: "The tiered reference").  */
+  sh->best = truncation_forward (m, sh->ref);
   sh->user_step = o->step > 0;
   sh->h_user = o->step;
   sh->err_pos = SIZE_MAX;
@@ -196,8 +214,6 @@ shared_init (shared *sh, const gc_model *m, const float *x,
   atomic_init (&sh->stop, 0);
   r->precision = (sh->ref == GC_REF_MPFR || sh->best == GC_REF_MPFR)
                  ? sh->p : 0;
-  /* tiered: MPFR, the centre's forward (each direction's truncation is
-     its deciding reference's: manual "The tiered reference") */
   r->truncation_source = sh->best;
   r->step_exponent = gc__default_step_exponent (sh->ref, sh->p);
   sh->step_exponent_64 = gc__default_step_exponent (GC_REF_F64, sh->p);
@@ -325,14 +341,7 @@ directions_init (gc_result *r, const gc_options *o, gc_reference ref,
       d->id = k;
       d->verdict = GC_ERROR;
       d->decided_by = ref == GC_REF_AUTO ? GC_REF_MPFR : ref;
-      d->analytic_f64 = d->bar_f64 = d->nu_f64 = d->resolution_f64 = NAN;
-      d->richardson = NAN;
-      d->arith_diff = d->arith_bar = d->nu_arith = NAN;
-      d->arith_floor = d->arith_floor_probe = NAN;
-      d->arith_factor = NAN;
-      d->arith_factor_points = 0;
-      d->verdict_algorithm = GC_ERROR;
-      d->arith = GC_ARITH_NONE;
+      gc__direction_no_twin (d);
       d->index = o->directions == GC_DIR_ALL ? k
                  : o->directions == GC_DIR_LIST ? o->indices[k] : SIZE_MAX;
     }
@@ -368,8 +377,6 @@ gc__setup (const gc_model *m, const float *x, const gc_options *o,
            int model_round, size_t *mine)
 {
   result_head (r, m, o);
-
-  r->truncation_source = r->reference;
   r->status = check_validate (m, x, o, r->detail, sizeof r->detail);
   if (r->status != GC_OK)
     {

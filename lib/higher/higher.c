@@ -201,11 +201,8 @@ gc__higher_result (gc_check_kind kind, const gc_model *m,
   r->worst = SIZE_MAX;
   r->blindest = SIZE_MAX;
   r->worst_arith = r->worst_f64 = SIZE_MAX;
-  r->false_alarm = o->false_alarm;
-  r->shard_count = 1;
+  gc__result_options (r, o);
   r->forward_error_ulps = -1;
-  r->seed = o->seed;
-  r->direction_kind = o->directions;
   snprintf (r->model_name, sizeof r->model_name, "%s",
             m && m->name ? m->name : "model");
   r->n = m ? m->n : 0;

@@ -45,6 +45,12 @@ validate (const gc_model *m, const gc_options *o, char *what, size_t size)
         if (o->indices[k] >= m->n)
           return GC_EDIRECTION;
     }
+  else if (o->directions != GC_DIR_ALL && o->directions != GC_DIR_RANDOM)
+    {
+      snprintf (what, size, "gc_options.directions %d is not a "
+                "gc_direction_kind", (int) o->directions);
+      return GC_EINVAL;
+    }
   /* a declared depth with d u >= 1 leaves gamma_d undefined (manual:
      "The worst case"), as setup.c refuses a backward's */
   if (m->hvp_depth && ldexp ((double) m->hvp_depth, -24) >= 1)
@@ -405,14 +411,7 @@ one_vector (gc_result *r, const gc_model *m, const gc__env *e,
       d->level = 0;
       d->forward_error_ulps = -1;
       d->decided_by = r->reference;
-      d->analytic_f64 = d->bar_f64 = d->nu_f64 = d->resolution_f64 = NAN;
-      d->richardson = NAN;
-      d->arith_diff = d->arith_bar = d->nu_arith = NAN;
-      d->arith_floor = d->arith_floor_probe = NAN;
-      d->arith_factor = NAN;
-      d->arith_factor_points = 0;
-      d->verdict_algorithm = GC_ERROR;
-      d->arith = GC_ARITH_NONE;
+      gc__direction_no_twin (d);
       double b = gc__gradient_rounding (twin, r->lambda_forward, db,
                                         w->mag[i]);
       d->bar_worst_case

@@ -150,9 +150,9 @@ keep_strings (gc_result *r, gc_direction *d)
 }
 
 /* Every direction of R judged again from its own numbers, as gc_check
-   judges it.  */
-static void
-judge_again (gc_result *r)
+   judges it (a merge's, and a report's read back: parse.c).  */
+void
+gc__judge_stored (gc_result *r)
 {
   for (size_t q = 0; q < r->n_directions; q++)
     {
@@ -337,7 +337,7 @@ merge (gc_result *const *shards, size_t n, gc_result **out)
         return merge_fail (r, NULL, st);
       /* Every verdict from the direction's own numbers, by the judge of
          gc_check: a stored verdict is not trusted.  */
-      judge_again (r);
+      gc__judge_stored (r);
       r->detail[0] = 0;
     }
   /* the merged result is the unsharded check  */

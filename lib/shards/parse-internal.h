@@ -43,4 +43,11 @@ gc_status gc__read_calls (gc_result *r, const json_t *j);
 gc_status gc__read_direction (gc_result *r, const json_t *o,
                               gc_direction *d, bool full);
 
+/* (merge.c) Every direction of R judged again from its own numbers --
+   its analytic value, reference, term values and the adjoint term's
+   inputs -- by the judge gc_check uses, its stored verdicts not read
+   (manual: "Merging shards").  For a result of status GC_OK; its counts
+   are then gc__summarise's.  */
+void gc__judge_stored (gc_result *r);
+
 #endif

@@ -310,9 +310,11 @@ read_findings (gc_result *r, const json_t *j)
       r->rounding_modes = (unsigned) modes;
       r->rounding_dropped = (unsigned) dropped;
       snprintf (r->rounding_note, sizeof r->rounding_note, "%s", note);
+      /* n: measured along random directions only, no element (a JVP
+         check's: manual "JSON report")  */
       if (!json_is_null (json_object_get (j, "depth_implied_at"))
           && (!gc__get_size (j, "depth_implied_at", &r->depth_implied_at)
-              || r->depth_implied_at >= r->n))
+              || r->depth_implied_at > r->n))
         return GC_EFORMAT;
     }
   /* Manual: "What the measurement does not support": the declared M_L
@@ -559,6 +561,10 @@ parse_json (const char *text, size_t len, gc_result **out)
       || (st = read_directions (r, j)) != GC_OK)
     return fail (r, j, st);
   json_decref (j);
+  /* judged again, as a merge judges: the counts of what the measurement
+     does not support are recomputed (manual: "JSON report") */
+  if (r->status == GC_OK)
+    gc__judge_stored (r);
   gc__summarise (r);
   if (r->status == GC_OK)
     {

@@ -225,8 +225,8 @@ twin_read (gc_result *r, const json_t *o, gc_direction *d, bool full)
         return GC_EFORMAT;
       d->arith_factor_points = (unsigned) pts;
     }
-  /* the stored judgement of both questions (a merge judges them again;
-     a report read back keeps them, as it keeps its verdicts) */
+  /* the stored judgement of both questions (read for its form: a report
+     read back and a merge judge them again, gc__judge_stored) */
   const char *va = gc__get_str (o, "verdict_algorithm");
   const char *ac = gc__get_str (o, "arith");
   int vai = va ? gc__verdict_from_name (va) : -1;

@@ -2,6 +2,9 @@
 # Copyright (C) 2026 The gradcheck authors
 """gradcheck.torch.check_function on custom torch.autograd.Functions."""
 
+import copy
+import pickle
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -298,6 +301,15 @@ def test_blind_note_without_the_twin_names_the_twin():
     assert len(notes) == 1, r.report()
     assert "check with the model's f64 twin on" in notes[0]
     assert "grad_magnitude_f32" not in r.report()
+    # read back from its JSON report alone (Result.from_json, and so a
+    # copy or a pickle), every direction judged again from its numbers
+    # (manual: "JSON report": the counts are recomputed when a report is
+    # read back): the same count and the same note (it read 0, no note)
+    back = gradcheck.Result.from_json(r.report("json"))
+    for b in (back, copy.copy(r), pickle.loads(pickle.dumps(r))):
+        assert b.verdict == r.verdict
+        assert b.n_blind_defaulted == r.n_blind_defaulted
+        assert b.report() == r.report()
     # the action it names works: with the twin on (the default) the twin
     # measures, no direction is blind by a defaulted magnitude, it passes
     r = check_function(scaled_sin, x, a)

@@ -607,6 +607,15 @@ impl Error {
             Error::Callback { .. } => Status::Callback,
         }
     }
+
+    /// The exit status `gradcheck run` gives a check that stopped so (2
+    /// refused, 3 out of memory, 5 the model failed -- a closure's panic
+    /// or wrong length is `GC_ECALLBACK`'s): the library's
+    /// `gc_exit_status` of [`Error::status`], which decides alone (manual:
+    /// "Exit status").  [`Report::exit_status`] gives a verdict's.
+    pub fn exit_status(&self) -> i32 {
+        unsafe { ffi::gc_exit_status(self.status().code(), Verdict::Error.code()) }
+    }
 }
 
 impl fmt::Display for Error {

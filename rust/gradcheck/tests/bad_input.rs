@@ -180,6 +180,46 @@ fn bad_arguments_are_errors() {
     assert_eq!(check(&tanh_model(), &p, &Options::default()).unwrap_err().status(), Status::Point);
 }
 
+/// A check that gives no verdict has the exit status `gradcheck run`
+/// gives the same stop (manual: "Exit status": a status other than
+/// GC_OK decides alone): 2 for a refusal, 3 when memory runs out, 5 when
+/// the model failed.
+#[test]
+fn an_error_has_the_command_s_exit_status() {
+    // refused: an argument the crate cannot hand over, the library's own
+    // refusals of the model, the options and the point
+    let e = check(&tanh_model(), &x()[..N - 1], &Options::default()).unwrap_err();
+    assert!(matches!(e, Error::Argument(_)));
+    assert_eq!(e.exit_status(), 2, "{}", e);
+    let m = Model::new("empty", 0, |_: &[f32]| 0.0, |_: &[f32]| Vec::new());
+    let e = check(&m, &[], &Options::default()).unwrap_err();
+    assert_eq!((e.status(), e.exit_status()), (Status::Empty, 2), "{}", e);
+    let opts = Options { directions: Directions::List(vec![N]), ..Options::default() };
+    let e = check(&tanh_model(), &x(), &opts).unwrap_err();
+    assert_eq!((e.status(), e.exit_status()), (Status::Direction, 2), "{}", e);
+    let opts = Options { false_alarm: 2.0, ..Options::default() };
+    let e = check(&tanh_model(), &x(), &opts).unwrap_err();
+    assert_eq!((e.status(), e.exit_status()), (Status::Inval, 2), "{}", e);
+    let mut p = x();
+    p[2] = f32::NAN;
+    let e = check(&tanh_model(), &p, &Options::default()).unwrap_err();
+    assert_eq!((e.status(), e.exit_status()), (Status::Point, 2), "{}", e);
+    // memory: directions that cannot be allocated
+    let opts = Options { directions: Directions::Random(usize::MAX / 2), ..Options::default() };
+    let e = check(&tanh_model(), &x(), &opts).unwrap_err();
+    assert_eq!((e.status(), e.exit_status()), (Status::NoMem, 3), "{}", e);
+    // the model failed: a NaN loss, a panicking closure (GC_ECALLBACK)
+    let m = Model::new("nan-loss", N, |_: &[f32]| f32::NAN, |x: &[f32]| vec![1.0; x.len()]);
+    let e = check(&m, &x(), &Options::default()).unwrap_err();
+    assert_eq!((e.status(), e.exit_status()), (Status::NonFinite, 5), "{}", e);
+    let m = Model::new("panics", N, |x: &[f32]| x.iter().sum(), |_: &[f32]| -> Vec<f32> {
+        panic!("the backward's own panic")
+    });
+    let e = check(&m, &x(), &Options::default()).unwrap_err();
+    assert!(matches!(e, Error::Callback { .. }));
+    assert_eq!(e.exit_status(), 5, "{}", e);
+}
+
 #[test]
 fn every_status_code_of_the_library_is_named() {
     for c in 0..gradcheck::ffi::GC_STATUS_COUNT {
