@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The points' signs, from the check's seed (an odd constant of its own
-   keeps them apart from the floor's and the random directions').  */
+/* The points' step sizes and signs, from the check's seed (an odd
+   constant of its own keeps them apart from the floor's and the random
+   directions').  */
 #define FACTOR_SEED_MIX 0xd1b54a32d192ed03ull
 
 /* Whether direction D is one the rule tests: a coordinate, judged with
