@@ -190,13 +190,7 @@ term_read (gc_result *r, const json_t *e, gc_term *tm)
 static gc_status
 twin_read (gc_result *r, const json_t *o, gc_direction *d, bool full)
 {
-  d->analytic_f64 = d->bar_f64 = d->nu_f64 = d->resolution_f64 = NAN;
-  d->arith_diff = d->arith_bar = d->nu_arith = NAN;
-  d->arith_floor = d->arith_floor_probe = NAN;
-  d->arith_factor = NAN;
-  d->arith_factor_points = 0;
-  d->verdict_algorithm = GC_ERROR;
-  d->arith = GC_ARITH_NONE;
+  gc__direction_no_twin (d);
   bool has = json_object_get (o, "analytic_f64") != NULL;
   if (!has)
     return r->twin && d->verdict != GC_ERROR ? GC_EFORMAT : GC_OK;
