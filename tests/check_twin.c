@@ -305,6 +305,55 @@ not_passed (const gc_result *r)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Manual: "Richardson's stencil", the ladder.  Elements whose gradient is
+   small beside the loss (s_i from 1 down to 1e-3 beside one of 1e4) have
+   f64 rounding terms above the algorithm's resolution goal at R(2h); the
+   ladder doubles the step further or extrapolates twice.  What it must
+   keep: every Richardson estimate within its own terms of the exact
+   f' = s_i cos(x_i) (the premise of its truncation term), on a model
+   smooth at every step it reaches.  */
+
+START_TEST (test_richardson_ladder)
+{
+  size_t n = 17;
+  tw *t = tw_new (n, 0);
+  t->s[0] = 1e4;
+  for (size_t i = 1; i < n; i++)
+    t->s[i] = pow (10.0, -3.0 * (double) (i - 1) / (double) (n - 2));
+  t->model.grad_magnitude_f32 = mag32;
+  gc_result *r = run (t, 0);
+  ck_assert_int_eq (r->verdict, GC_PASS);
+  int climbed = 0, second = 0, mpfr = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      mpfr += d->decided_by == GC_REF_MPFR;
+      if (isnan (d->richardson))
+        continue;
+      size_t i = d->index;
+      double exact = t->s[i] * cos ((double) t->x[i]);
+      double terms = d->richardson_terms[0].value
+                     + d->richardson_terms[1].value;
+      ck_assert_msg (fabs (d->richardson - exact) <= terms,
+                     "element %zu: R %.17g, f' %.17g, terms %g", i,
+                     d->richardson, exact, terms);
+      /* the step used: h is the truncation term's first input */
+      double hu = d->richardson_terms[0].inputs[0].value;
+      double h = ldexp (1.0, ilogb (fabs ((double) t->x[i])) - 7);
+      climbed += hu > 2 * h;
+      second += strstr (d->richardson_terms[0].formula, "R2") != NULL;
+    }
+  printf ("# ladder: %d of %zu coordinates took a longer step, %d the "
+          "second extrapolation; %d decided in MPFR\n", climbed, n, second,
+          mpfr);
+  /* the case reaches the ladder, else it tests nothing */
+  ck_assert_int_gt (climbed + second, 0);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
 /* Mixed-scale tensors.  */
 
 START_TEST (test_mixed_scale_correct)
@@ -1413,6 +1462,7 @@ twin_suite (void)
   TCase *tc = tcase_create ("kinds");
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_mixed_scale_correct);
+  tcase_add_test (tc, test_richardson_ladder);
   tcase_add_test (tc, test_mixed_scale_smallest_x2);
   tcase_add_test (tc, test_mixed_scale_mid_1e3);
   tcase_add_test (tc, test_recurrence_correct);

@@ -124,7 +124,8 @@ static const char *const input_names[] = {
   "lambda_n", "||u m + 2^-150||_2", "N", "sum |v_i| (u m_i + 2^-150)",
   "sum |w_i - v_i| (u m_i + 2^-150)", "rho", "T_64", "c",
   "2 E_mpfr(2 M_L, 2 |D(h)|)", "S_w64", "m defaulted", "R(h)", "R(2h)",
-  "E_64(h)", "d_t", "sum |w_i| (u m_i + 2^-150)", "B_i", "d_H", "m^H_i" };
+  "E_64(h)", "R2(h)", "R2(2h)", "d_t", "sum |w_i| (u m_i + 2^-150)",
+  "B_i", "d_H", "m^H_i" };
 
 /* The inputs the rounding classes add to the adjoint term (manual:
    "Rounding classes"; precision.c).  */
@@ -143,7 +144,10 @@ static const char *const richardson_texts[] = {
   "Richardson truncation", "|R(2h) - R(h)|, R(h) = (4 D(h) - D(2h)) / 3",
   "Richardson rounding", "3/2 E_64(h): the reference rounding of D at h,"
   " times (4 + 1/2) / 3",
-  "Richardson's stencil" };
+  "Richardson's stencil",
+  "|R2(2h) - R2(h)|, R2(h) = (16 R(h) - R(2h)) / 15",
+  "33/20 E_64(h): the reference rounding of D at h,"
+  " times (64 + 20/2 + 1/4) / 45" };
 
 /* The twin's adjoint term (manual: "The f64 twin"): name, formula and
    section.  */
@@ -189,7 +193,8 @@ gc__known_name (const char *s)
   for (size_t k = 0; k < 3; k++)
     if (strcmp (twin_texts[k], s) == 0)
       return twin_texts[k];
-  for (size_t k = 0; k < 5; k++)
+  for (size_t k = 0;
+       k < sizeof richardson_texts / sizeof *richardson_texts; k++)
     if (strcmp (richardson_texts[k], s) == 0)
       return richardson_texts[k];
   for (size_t k = 0; k < GC_PRECISION_N_INPUTS; k++)
@@ -453,24 +458,25 @@ gc__term_adjoint_f64 (gc_term *t, size_t depth, double weighted_magnitude,
    eps / h: 3/2 the reference rounding term E of D at h (E, made by
    gc__term_reference, also carries S_L / h and u_53 |D|, scaled alike).  */
 void
-gc__terms_richardson (gc_term t[2], double h, double r1, double r2,
-                      const gc_term *e)
+gc__terms_richardson (gc_term t[2], double h, int order, double r1,
+                      double r2, const gc_term *e)
 {
+  bool two = order == 2;
   t[0].name = richardson_texts[0];
-  t[0].formula = richardson_texts[1];
+  t[0].formula = richardson_texts[two ? 5 : 1];
   t[0].section = richardson_texts[4];
   t[0].n_inputs = 0;
   add_input (&t[0], "h", h);
-  add_input (&t[0], "R(h)", r1);
-  add_input (&t[0], "R(2h)", r2);
+  add_input (&t[0], two ? "R2(h)" : "R(h)", r1);
+  add_input (&t[0], two ? "R2(2h)" : "R(2h)", r2);
   t[0].value = fabs (r2 - r1);
   t[1].name = richardson_texts[2];
-  t[1].formula = richardson_texts[3];
+  t[1].formula = richardson_texts[two ? 6 : 3];
   t[1].section = richardson_texts[4];
   t[1].n_inputs = 0;
   add_input (&t[1], "h", h);
   add_input (&t[1], "E_64(h)", e->value);
-  t[1].value = 1.5 * e->value;
+  t[1].value = (two ? 1.65 : 1.5) * e->value;
 }
 
 /* Manual: "The forward oracle".  Output k of the f32 forward errs by at

@@ -325,14 +325,21 @@ void gc__term_adjoint_f64 (gc_term *t, size_t depth,
                            double weighted_magnitude, double norm1_w,
                            double spread, bool defaulted);
 /* (errmodel.c) Richardson's two terms (manual: "Richardson's stencil"):
-   truncation |R(2h) - R(h)| from R1 = R(h), R2 = R(2h), and rounding 3/2
-   of E, the reference rounding term of D at the same step H.  */
-void gc__terms_richardson (gc_term t[2], double h, double r1, double r2,
-                           const gc_term *e);
+   of ORDER 1, truncation |R(2h) - R(h)| from R1 = R(h), R2 = R(2h), and
+   rounding 3/2 of E, the reference rounding term of D at the same step
+   H; of ORDER 2 (the ladder's second extrapolation), truncation
+   |R2(2h) - R2(h)| from R1 = R2(h), R2 = R2(2h), and rounding 33/20 of
+   E.  */
+void gc__terms_richardson (gc_term t[2], double h, int order, double r1,
+                           double r2, const gc_term *e);
 /* The step of Richardson's stencil for a coordinate of scale S:
    2^(floor(log2 S) - GC_RICHARDSON_SHIFT) (manual: "Richardson's
    stencil"); its points reach x +- 4h = x +- S / 2^(SHIFT - 2) at most.  */
 #define GC_RICHARDSON_SHIFT 7
+/* Manual: "Richardson's stencil", the ladder: the most further doublings
+   of R's step where its terms are above the algorithm's resolution goal
+   (the widest points x +- 2^(floor(log2 S) - 1), half the scale).  */
+#define GC_RICHARDSON_LADDER 3
 /* (judge_twin.c) Manual: "Two verdicts, one report": with the twin's analytic
    value, adjoint term and the arithmetic's bound arith_bar in D, and D
    judged against its reference as

@@ -180,8 +180,9 @@ extrapolate (const double f[6], double h, double *r1, double *r2)
 /* One f64 point of Richardson's stencil, x_i + K h, into *F (false, the
    direction left without the point, where the forward leaves its domain
    or its format; W failed on any other failure of the model).  x_i + k h
-   is exact where |x_i| is within 2^28 of its scale s (24 bits, h a power
-   of two at most 2^-7 s, k <= 8); for a tinier x_i it is off by at most
+   is exact where |x_i| is within 2^28 of its scale s (24 bits, k h a
+   power of two from 2^-7 s to 2^-1 s, the ladder's included); for a
+   tinier x_i it is off by at most
    half an ulp of k h, a relative change of the step of 2^-53, which E's
    u_53 |D| part covers.  */
 static bool
@@ -198,6 +199,112 @@ richardson_point (worker *w, size_t i, double k, double h, double *f)
       w->detail[0] = 0;
     }
   return ok;
+}
+
+/* Manual: "The f64 twin", the algorithm's resolution goal: reference
+   terms within lambda_b sqrt(d_b) u |REF|, the rounding a correct f32
+   backward makes at the element's own magnitude, the finest the f32 check
+   could ever see.  */
+static bool
+fine_enough_at (const shared *sh, double terms, double ref)
+{
+  const gc_result *r = sh->r;
+  return terms <= r->lambda_backward * sqrt ((double) r->backward_depth)
+                  * GC_U32 * fabs (ref);
+}
+
+/* Whether the reference terms D was judged on (Richardson's where used)
+   meet the goal.  */
+static bool
+fine_enough (const shared *sh, const gc_direction *d)
+{
+  double terms, ref = gc__algorithm_reference (d, &terms);
+  return fine_enough_at (sh, terms, ref);
+}
+
+/* E_64 at step H for a difference of size V with loss magnitude LMAX:
+   the reference rounding term of D (manual: "The reference rounding").  */
+static double
+rounding_64 (const shared *sh, double lmax, double h, double v)
+{
+  gc_term e;
+  gc__term_reference (&e, GC_REF_F64, sh->p, sh->r->lambda_forward,
+                      sh->r->forward_depth, lmax, h, 0, v, sh->spread_loss);
+  return e.value;
+}
+
+/* R(2^j h) from the central differences DV[j] = D(2^j h), DV[j + 1]  */
+static double
+r1_at (const double *dv, int j)
+{
+  return (4 * dv[j] - dv[j + 1]) / 3;
+}
+
+/* R2(2^j h) = (16 R(2^j h) - R(2^(j+1) h)) / 15, from DV[j .. j + 2] */
+static double
+r2_at (const double *dv, int j)
+{
+  return (16 * r1_at (dv, j) - r1_at (dv, j + 1)) / 15;
+}
+
+/* Manual: "Richardson's stencil", the ladder.  F holds the values at
+   +-2h, +-4h, +-8h; R(2h) was chosen from them, *R1 = R(2h), *R2 =
+   R(4h), *LMAX the largest |loss| at the points.  While the estimate's
+   terms are above the algorithm's resolution goal, at most
+   GC_RICHARDSON_LADDER rungs: each evaluates the next doubled point,
+   x +- 2^(J+1) h, which gives R one step longer, R(2^(J-1) h) with
+   truncation |R(2^J h) - R(2^(J-1) h)|, and the second extrapolation
+   R2(2^(J-2) h) with truncation |R2(2^(J-1) h) - R2(2^(J-2) h)| and
+   rounding 33/20 E_64 at its step; a candidate replaces the estimate
+   where its terms are smaller and the two agree within their terms
+   together (if both premises hold, both are within their terms of f').
+   The ladder stops where the forward leaves its domain or its format
+   (false: any other failure of the model).  *HU and *ORDER receive the
+   step and order of the estimate, *R1 its value and *R2 the value one
+   step longer its truncation is measured against.  */
+static bool
+ladder (worker *w, size_t i, double h, const double f[6], double *hu,
+        int *order, double *r1, double *r2, double *lmax)
+{
+  const shared *sh = w->sh;
+  double dv[4 + GC_RICHARDSON_LADDER], lm = *lmax;
+  dv[1] = (f[0] - f[1]) / (4 * h);
+  dv[2] = (f[2] - f[3]) / (8 * h);
+  dv[3] = (f[4] - f[5]) / (16 * h);
+  double cur = fabs (*r2 - *r1) + 1.5 * rounding_64 (sh, lm, *hu, *r1);
+  for (int J = 3; J < 3 + GC_RICHARDSON_LADDER; J++)
+    {
+      if (fine_enough_at (sh, cur, *r1))
+        break;
+      double p[2], hj = ldexp (h, J + 1);
+      for (int k = 0; k < 2; k++)
+        {
+          if (!richardson_point (w, i, k ? -1.0 : 1.0, hj, &p[k]))
+            return w->st == GC_OK;
+          lm = fmax (lm, fabs (p[k]));
+        }
+      dv[J + 1] = (p[0] - p[1]) / (2 * hj);
+      /* the candidates: R one step longer, R2 (three differences) */
+      double v[2] = { r1_at (dv, J - 1), r2_at (dv, J - 2) };
+      double next[2] = { r1_at (dv, J), r2_at (dv, J - 1) };
+      double step[2] = { ldexp (h, J - 1), ldexp (h, J - 2) };
+      double c[2] = { 1.5, 1.65 };
+      for (int k = 0; k < 2; k++)
+        {
+          double t = fabs (next[k] - v[k])
+                     + c[k] * rounding_64 (sh, lm, step[k], v[k]);
+          if (t < cur && fabs (v[k] - *r1) <= t + cur)
+            {
+              cur = t;
+              *r1 = v[k];
+              *r2 = next[k];
+              *hu = step[k];
+              *order = k + 1;
+            }
+        }
+    }
+  *lmax = lm;
+  return true;
 }
 
 /* Manual: "Richardson's stencil": where the f64 reference judged
@@ -243,6 +350,7 @@ richardson (worker *w, gc_direction *d)
       lmax = fmax (lmax, fabs (f[j]));
     }
   double r1, r2, hu;
+  int order = 1;
   gc_term e;
   if (have8)
     {
@@ -255,7 +363,11 @@ richardson (worker *w, gc_direction *d)
                           r->forward_depth, lmax, h, 0, r1,
                           sh->spread_loss);
       if (fabs (r2 - r1) < 1.5 * e.value)
-        goto done;
+        {
+          if (!ladder (w, i, h, f + 2, &hu, &order, &r1, &r2, &lmax))
+            return false;
+          goto done;
+        }
     }
   for (int j = 0; j < 2; j++)
     {
@@ -268,24 +380,11 @@ richardson (worker *w, gc_direction *d)
 done:
   gc__term_reference (&e, GC_REF_F64, sh->p, r->lambda_forward,
                       r->forward_depth, lmax, hu, 0, r1, sh->spread_loss);
-  gc__terms_richardson (d->richardson_terms, hu, r1, r2, &e);
+  gc__terms_richardson (d->richardson_terms, hu, order, r1, r2, &e);
   d->richardson = r1;
   return true;
 }
 
-/* Manual: "The f64 twin", the algorithm's resolution: whether the
-   reference terms D was judged on (Richardson's where used) are within
-   lambda_b sqrt(d_b) u |reference|, the rounding a correct f32 backward
-   makes at the element's own magnitude: the finest the f32 check could
-   ever see.  */
-static bool
-fine_enough (const shared *sh, const gc_direction *d)
-{
-  const gc_result *r = sh->r;
-  double terms, ref = fabs (gc__algorithm_reference (d, &terms));
-  return terms <= r->lambda_backward * sqrt ((double) r->backward_depth)
-                  * GC_U32 * ref;
-}
 
 /* Manual: "Failures f64 decides", the algorithm's verdict: an f64
    decision leaves MPFR's direction at its first step, with D_mpfr within

@@ -260,9 +260,10 @@ twin_read (gc_result *r, const json_t *o, gc_direction *d, bool full)
         }
       if (!full)
         {
-          /* the values are what the judge reads; the inputs are not kept */
+          /* the values are what the judge reads; the inputs are not kept,
+             nor the order (the texts are the first extrapolation's) */
           gc_term et = { .value = ev / 1.5 };
-          gc__terms_richardson (d->richardson_terms, NAN, d->richardson,
+          gc__terms_richardson (d->richardson_terms, NAN, 1, d->richardson,
                                 d->richardson + tv, &et);
           d->richardson_terms[0].value = tv;
           d->richardson_terms[1].value = ev;
