@@ -280,7 +280,10 @@ ladder (worker *w, size_t i, double h, const double f[6], double *hu,
       for (int k = 0; k < 2; k++)
         {
           if (!richardson_point (w, i, k ? -1.0 : 1.0, hj, &p[k]))
-            return w->st == GC_OK;
+            {
+              *lmax = lm;   /* the points of the estimate reached */
+              return w->st == GC_OK;
+            }
           lm = fmax (lm, fabs (p[k]));
         }
       dv[J + 1] = (p[0] - p[1]) / (2 * hj);
