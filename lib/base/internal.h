@@ -329,9 +329,9 @@ void gc__term_adjoint_f64 (gc_term *t, size_t depth,
    rounding 3/2 of E, the reference rounding term of D at the same step
    H; of ORDER 2 (the ladder's second extrapolation), truncation
    |R2(2h) - R2(h)| from R1 = R2(h), R2 = R2(2h), and rounding 33/20 of
-   E.  */
+   E.  E64 is E's value.  */
 void gc__terms_richardson (gc_term t[2], double h, int order, double r1,
-                           double r2, const gc_term *e);
+                           double r2, double e64);
 /* The step of Richardson's stencil for a coordinate of scale S:
    2^(floor(log2 S) - GC_RICHARDSON_SHIFT) (manual: "Richardson's
    stencil"); its points reach x +- 4h = x +- S / 2^(SHIFT - 2) at most.  */

@@ -233,6 +233,18 @@ rounding_64 (const shared *sh, double lmax, double h, double v)
   return e.value;
 }
 
+/* The sum of Richardson's two terms (gc__terms_richardson) for the
+   estimate R1 of ORDER at step H, R2 the one a step longer, LMAX the
+   largest |loss| at its points.  */
+static double
+richardson_terms_sum (const shared *sh, double lmax, double h, int order,
+                      double r1, double r2)
+{
+  gc_term t[2];
+  gc__terms_richardson (t, h, order, r1, r2, rounding_64 (sh, lmax, h, r1));
+  return t[0].value + t[1].value;
+}
+
 /* R(2^j h) from the central differences DV[j] = D(2^j h), DV[j + 1]  */
 static double
 r1_at (const double *dv, int j)
@@ -271,7 +283,7 @@ ladder (worker *w, size_t i, double h, const double f[6], double *hu,
   dv[1] = (f[0] - f[1]) / (4 * h);
   dv[2] = (f[2] - f[3]) / (8 * h);
   dv[3] = (f[4] - f[5]) / (16 * h);
-  double cur = fabs (*r2 - *r1) + 1.5 * rounding_64 (sh, lm, *hu, *r1);
+  double cur = richardson_terms_sum (sh, lm, *hu, 1, *r1, *r2);
   for (int J = 3; J < 3 + GC_RICHARDSON_LADDER; J++)
     {
       if (fine_enough_at (sh, cur, *r1))
@@ -291,11 +303,10 @@ ladder (worker *w, size_t i, double h, const double f[6], double *hu,
       double v[2] = { r1_at (dv, J - 1), r2_at (dv, J - 2) };
       double next[2] = { r1_at (dv, J), r2_at (dv, J - 1) };
       double step[2] = { ldexp (h, J - 1), ldexp (h, J - 2) };
-      double c[2] = { 1.5, 1.65 };
       for (int k = 0; k < 2; k++)
         {
-          double t = fabs (next[k] - v[k])
-                     + c[k] * rounding_64 (sh, lm, step[k], v[k]);
+          double t = richardson_terms_sum (sh, lm, step[k], k + 1, v[k],
+                                           next[k]);
           if (t < cur && fabs (v[k] - *r1) <= t + cur)
             {
               cur = t;
@@ -324,7 +335,6 @@ static bool
 richardson (worker *w, gc_direction *d)
 {
   shared *sh = w->sh;
-  const gc_result *r = sh->r;
   size_t i = d->index;
   d->richardson = NAN;
   d->richardson_used = 0;
@@ -354,7 +364,6 @@ richardson (worker *w, gc_direction *d)
     }
   double r1, r2, hu;
   int order = 1;
-  gc_term e;
   if (have8)
     {
       /* Manual: "Richardson's stencil", one doubling: R(2h) from D(2h),
@@ -362,10 +371,7 @@ richardson (worker *w, gc_direction *d)
          predicted rounding */
       hu = 2 * h;
       extrapolate (f + 2, hu, &r1, &r2);
-      gc__term_reference (&e, GC_REF_F64, sh->p, r->lambda_forward,
-                          r->forward_depth, lmax, h, 0, r1,
-                          sh->spread_loss);
-      if (fabs (r2 - r1) < 1.5 * e.value)
+      if (fabs (r2 - r1) < 1.5 * rounding_64 (sh, lmax, h, r1))
         {
           if (!ladder (w, i, h, f + 2, &hu, &order, &r1, &r2, &lmax))
             return false;
@@ -381,9 +387,8 @@ richardson (worker *w, gc_direction *d)
   hu = h;
   extrapolate (f, h, &r1, &r2);
 done:
-  gc__term_reference (&e, GC_REF_F64, sh->p, r->lambda_forward,
-                      r->forward_depth, lmax, hu, 0, r1, sh->spread_loss);
-  gc__terms_richardson (d->richardson_terms, hu, order, r1, r2, &e);
+  gc__terms_richardson (d->richardson_terms, hu, order, r1, r2,
+                        rounding_64 (sh, lmax, hu, r1));
   d->richardson = r1;
   return true;
 }

@@ -262,9 +262,8 @@ twin_read (gc_result *r, const json_t *o, gc_direction *d, bool full)
         {
           /* the values are what the judge reads; the inputs are not kept,
              nor the order (the texts are the first extrapolation's) */
-          gc_term et = { .value = ev / 1.5 };
           gc__terms_richardson (d->richardson_terms, NAN, 1, d->richardson,
-                                d->richardson + tv, &et);
+                                d->richardson + tv, ev / 1.5);
           d->richardson_terms[0].value = tv;
           d->richardson_terms[1].value = ev;
           d->richardson_terms[0].n_inputs = d->richardson_terms[1].n_inputs = 0;
