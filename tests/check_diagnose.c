@@ -582,6 +582,80 @@ START_TEST (test_random_per_block)
 }
 END_TEST
 
+/* The text report's "a pass rules out |e|_2 >= E (R of |g|_2)" of
+   tensor NAME, into *E and *REL; false where the line has none.  */
+static bool
+rules_out_of (const gc_result *r, const char *name, double *e, double *rel)
+{
+  char *s = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (s);
+  char head[64];
+  snprintf (head, sizeof head, "\n  %s ", name);
+  const char *p = strstr (s, head);
+  const char *q = p ? strstr (p, "a pass rules out |e|_2 >= ") : NULL;
+  const char *nl = p ? strchr (p + 1, '\n') : NULL;
+  bool ok = q && (!nl || q < nl)
+            && sscanf (q, "a pass rules out |e|_2 >= %lg (%lg of", e, rel)
+               == 2;
+  free (s);
+  return ok;
+}
+
+/* Manual: "Directional checks", "What a pass rules out": one element of
+   W moved by 1.05 E*, E* what the correct check at the same seed says its
+   8 passing random directions within W rule out, is caught (a FAIL within
+   W), with and without the twin (whose bar_64 makes E* some 1e8 times
+   smaller), at every seed: the derivation bounds a miss by 1e-6 (the
+   check's alpha) per seed.  E* is no empty bound: its part of |g|_2 is
+   at most 1e-2 (about 9 times the worst resolution, 1e-4 and below for
+   tanh-gemm without the twin; 1e-11 and below with it).  A tensor that
+   fails, and coordinates, say nothing of the kind.  */
+START_TEST (test_random_rules_out)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  uint64_t ns = gct_seeds (6);
+  for (int twin = 0; twin < 2; twin++)
+    for (uint64_t s = 0; s < ns; s++)
+      {
+        gc_options o;
+        gc_options_init (&o);
+        o.no_twin = !twin;
+        o.directions = GC_DIR_RANDOM;
+        o.n_random = 8;
+        o.random_per_block = 1;
+        o.seed = 1 + s;
+        gc_result *r = gct_check_ok (&t->model, t->x, &o);
+        ck_assert_int_eq (r->verdict, GC_PASS);
+        double e, rel;
+        ck_assert (rules_out_of (r, "W", &e, &rel));
+        ck_assert_msg (e > 0 && rel > 0 && rel < (twin ? 1e-9 : 1e-2),
+                       "twin %d seed %d: E* %g, %g of |g|_2", twin,
+                       (int) o.seed, e, rel);
+        gc_result_free (r);
+
+        gct_wrap w;
+        gct_wrap_init (&w, t);
+        w.add_at = (size_t) (5 * s + 3) % 32;
+        w.add = 1.05 * e;
+        r = gct_check_ok (&w.model, t->x, &o);
+        size_t fails_w = 0;
+        for (size_t k = 0; k < r->n_directions; k++)
+          fails_w += k < 8 && r->dirs[k].verdict == GC_FAIL;
+        ck_assert_msg (fails_w > 0, "twin %d seed %d: W[%zu] + %g passed",
+                       twin, (int) o.seed, w.add_at, w.add);
+        ck_assert (!rules_out_of (r, "W", &e, &rel));
+        gc_result_free (r);
+      }
+  gc_options o;
+  gc_options_init (&o);
+  gc_result *r = gct_check_ok (&t->model, t->x, &o);
+  double e, rel;
+  ck_assert (!rules_out_of (r, "W", &e, &rel));
+  gc_result_free (r);
+  gct_free (t);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Bugs of the kinds a model author meets (issue 25), injected into a
    correct backward: each is named as what it is, or not named; never as
@@ -1583,6 +1657,7 @@ diagnose_suite (void)
   TCase *tr = tcase_create ("random per block");
   tcase_set_timeout (tr, 120);
   tcase_add_test (tr, test_random_per_block);
+  tcase_add_test (tr, test_random_rules_out);
   suite_add_tcase (s, tr);
   return s;
 }

@@ -222,6 +222,11 @@ typedef struct gc__tensor
   /* The median relative error |analytic - reference| / |reference| of its
      failures (infinite where a reference is 0); 0 when none fails.  */
   double rel_error;
+  /* Manual: "Directional checks", "What a pass rules out": for a tensor
+     checked by random directions with no failure, the 2-norm E* of an
+     error of its backward caught with probability 1 - alpha, and E* over
+     the estimate of its gradient's 2-norm; NaN otherwise.  */
+  double rules_out, rules_out_rel;
   char structure[200];
 } gc__tensor;
 /* The tensors of R: one per block when the directions can be placed in

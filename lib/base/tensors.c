@@ -207,6 +207,63 @@ medians (const gc_result *r, const size_t *bidx, size_t b, double *res,
     }
 }
 
+/* Manual: "Directional checks", "What a pass rules out": a_k, the bound
+   of P(|<v, e>| / ||e||_2 <= eps) / eps for v uniform on the unit sphere
+   of R^k (k >= 2): 2 c_k, c_k = Gamma(k/2) / (sqrt(pi) Gamma((k - 1)/2))
+   the density's largest value (k >= 3), and 1 for k = 2.  */
+static double
+sphere_a (size_t k)
+{
+  if (k == 2)
+    return 1;
+  double kd = (double) k;
+  return 2 * exp (lgamma (kd / 2) - lgamma ((kd - 1) / 2))
+         / 1.7724538509055160273;     /* sqrt (pi) */
+}
+
+/* Manual: "Directional checks", "What a pass rules out": T's rules_out
+   E* = 2 a_k B* alpha^(-1/K) over its K directions that can fail (the
+   algorithm's: the twin's bar and g64 where there is one), B* their
+   largest bar, and rules_out_rel E* / (sqrt(k) rms_j <v_j, g>), for a
+   tensor of random directions (K of them within K elements of
+   K_ELEMENTS) with no failure.  */
+static void
+rules_out (const gc_result *r, const size_t *bidx, size_t b,
+           size_t k_elements, gc__tensor *t)
+{
+  t->rules_out = t->rules_out_rel = NAN;
+  if (t->failed || k_elements < 2)
+    return;
+  size_t kk = 0;
+  double bmax = 0, ss = 0;
+  for (size_t q = 0; q < r->n_directions; q++)
+    {
+      const gc_direction *d = &r->dirs[q];
+      if (bidx[q] != b)
+        continue;
+      bool twin = r->twin && !isnan (d->analytic_f64);
+      gc_verdict v = twin ? d->verdict_algorithm : d->verdict;
+      double bar = twin ? d->bar_f64 : d->bar;
+      double g = twin ? d->analytic_f64 : d->analytic;
+      if ((v != GC_PASS && v != GC_FAIL && v != GC_PRECISION)
+          || !isfinite (bar) || !isfinite (g))
+        continue;
+      kk++;
+      bmax = fmax (bmax, bar);
+      ss += g * g;
+    }
+  if (!kk || !(r->false_alarm > 0 && r->false_alarm < 1))
+    return;
+  double e = 2 * sphere_a (k_elements) * bmax
+             * pow (r->false_alarm, -1 / (double) kk);
+  if (!isfinite (e))
+    return;
+  t->rules_out = e;
+  double norm = sqrt ((double) k_elements * ss / (double) kk);
+  if (norm > 0 && isfinite (norm))
+    t->rules_out_rel = e / norm;
+}
+
 /* The structure of the failures of tensor T (block BL; directions K with
    BIDX[K] == B), some of which fail, in T->structure.  False when memory
    runs out.  */
@@ -296,6 +353,10 @@ gc__tensors (const gc_result *r, gc__tensor **out, size_t *count)
   for (size_t b = 0; b < nt; b++)
     {
       medians (r, bidx, b, res, &t[b]);
+      if (!coords)
+        rules_out (r, bidx, b, per_block ? r->blocks[b].count : r->n, &t[b]);
+      else
+        t[b].rules_out = t[b].rules_out_rel = NAN;
       if (!t[b].failed || !coords)
         continue;
       gc_block whole = { "x", 0, r->n, 1, { r->n } };

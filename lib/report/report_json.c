@@ -292,6 +292,8 @@ tensors_json (const gc_result *r)
            && put (o, "worst_nu", jnum (t[k].worst_nu))
            && put (o, "resolution", jnum (t[k].resolution))
            && put (o, "structure", jstr (t[k].structure))
+           && put (o, "rules_out", jnum (t[k].rules_out))
+           && put (o, "rules_out_rel", jnum (t[k].rules_out_rel))
            && json_array_append_new (a, o) == 0;
       if (!ok)
         json_decref (o);

@@ -174,15 +174,22 @@ tensors_markdown (gc__buf *b, const gc_result *r)
       gc__buf_puts (b, "\n\n");
     }
   gc__buf_puts (b, "## Tensors\n\n| tensor | failed / checked | worst ν_32 "
-                "| median resolution | structure of the failures |\n"
+                "| median resolution | structure of the failures, or what a pass "
+                "rules out |\n"
                 "|---|---|---|---|---|\n");
   for (size_t k = 0; k < nt; k++)
     {
       gc__buf_puts (b, "| ");
       put_md_code (b, t[k].name, true);
-      gc__buf_printf (b, " | %zu / %zu | %.3g | %.3g | %s |\n", t[k].failed,
+      gc__buf_printf (b, " | %zu / %zu | %.3g | %.3g | %s", t[k].failed,
                       t[k].checked, t[k].worst_nu, t[k].resolution,
                       t[k].structure);
+      /* manual: "Directional checks", "What a pass rules out" */
+      if (isfinite (t[k].rules_out))
+        gc__buf_printf (b, "%sa pass rules out ‖e‖₂ ≥ %.3g (%.3g of ‖g‖₂)",
+                        t[k].structure[0] ? "; " : "", t[k].rules_out,
+                        t[k].rules_out_rel);
+      gc__buf_puts (b, " |\n");
     }
   gc__buf_puts (b, "\n");
   free (t);

@@ -88,6 +88,10 @@ gc__tensors_text (gc__buf *b, const gc_result *r, const char *prefix)
         gc__buf_printf (b, "  %zu non-smooth", t[k].nonsmooth);
       if (t[k].structure[0])
         gc__buf_printf (b, "  %s", t[k].structure);
+      /* manual: "Directional checks", "What a pass rules out" */
+      if (isfinite (t[k].rules_out))
+        gc__buf_printf (b, "  a pass rules out |e|_2 >= %.3g (%.3g of "
+                        "|g|_2)", t[k].rules_out, t[k].rules_out_rel);
       gc__buf_puts (b, "\n");
     }
   free (t);
