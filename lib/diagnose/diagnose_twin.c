@@ -168,12 +168,18 @@ structured (gc_diagnosis_kind k)
 
 /* Manual: "Two verdicts, one report": a constant factor within
    gamma_d(u) of 1, d the larger of the declared and the measured depth,
-   is what rounding at that depth makes, not a logic error's structure.  */
+   is what rounding at that depth makes, not a logic error's structure;
+   with backward classes declared, nor is one below O(1) on at most half
+   of the tensor's CHECKED directions (its FOUND findings: the tails of
+   the classes' scatter, read at their own bars).  */
 static bool
-rounding_factor (const gc_result *r)
+rounding_factor (const gc_result *r, size_t found, size_t checked)
 {
   if (r->diagnosis.kind != GC_DIAG_CONSTANT_FACTOR)
     return false;
+  if (gc__precision_backward_count (r) > 0 && 2 * found <= checked
+      && fabs (r->diagnosis.factor - 1) < 0.5)
+    return true;
   double d = fmax ((double) r->backward_depth, r->depth_implied);
   if (!(d < 0x1p40))
     return false;
@@ -496,14 +502,17 @@ gc__twin_findings (gc_result *r)
   for (size_t b = 0; r->n_precision && b < nb; b++)
     {
       size_t bb = r->n_blocks ? b : SIZE_MAX;
-      size_t here = 0;
+      size_t here = 0, checked = 0;
       for (size_t k = 0; k < r->n_directions; k++)
-        here += r->dirs[k].verdict == GC_PRECISION
-                && (bb == SIZE_MAX
-                    || gc__direction_block (r, &r->dirs[k]) == bb);
+        if (bb == SIZE_MAX || gc__direction_block (r, &r->dirs[k]) == bb)
+          {
+            here += r->dirs[k].verdict == GC_PRECISION;
+            checked += r->dirs[k].verdict != GC_ERROR;
+          }
       if (!here || !diagnose_view (r, is_precision, bb, true))
         continue;
-      if (!structured (r->diagnosis.kind) || rounding_factor (r))
+      if (!structured (r->diagnosis.kind)
+          || rounding_factor (r, here, checked))
         continue;
       for (size_t k = 0; k < r->n_directions; k++)
         {
