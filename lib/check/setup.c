@@ -66,7 +66,11 @@ check_validate (const gc_model *m, const float *x, const gc_options *o,
   if (o->precision != 0 && !gc__precision_usable (o->precision))
     return GC_EPREC;
   if (o->step < 0 || !isfinite (o->step))
-    return GC_EINVAL;
+    {
+      snprintf (detail, size, "gc_options.step %g is not a finite step "
+                ">= 0 (0: derived)", o->step);
+      return GC_EINVAL;
+    }
   /* The stencil reaches x +- 2h and divides by 4h, in double.  */
   if (o->step > DBL_MAX / 4)
     {
@@ -75,9 +79,17 @@ check_validate (const gc_model *m, const float *x, const gc_options *o,
       return GC_ESTEP;
     }
   if (!(o->timeout >= 0) || !isfinite (o->timeout))
-    return GC_EINVAL;
+    {
+      snprintf (detail, size, "gc_options.timeout %g is not a finite "
+                "number of seconds >= 0 (0: none)", o->timeout);
+      return GC_EINVAL;
+    }
   if (!(o->false_alarm > 0 && o->false_alarm < 1))
-    return GC_EINVAL;
+    {
+      snprintf (detail, size, "gc_options.false_alarm %g is not a "
+                "probability in (0, 1)", o->false_alarm);
+      return GC_EINVAL;
+    }
   /* Manual: "Device arithmetic", "PyTorch": texts the reports print as
      given */
   if (!printable_text (o->device, 64))
@@ -93,11 +105,19 @@ check_validate (const gc_model *m, const float *x, const gc_options *o,
       return GC_EINVAL;
     }
   if (o->directions == GC_DIR_RANDOM && o->n_random == 0)
-    return GC_EINVAL;
+    {
+      snprintf (detail, size, "gc_options.n_random is 0: random "
+                "directions need at least one");
+      return GC_EINVAL;
+    }
   if (o->directions == GC_DIR_LIST)
     {
       if (!o->indices || o->n_indices == 0)
-        return GC_EINVAL;
+        {
+          snprintf (detail, size, "gc_options.indices: a list of "
+                    "directions needs at least one index");
+          return GC_EINVAL;
+        }
       for (size_t k = 0; k < o->n_indices; k++)
         if (o->indices[k] >= m->n)
           {

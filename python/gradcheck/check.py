@@ -86,13 +86,15 @@ class CheckError(RuntimeError):
         self.status = _enum(Status, status)
         self.detail = detail
         self.result = result
-        msg = "gradcheck: %s" % lib.gc_strerror(int(status)).decode()
-        if detail:
+        what = lib.gc_strerror(int(status)).decode()
+        msg = "gradcheck: %s" % what
+        if detail and detail != what:
             # the library names its CLI option and C field; from Python it
-            # is check()'s argument
-            msg += ": " + re.sub(r"--ref (\w+)", r'reference="\1"',
-                                 detail.replace(" (gc_options.reference)",
-                                                ""))
+            # is check()'s argument (gc_options.false_alarm: false_alarm)
+            msg += ": " + re.sub(
+                r"gc_options\.(\w+)", r"\1",
+                re.sub(r"--ref (\w+)", r'reference="\1"',
+                       detail.replace(" (gc_options.reference)", "")))
         super().__init__(msg)
 
 

@@ -102,7 +102,14 @@ def _device(inputs):
             % "; ".join("%s: input%s %s" % (d, "s" if len(ix) > 1 else "",
                                            ", ".join(map(str, ix)))
                         for d, ix in where.items()))
-    return next(iter(where), torch.device("cpu"))
+    dev = next(iter(where), torch.device("cpu"))
+    if dev.type == "meta":
+        raise TypeError(
+            "gradcheck.torch: input%s %s on the meta device: no values, "
+            "nothing to check (make them with device=\"cpu\" or a GPU)"
+            % ("s" if len(where[dev]) > 1 else "",
+               ", ".join(map(str, where[dev]))))
+    return dev
 
 
 def _device_name(dev):
@@ -194,6 +201,43 @@ def _outputs(fn, probe):
     return sel, what, len(outs)
 
 
+# gradcheck.check's arguments check_function sets from fn and its inputs
+_SET_HERE = {
+    "loss": "fn", "grad": "fn", "x": "the inputs", "loss_f64": "fn",
+    "grad_f64": "fn (twin=False: no twin)", "blocks": "the inputs (names=)",
+    "device": "the inputs' device (move them with .to(device))",
+    "loss_note": "fn's outputs", "name": "name="}
+
+
+def _options_given(options):
+    """OPTIONS (check_function's **options) as gradcheck.check takes them:
+    a TypeError naming check_function for one it does not take, or one
+    that check_function sets itself."""
+    import inspect
+    known = inspect.signature(_run).parameters
+    for k in options:
+        if k in _SET_HERE:
+            raise TypeError(
+                "gradcheck.torch.check_function() sets %s itself, from %s"
+                % (k, _SET_HERE[k]))
+        if k not in known:
+            raise TypeError(
+                "gradcheck.torch.check_function() got an unexpected keyword "
+                "argument %r (its options are gradcheck.check's: %s)"
+                % (k, ", ".join(p for p in known if p not in _SET_HERE)))
+
+
+def _first_call(what, call):
+    """CALL(), fn's first run before the check begins; an exception it
+    raises is a CallbackError (its cause), as in the check itself."""
+    from .check import CallbackError, Status
+    try:
+        return call()
+    except Exception as e:
+        raise CallbackError(Status.ECALLBACK, "fn raised at the point, %s"
+                            % what, None, "fn", e, 1) from e
+
+
 def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
                    name=None, precisions=None, **options):
     """Check fn's backward at INPUTS, in the inputs' own dtype (float32,
@@ -204,6 +248,7 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
     float16.  Returns the Result, with .cotangent (how the loss was
     made), .outputs (the outputs that entered it), .skipped (zero-size
     inputs) and .device; raises as gradcheck.check."""
+    _options_given(options)
     dev = _device(inputs)
     idx, empty = _differentiable(inputs)
     if not idx:
@@ -283,9 +328,14 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
         return out, leaves
 
     # which outputs enter the loss, and their cotangents
-    sel, outputs_note, nout = _outputs(fn, args(x, torch.float32, True)[0])
+    sel, outputs_note, nout = _outputs(
+        lambda *a: _first_call("in the inputs' dtype, before the check "
+                               "began", lambda: fn(*a)),
+        args(x, torch.float32, True)[0])
     with torch.no_grad():
-        outs0 = _flatten(fn(*args(x, torch.float32, False)[0]))
+        outs0 = _flatten(_first_call(
+            "in the inputs' dtype, before the check began",
+            lambda: fn(*args(x, torch.float32, False)[0])))
     outs0 = [outs0[j] for j in sel]
     if len(outs0) == 1 and outs0[0].numel() == 1:
         cots = None

@@ -188,6 +188,30 @@ def test_bad_options(model, point, kw, exc):
         assert str(e.value).startswith("gradcheck: ")
 
 
+@pytest.mark.parametrize("kw", [dict(false_alarm=2.0), dict(step=-1.0),
+                                dict(timeout=float("nan"))])
+def test_option_out_of_range_is_named(model, point, kw):
+    """A new user's trial: a float option out of range read "invalid
+    argument (...): invalid argument (...)", naming nothing, twice.  The
+    message names the argument and its value, once."""
+    (name, value), = kw.items()
+    with pytest.raises(gradcheck.CheckError) as e:
+        gradcheck.check(model.loss, model.grad, point,
+                        loss_f64=model.loss_f64, **kw)
+    msg = str(e.value)
+    assert "%s %g" % (name, value) in msg, msg
+    assert "gc_options" not in msg, msg
+    what = msg.split(": ")[1]
+    assert msg.count(what) == 1, msg
+
+
+def test_no_parameters_said_once(model):
+    with pytest.raises(gradcheck.CheckError) as e:
+        gradcheck.check(model.loss, model.grad, np.zeros(0, np.float32),
+                        loss_f64=model.loss_f64)
+    assert str(e.value).count("no parameters") == 1, str(e.value)
+
+
 @pytest.mark.parametrize("which", ["loss", "loss_f64"])
 def test_number_forms_agree(model, point, which):
     # the trampoline takes a Python float as it is and anything else through

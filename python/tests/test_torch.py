@@ -316,3 +316,33 @@ def test_blind_note_without_the_twin_names_the_twin():
     assert r.verdict == Verdict.PASS, r.report()
     assert r.n_blind_defaulted == 0
     assert "makes the blindness" not in r.report()
+
+
+def test_options_check_function_sets_are_refused_by_name():
+    """A new user's trial: device="cuda" raised "check() got multiple
+    values for keyword argument 'device'" from inside the package, and an
+    unknown option named check(), not check_function()."""
+    x = torch.randn(4, requires_grad=True)
+    with pytest.raises(TypeError, match=r"check_function\(\) sets device"):
+        check_function(torch.sin, x, device="cuda")
+    with pytest.raises(TypeError, match=r"check_function\(\) got an "
+                       r"unexpected keyword argument 'bogus'"):
+        check_function(torch.sin, x, bogus=1)
+
+
+def test_fn_raising_at_once_is_a_callback_error():
+    """fn that raises on its first run, before the check begins, is a
+    CallbackError with the exception as its cause, as one that raises
+    inside the check is (manual: "From Python")."""
+    from gradcheck import CallbackError
+    x = torch.randn(4, requires_grad=True)
+    with pytest.raises(CallbackError) as e:
+        check_function(lambda t: 1 / 0, x)
+    assert isinstance(e.value.__cause__, ZeroDivisionError)
+    assert e.value.callback == "fn"
+
+
+def test_meta_tensor_is_refused():
+    x = torch.randn(3, device="meta", requires_grad=True)
+    with pytest.raises(TypeError, match="meta device"):
+        check_function(torch.sin, x)
