@@ -77,12 +77,30 @@ _REFERENCES = {"mpfr": 0, "f32": 1, "f64": 2, "auto": 3}
 CALLBACK_FAILED = 0x5059
 
 
+# The library names a model's callbacks by their C fields; from Python
+# they are check()'s arguments (gradcheck.torch's names them after fn).
+_CALLBACK_NAMES = {"loss_f32": "loss", "grad_f32": "grad",
+                   "grad_magnitude_f32": "grad_magnitude",
+                   "loss_magnitude_f32": "loss_magnitude"}
+
+
+def _callback_words(text, names):
+    """TEXT with the library's callback names as NAMES has them, and a
+    callback that "returned CALLBACK_FAILED" said to have failed."""
+    names = dict(_CALLBACK_NAMES, **(names or {}))
+    text = re.sub(r"\b(\w+) returned %d\b" % CALLBACK_FAILED, r"\1 failed",
+                  text)
+    return re.sub(r"\b(%s)\b" % "|".join(map(re.escape, sorted(
+        (k for k in names if k.endswith(("_f32", "_f64"))), key=len,
+        reverse=True))), lambda m: names.get(m.group(1), m.group(1)), text)
+
+
 class CheckError(RuntimeError):
     """The check stopped without a verdict: STATUS (a Status), DETAIL (the
     library's sentence: what failed where) and RESULT (the Result, whose
     report says the same; None when the library could not make one)."""
 
-    def __init__(self, status, detail, result=None):
+    def __init__(self, status, detail, result=None, names=None):
         self.status = _enum(Status, status)
         self.detail = detail
         self.result = result
@@ -91,10 +109,11 @@ class CheckError(RuntimeError):
         if detail and detail != what:
             # the library names its CLI option and C field; from Python it
             # is check()'s argument (gc_options.false_alarm: false_alarm)
-            msg += ": " + re.sub(
+            msg += ": " + _callback_words(re.sub(
                 r"gc_options\.(\w+)", r"\1",
                 re.sub(r"--ref (\w+)", r'reference="\1"',
-                       detail.replace(" (gc_options.reference)", "")))
+                       detail.replace(" (gc_options.reference)", ""))),
+                names)
         super().__init__(msg)
 
 
@@ -122,12 +141,14 @@ class CallbackError(CheckError):
     names the callback (loss, grad, loss_f64, grad_f64, grad_magnitude,
     loss_magnitude)."""
 
-    def __init__(self, status, detail, result, callback, exc, n_raised):
+    def __init__(self, status, detail, result, callback, exc, n_raised,
+                 names=None):
         self.callback = callback
         self.n_raised = n_raised
-        super().__init__(status, detail, result)
+        super().__init__(status, detail, result, names)
         self.args = ("%s; the Python callback %s raised %s: %s%s"
-                     % (self.args[0], callback, type(exc).__name__, exc,
+                     % (self.args[0], (names or {}).get(callback, callback),
+                        type(exc).__name__, exc,
                         "" if n_raised == 1
                         else " (and %d more calls raised)" % (n_raised - 1)),)
 
@@ -661,7 +682,7 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
           directions="all", seed=1, precision=0, step=0.0, false_alarm=1e-6,
           threads=1, random_per_block=False, random_per_tensor=None,
           timeout=0.0, exact_step=False, no_twin=False, model_identity=None,
-          device=None, loss_note=None):
+          device=None, loss_note=None, _names=None):
     """Check GRAD, the f32 backward, at the float32 point X.
 
     loss(x) -> the f32 forward's loss (a number); grad(x) -> an array of
@@ -813,11 +834,12 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
             raise err           # KeyboardInterrupt, SystemExit
         if err is not None:
             raise CallbackError(st, res.detail if res else "", res,
-                                tr.where, err, tr.n_raised) from err
+                                tr.where, err, tr.n_raised,
+                                _names) from err
     finally:
         del err
     if st != 0:
-        raise CheckError(st, res.detail if res else "", res)
+        raise CheckError(st, res.detail if res else "", res, _names)
     return res
 
 

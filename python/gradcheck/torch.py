@@ -209,12 +209,20 @@ _SET_HERE = {
     "loss_note": "fn's outputs", "name": "name="}
 
 
+# the model's callbacks as the library and check() name them, as they are
+# here: fn, in the inputs' dtype or float64, and its backward
+_FN_NAMES = {"loss_f32": "fn", "loss": "fn", "grad_f32": "fn's backward",
+             "grad": "fn's backward", "loss_f64": "fn in float64",
+             "grad_f64": "fn's backward in float64 (the twin)"}
+
+
 def _options_given(options):
     """OPTIONS (check_function's **options) as gradcheck.check takes them:
     a TypeError naming check_function for one it does not take, or one
     that check_function sets itself."""
     import inspect
-    known = inspect.signature(_run).parameters
+    known = [p for p in inspect.signature(_run).parameters
+             if not p.startswith("_")]
     for k in options:
         if k in _SET_HERE:
             raise TypeError(
@@ -423,7 +431,8 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
                  grad_f64=grad(torch.float64),
                  name=name, precisions=precisions, device=where,
                  loss_note=loss_note[:159],
-                 blocks=list(zip(names, shapes)), **options)
+                 blocks=list(zip(names, shapes)), _names=_FN_NAMES,
+                 **options)
     finally:
         torch.set_num_threads(nthreads)
     r.cotangent = cot_note

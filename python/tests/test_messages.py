@@ -71,3 +71,35 @@ def test_library_not_found_names_the_path_once():
     errs = [l for l in p.stderr.splitlines() if l.startswith("ImportError")]
     assert len(errs) == 1, p.stderr
     assert errs[0].count("/nonexistent/libgc-test.so") == 1
+
+
+def test_callbacks_named_as_python_names_them(model, point):
+    """A new user's trial: messages named the library's C callbacks
+    (grad_f32 returned 20569) beside the Python one (grad)."""
+    def grad(x):
+        raise ValueError("bad")
+    with pytest.raises(gradcheck.CallbackError) as e:
+        gradcheck.check(model.loss, grad, point, loss_f64=model.loss_f64)
+    msg = str(e.value)
+    assert "grad failed" in msg and "_f32" not in msg, msg
+    assert str(gradcheck.CALLBACK_FAILED) not in msg, msg
+
+
+def test_check_function_names_fn():
+    torch = pytest.importorskip("torch")
+    from gradcheck.torch import check_function
+
+    class NanBackward(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return 2 * x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * float("nan")
+    x = torch.randn(4, requires_grad=True)
+    with pytest.raises(gradcheck.CheckError) as e:
+        check_function(NanBackward.apply, x)
+    msg = str(e.value)
+    assert "fn's backward gave a non-finite value" in msg, msg
+    assert "grad_f32" not in msg, msg
