@@ -135,8 +135,9 @@ cli_print_help (FILE *f)
   fprintf (f,
 "Usage: gradcheck COMMAND [OPTION]... [MODEL]\n"
 "Check the analytic gradient (backward) of an f32 model against central\n"
-"finite differences computed in GNU MPFR, with a pass bar derived from an\n"
-"error model; every verdict shows its derivation.\n"
+"finite differences of a reference forward in f64 or GNU MPFR (by default\n"
+"f64, and MPFR wherever f64 may not give MPFR's verdict), with a pass bar\n"
+"derived from an error model; every verdict shows its derivation.\n"
 "\n"
 "Commands:\n"
 "  list               the built-in models, their shape keys and mutants\n"

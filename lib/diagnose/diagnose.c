@@ -128,10 +128,22 @@ before_patterns (gc_result *r)
       if (r->n_nonsmooth)
         {
           dg->kind = GC_DIAG_NONSMOOTH;
+          /* name the first (a new user's trial: only the tensors'
+             table said where) */
+          char nm[64] = "";
+          for (size_t k = 0; k < r->n_directions && !nm[0]; k++)
+            if (r->dirs[k].verdict == GC_NONSMOOTH)
+              {
+                if (r->dirs[k].index != SIZE_MAX)
+                  gc_param_name (r, r->dirs[k].index, nm, sizeof nm);
+                else
+                  snprintf (nm, sizeof nm, "random direction %zu",
+                            r->dirs[k].id);
+              }
           snprintf (dg->text, sizeof dg->text,
-                    "%zu direction(s) straddle a kink of the loss: the "
-                    "one-sided derivatives differ by more than the bar",
-                    r->n_nonsmooth);
+                    "%zu direction(s) straddle a kink of the loss (first: "
+                    "%s): the one-sided derivatives differ by more than "
+                    "the bar", r->n_nonsmooth, nm);
         }
       return true;
     }
