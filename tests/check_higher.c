@@ -72,6 +72,12 @@ START_TEST (test_jvp_correct)
                        gc_verdict_name (r->verdict), r->worst_nu);
         if (k == 0)
           print_result ("correct JVP, random directions", r);
+        /* "What a pass rules out" is derived for <v, g> alone: a JVP
+           check's report claims no such bound.  */
+        char *txt = gc_report (r, GC_FMT_TEXT);
+        ck_assert_ptr_nonnull (txt);
+        ck_assert_ptr_null (strstr (txt, "a pass rules out"));
+        free (txt);
         gc_result_free (r);
         gct_free (t);
       }

@@ -226,13 +226,15 @@ sphere_a (size_t k)
    algorithm's: the twin's bar and g64 where there is one), B* their
    largest bar, and rules_out_rel E* / (sqrt(k) rms_j <v_j, g>), for a
    tensor of random directions (K of them within K elements of
-   K_ELEMENTS) with no failure.  */
+   K_ELEMENTS) with no failure.  Gradient checks only: the bound is
+   derived for <v, g> with v uniform on the sphere, not for a tangent or
+   a Hessian-vector product.  */
 static void
 rules_out (const gc_result *r, const size_t *bidx, size_t b,
            size_t k_elements, gc__tensor *t)
 {
   t->rules_out = t->rules_out_rel = NAN;
-  if (t->failed || k_elements < 2)
+  if (r->kind != GC_CHECK_GRADIENT || t->failed || k_elements < 2)
     return;
   size_t kk = 0;
   double bmax = 0, ss = 0;
