@@ -260,6 +260,17 @@ START_TEST (test_enonfinite)
   ck_assert_ptr_nonnull (strstr (r->detail, "parameter 2"));
   gc_result_free (r);
   gct_free (l.base);
+  /* with blocks, the element's name beside its index: (4) and (4, 2)
+     tensors, the 12 parameters of the base; index 9 is b's [2,1] */
+  liar_init (&l, &m);
+  l.nan_grad_at = 9;
+  gc_block bl[2] = { { "a", 0, 4, 1, { 4 } }, { "b", 4, 8, 2, { 4, 2 } } };
+  m.blocks = bl;
+  m.n_blocks = 2;
+  ck_assert_int_eq (gc_check (&m, l.base->x, NULL, &r), GC_ENONFINITE);
+  ck_assert_msg (strstr (r->detail, "parameter 9 (b[2,1])"), "%s", r->detail);
+  gc_result_free (r);
+  gct_free (l.base);
   /* Inf in the point itself: the caller's, GC_EPOINT (check_hostile.c) */
   gct_model *t = gct_poly (4, 1);
   t->x[1] = INFINITY;

@@ -31,6 +31,9 @@ const gc_model *gc__model_by_abi (const gc_model *m, gc_model *copy);
    "forward", "jvp", "hvp") and its label in text reports ("" for the
    gradient check, "forward oracle, ", "JVP check, ", "HVP check, ").  */
 const char *gc__kind_name (gc_check_kind kind);
+/* "parameter I", and its name where the model has blocks ("parameter 3
+   (W[0,3])"), into BUF of SIZE bytes; returns BUF.  For messages.  */
+char *gc__param_at (const gc_result *r, size_t i, char *buf, size_t size);
 const char *gc__kind_label (gc_check_kind kind);
 /* (higher.c) The names of a kind's two depths in the report's inputs
    (result forward_depth, backward_depth: "d_f", "d_b"; the JVP's "d_t";

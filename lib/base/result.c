@@ -206,6 +206,19 @@ gc_param_name (const gc_result *r, size_t index, char *buf, size_t size)
   return buf;
 }
 
+char *
+gc__param_at (const gc_result *r, size_t i, char *buf, size_t size)
+{
+  char nm[96] = "";
+  if (r && r->n_blocks)
+    gc_param_name (r, i, nm, sizeof nm);
+  if (nm[0])
+    snprintf (buf, size, "parameter %zu (%s)", i, nm);
+  else
+    snprintf (buf, size, "parameter %zu", i);
+  return buf;
+}
+
 void
 gc_result_free (gc_result *r)
 {

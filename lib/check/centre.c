@@ -113,8 +113,9 @@ gradient (shared *sh, worker *w0)
   for (size_t i = 0; i < sh->n && !held; i++)
     if (!isfinite (sh->g[i]))
       {
-        gc__fail (w0, GC_ENONFINITE, 0,
-                  "grad_f32 gave a non-finite value at parameter %zu", i);
+        char at[128];
+        gc__fail (w0, GC_ENONFINITE, 0, "grad_f32 gave a non-finite value "
+                  "at %s", gc__param_at (sh->r, i, at, sizeof at));
         return w0->st;
       }
   /* guarded like the first call's buffer (manual: "What is isolated") */
@@ -153,9 +154,10 @@ gradient (shared *sh, worker *w0)
       for (size_t i = 0; i < sh->n; i++)
         if (!isfinite (sh->g[i]))
           {
+            char at[128];
             gc__guarded_free (g2);
             gc__fail (w0, GC_ENONFINITE, 0, "grad_f32 gave a non-finite "
-                      "value at parameter %zu", i);
+                      "value at %s", gc__param_at (sh->r, i, at, sizeof at));
             return w0->st;
           }
     }
@@ -210,10 +212,11 @@ magnitudes (shared *sh, worker *w0, float **out)
   for (size_t i = 0; i < sh->n; i++)
     if (!isfinite (mag[i]))
       {
+        char at[128];
         gc__guarded_free (mag);
         gc__fail (w0, GC_ENONFINITE, 0,
-                  "grad_magnitude_f32 gave a non-finite value at "
-                  "parameter %zu", i);
+                  "grad_magnitude_f32 gave a non-finite value at %s",
+                  gc__param_at (sh->r, i, at, sizeof at));
         return w0->st;
       }
   *out = mag;

@@ -216,8 +216,9 @@ gc__inputs_intact (worker *w)
                && mpfr_cmp_d (w->xm + j, (double) sh->x[j]) == 0;
       if (!same)
         {
+          char at[128];
           gc__fail (w, GC_EOVERRUN, 0, "a callback wrote into its input x, at "
-                    "parameter %zu", j);
+                    "%s", gc__param_at (sh->r, j, at, sizeof at));
           return false;
         }
     }

@@ -213,12 +213,12 @@ gc__measure_rounding (shared *sh, worker *w0, double f_rn)
       float *g = gc__grad_call (w0, false, modes[j], what, &nomem, -1);
       if (!g)
         return nomem ? GC_ENOMEM : w0->st;
-      char why[64] = "";
+      char why[160] = "", at[128];
       for (size_t i = 0; i < sh->n; i++)
         if (!isfinite (g[i]))
           {
-            snprintf (why, sizeof why, "gave a non-finite value at "
-                      "parameter %zu", i);
+            snprintf (why, sizeof why, "gave a non-finite value at %s",
+                      gc__param_at (r, i, at, sizeof at));
             break;
           }
       if (why[0])

@@ -269,8 +269,10 @@ float_point (worker *w, const gc_direction *d, int k, double h,
         w->xf[j] = (float) target;
       if (!isfinite (is64 ? w->xd[j] : (double) w->xf[j]))
         {
-          gc__fail (w, GC_ESTEP, 0, "the step overflows at parameter %zu: "
-                    "x %s %gh = %g is not finite in %s (h = %g)", j,
+          char at[128];
+          gc__fail (w, GC_ESTEP, 0, "the step overflows at %s: "
+                    "x %s %gh = %g is not finite in %s (h = %g)",
+                    gc__param_at (sh->r, j, at, sizeof at),
                     mult[k] > 0 ? "+" : "-", fabs (mult[k]), target,
                     is64 ? "f64" : "f32", h);
           for (size_t jj = 0; jj < n; jj++)
@@ -295,10 +297,14 @@ float_point (worker *w, const gc_direction *d, int k, double h,
         gc__fail (w, GC_ESTEP, 0, "the step vanished along random "
                   "direction %zu: x + h v rounds to x", d->id);
       else
-        gc__fail (w, GC_ESTEP, 0, "the step vanished at parameter %zu: "
-                  "x %s %g rounds to x = %.9g in %s", i, k % 2 ? "-" : "+",
-                  fabs (mult[k]) * h, (double) sh->x[i],
-                  is64 ? "f64" : "f32");
+        {
+          char at[128];
+          gc__fail (w, GC_ESTEP, 0, "the step vanished at %s: x %s %g "
+                    "rounds to x = %.9g in %s",
+                    gc__param_at (sh->r, i, at, sizeof at), k % 2 ? "-" : "+",
+                    fabs (mult[k]) * h, (double) sh->x[i],
+                    is64 ? "f64" : "f32");
+        }
       return false;
     }
   return true;

@@ -54,8 +54,9 @@ gc__twin_centre (shared *sh, worker *w0)
   size_t bad = first_nonfinite (sh->g64, sh->n);
   if (bad != SIZE_MAX && !held)
     {
-      gc__fail (w0, GC_ENONFINITE, 0,
-                "grad_f64 gave a non-finite value at parameter %zu", bad);
+      char at[128];
+      gc__fail (w0, GC_ENONFINITE, 0, "grad_f64 gave a non-finite value "
+                "at %s", gc__param_at (sh->r, bad, at, sizeof at));
       return w0->st;
     }
   /* Twice, as every callback ("Determinism and reentrancy").  */
@@ -69,8 +70,11 @@ gc__twin_centre (shared *sh, worker *w0)
                                          "grad_f64", what, sizeof what)
                      ? GC_EUNWRITTEN : GC_ENONFINITE;
       if (st == GC_ENONFINITE)
-        snprintf (what, sizeof what, "grad_f64 gave a non-finite value at "
-                  "parameter %zu", bad);
+        {
+          char at[128];
+          snprintf (what, sizeof what, "grad_f64 gave a non-finite value "
+                    "at %s", gc__param_at (r, bad, at, sizeof at));
+        }
       gc__guarded_free (again);
       gc__fail (w0, st, 0, "%s", what);
       return w0->st;
