@@ -200,6 +200,30 @@ START_TEST (test_einval)
   m.n_blocks = 1;
   m.blocks = &b;
   ck_assert_int_eq (check (&m, t->x, NULL), GC_EINVAL);
+  /* each way of not partitioning says which block and why (a new user's
+     trial read only "invalid argument" for all of them) */
+  gc_block bb[2] = { { "a", 0, 2, 1, { 2 } }, { "c", 2, 2, 2, { 1, 2 } } };
+  static const struct { size_t off1, cnt1, dim1; const char *want; } bad[] = {
+    { 3, 1, 1, "block 1 (c) starts at 3, where the blocks" },   /* a gap */
+    { 1, 3, 3, "block 1 (c) starts at 1" },                     /* overlap */
+    { 2, 9, 9, "block 1 (c) has 9 elements from 2, of n = 4" }, /* too long */
+    { 2, 1, 1, "the blocks cover 3 of the n = 4 parameters" },  /* short */
+    { 2, 2, 3, "block 1 (c): its shape's product is not its count 2" },
+  };
+  m.blocks = bb;
+  m.n_blocks = 2;
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+    {
+      bb[1].offset = bad[k].off1;
+      bb[1].count = bad[k].cnt1;
+      bb[1].shape[1] = bad[k].dim1;
+      bb[1].shape[0] = 1;
+      gc_result *rb = NULL;
+      ck_assert_int_eq (gc_check (&m, t->x, NULL, &rb), GC_EINVAL);
+      ck_assert_msg (strstr (rb->detail, bad[k].want), "case %zu: %s", k,
+                     rb->detail);
+      gc_result_free (rb);
+    }
   gct_free (t);
 }
 END_TEST

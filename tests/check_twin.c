@@ -1364,6 +1364,28 @@ START_TEST (test_overdeclared_depth_named)
   free (text);
   gc_result_free (r);
   gc_result_free (r0);
+  /* against the f32 reference the reference's own rounding sets the bar:
+     the note names the depths, and never "would be B, not B" with one
+     number twice (a new user's trial) */
+  o.reference = GC_REF_F32;
+  r = gct_check_ok (&t->model, t->x, &o);
+  text = gc_report (r, GC_FMT_TEXT);
+  line = strstr (text, "note: the declared d_b = ");
+  printf ("# f32 reference, d_b %zu declared: %.300s\n", d,
+          line ? line : "(no line)");
+  ck_assert_ptr_nonnull (line);
+  const char *wb = strstr (line, "bar would be ");
+  if (wb)
+    {
+      char a[32], c[32];
+      ck_assert_int_eq (sscanf (wb, "bar would be %31[^,], not %31[ (]", a,
+                                c), 2);
+      ck_assert_str_ne (a, c);
+    }
+  else
+    ck_assert_ptr_nonnull (strstr (line, "is set by its other terms"));
+  free (text);
+  gc_result_free (r);
   tw_free (t);
 }
 END_TEST

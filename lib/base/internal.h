@@ -163,6 +163,8 @@ gc_status gc__copy_constants (gc_result *r, const gc_constant *c, size_t n);
    memory runs out.  */
 const char *gc__keep_string (gc_result *r, const char *s);
 bool gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n);
+bool gc__blocks_why (const gc_block *blocks, size_t nb, size_t n, char *why,
+                     size_t size);
 /* Manual: "JSON report": the options of O that a result records before
    the check validates them, each within its range (result.c): an option
    out of it, which the check refuses, leaves gc_options_init's value in

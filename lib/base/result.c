@@ -133,33 +133,83 @@ gc__result_reference (const gc_options *o)
   return GC_REF_AUTO;
 }
 
-/* Blocks must partition [0, n) in order, with consistent shapes.  */
+/* Blocks must partition [0, n) in order, with consistent shapes; where
+   they do not, why (naming the block) into WHY of SIZE bytes (WHY may be
+   NULL).  */
 bool
-gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n)
+gc__blocks_why (const gc_block *blocks, size_t nb, size_t n, char *why,
+                size_t size)
 {
+  char dummy[8];
+  if (!why)
+    {
+      why = dummy;
+      size = sizeof dummy;
+    }
   if (!nb)
     return true;
   if (!blocks)
-    return false;
+    {
+      snprintf (why, size, "the blocks are NULL with %zu of them declared",
+                nb);
+      return false;
+    }
   size_t next = 0;
   for (size_t b = 0; b < nb; b++)
     {
       const gc_block *bl = &blocks[b];
-      if (bl->offset != next || bl->count == 0 || bl->ndim > GC_MAX_DIMS)
-        return false;
+      const char *nm = bl->name ? bl->name : "x";
+      if (bl->offset != next)
+        {
+          snprintf (why, size, "block %zu (%.40s) starts at %zu, where the "
+                    "blocks, in order and without gaps, reach %zu", b, nm,
+                    bl->offset, next);
+          return false;
+        }
+      if (bl->count == 0 || bl->count > n - next)
+        {
+          snprintf (why, size, "block %zu (%.40s) has %zu elements from "
+                    "%zu, of n = %zu parameters", b, nm, bl->count,
+                    bl->offset, n);
+          return false;
+        }
+      if (bl->ndim > GC_MAX_DIMS)
+        {
+          snprintf (why, size, "block %zu (%.40s) has %zu dimensions, at "
+                    "most %d", b, nm, bl->ndim, GC_MAX_DIMS);
+          return false;
+        }
       /* the shape's product is the count (checked without overflow)  */
       size_t prod = 1;
-      for (size_t k = 0; k < bl->ndim; k++)
+      bool over = false;
+      for (size_t k = 0; k < bl->ndim && !over; k++)
         {
           if (bl->shape[k] == 0 || prod > bl->count / bl->shape[k])
-            return false;
-          prod *= bl->shape[k];
+            over = true;
+          else
+            prod *= bl->shape[k];
         }
-      if (bl->ndim && prod != bl->count)
-        return false;
+      if (bl->ndim && (over || prod != bl->count))
+        {
+          snprintf (why, size, "block %zu (%.40s): its shape's product is "
+                    "not its count %zu", b, nm, bl->count);
+          return false;
+        }
       next += bl->count;
     }
-  return next == n;
+  if (next != n)
+    {
+      snprintf (why, size, "the blocks cover %zu of the n = %zu parameters",
+                next, n);
+      return false;
+    }
+  return true;
+}
+
+bool
+gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n)
+{
+  return gc__blocks_why (blocks, nb, n, NULL, 0);
 }
 
 char *

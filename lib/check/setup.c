@@ -141,7 +141,7 @@ check_validate (const gc_model *m, const float *x, const gc_options *o,
                 "check)", o->shard_index, o->shard_count);
       return GC_EINVAL;
     }
-  if (!gc__blocks_valid (m->blocks, m->n_blocks, m->n))
+  if (!gc__blocks_why (m->blocks, m->n_blocks, m->n, detail, size))
     return GC_EINVAL;
   if (m->n_constants && !m->constants)
     return GC_EINVAL;

@@ -240,7 +240,10 @@ pub enum Reference {
     F32,
     /// `GC_REF_F64`: the f64 forward ([`Model::loss_f64`])
     F64,
-    /// `GC_REF_AUTO`: the library's choice (the default)
+    /// `GC_REF_AUTO`: the tiered reference, f64 first and MPFR where f64
+    /// cannot decide (the C library's and the command line's default);
+    /// it needs an MPFR forward, so from Rust it stops with
+    /// [`Status::NoRef`]: the crate's default is [`Options::reference`]'s
     Auto,
 }
 
@@ -624,7 +627,9 @@ impl fmt::Display for Error {
             Error::Argument(m) => write!(f, "gradcheck: {}", m),
             Error::Library { status, detail, .. } => {
                 write!(f, "gradcheck: {}", status)?;
-                if !detail.is_empty() {
+                // the library's detail is its status's message where it
+                // has nothing to add: said once
+                if !detail.is_empty() && *detail != status.to_string() {
                     write!(f, ": {}", detail)?;
                 }
                 Ok(())
@@ -667,6 +672,24 @@ struct Ctx<'a> {
 /// What a trampoline returns to the library for a failed closure (any
 /// non-zero value stops the check with GC_ECALLBACK): "RS".
 const CALLBACK_FAILED: c_int = 0x5253;
+
+/// The library's detail in a Rust caller's words: the C callbacks by the
+/// names [`Error::Callback`] gives them (`grad_f32` as `grad`), the
+/// command line's `--ref` flags and `gc_options.reference` as
+/// [`Options::reference`], and "returned 21075" (the trampolines' private
+/// code) as "failed".
+fn rust_words(detail: &str) -> String {
+    detail
+        .replace(&format!("returned {}", CALLBACK_FAILED), "failed")
+        .replace("grad_magnitude_f32", "grad_magnitude")
+        .replace("loss_magnitude_f32", "loss_magnitude")
+        .replace("loss_f32", "loss")
+        .replace("grad_f32", "grad")
+        .replace("--ref mpfr", "Reference::Mpfr")
+        .replace("--ref f64", "Reference::F64")
+        .replace("--ref f32", "Reference::F32")
+        .replace("(gc_options.reference)", "(Options::reference)")
+}
 
 fn panic_message(p: Box<dyn Any + Send>) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
@@ -929,7 +952,7 @@ pub fn check(model: &Model, x: &[f32], opts: &Options) -> Result<Report, Error> 
             return Ok(r);
         }
     }
-    let detail = report.as_ref().map(|r| r.detail()).unwrap_or_default();
+    let detail = rust_words(&report.as_ref().map(|r| r.detail()).unwrap_or_default());
     let first = ctx.first.into_inner().unwrap_or_else(|e| e.into_inner());
     if let Some((which, f)) = first {
         return Err(Error::Callback {

@@ -289,3 +289,41 @@ fn random_directions() {
     let again = check(&tanh_model(), &x(), &opts).unwrap().directions();
     assert_eq!(d[0].analytic.to_bits(), again[0].analytic.to_bits(), "seeded");
 }
+
+/// An error speaks to a Rust caller: the references as `Reference::*`,
+/// not the command line's `--ref`; a closure's failure without the
+/// trampolines' private return code; a status with nothing to add said
+/// once (a new user's trial read "--ref f64 or --ref f32
+/// (gc_options.reference)", "[loss_f32 returned 21075 ...]" and "the
+/// model has no parameters (n = 0): the model has no parameters (n = 0)").
+#[test]
+fn errors_speak_rust() {
+    let opts = Options { reference: Some(gradcheck::Reference::Mpfr), ..Options::default() };
+    let e = check(&tanh_model(), &x(), &opts).unwrap_err();
+    assert_eq!(e.status(), Status::NoRef);
+    let s = e.to_string();
+    assert!(s.contains("Reference::F64") && s.contains("Options::reference"), "{}", s);
+    assert!(!s.contains("--ref"), "{}", s);
+    // a panic away from the centre: the library saw the trampoline's code
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let m = Model::new(
+        "panics-later",
+        N,
+        move |x: &[f32]| {
+            if c.fetch_add(1, Ordering::SeqCst) > 0 {
+                panic!("not at the centre")
+            }
+            x.iter().map(|v| v.tanh()).sum()
+        },
+        |x: &[f32]| x.iter().map(|v| 1.0 - v.tanh() * v.tanh()).collect(),
+    );
+    let e = check(&m, &x(), &Options::default()).unwrap_err();
+    assert!(matches!(e, Error::Callback { .. }), "{}", e);
+    let s = e.to_string();
+    assert!(!s.contains("21075") && s.contains("not at the centre"), "{}", s);
+    let m = Model::new("empty", 0, |_: &[f32]| 0.0, |_: &[f32]| Vec::new());
+    let s = check(&m, &[], &Options::default()).unwrap_err().to_string();
+    let msg = Status::Empty.to_string();
+    assert_eq!(s.matches(msg.as_str()).count(), 1, "{}", s);
+}
