@@ -566,13 +566,14 @@ typedef struct gc_direction
      nothing was measured (no twin, no draw kept, the HVP check).  */
   double arith_floor, arith_floor_probe;
   /* Manual: "A factor the point does not move".  For a precision finding
-     at least GC_FACTOR_NU times its bar: the one factor c with |g32 - c
-     g64| within the bar at x and at GC_FACTOR_POINTS points each
-     parameter moved by a random fraction of itself between
-     GC_FACTOR_STEP / 2 and GC_FACTOR_STEP (then the finding is a
-     mismatch, the f32 path's logic error), in arith_factor, NaN where
-     none holds or nothing was tested; the points compared, the centre
-     included, in arith_factor_points (0: not tested).  */
+     at least 16 times its bar: the one factor c with |g32 - c g64|
+     within the bar, and |g32 - g64| at least 4 bars, at x and at 4 to 12
+     points (as many as the false-alarm rate asks) each parameter moved
+     by a random fraction of itself between 2^-5 and 2^-4 (then the
+     finding is a mismatch, the f32 path's logic error), in
+     arith_factor, NaN where none holds or nothing was tested; the points
+     compared, the centre included, in arith_factor_points (0: not
+     tested; 1: the rounding modes decided, at the centre).  */
   double arith_factor;
   unsigned arith_factor_points;
 } gc_direction;

@@ -37,6 +37,7 @@ typedef struct fm
                               bf16; OP_ERFC: stores its gradient in bf16 */
   double all32;            /* factor on every element of the f32 path */
   size_t twice;            /* element doubled in the f32 path (NMAX: none) */
+  double twice_by;         /* ... or multiplied by this (2 by default) */
 } fm;
 
 static float
@@ -216,7 +217,7 @@ round_bf16 (float v)
         for (size_t i = 0; i < t->n; i++)                                     \
           g[i] *= (REAL) t->all32;                                            \
         if (t->twice < t->n)                                                  \
-          g[t->twice] *= 2;                                                   \
+          g[t->twice] *= (REAL) t->twice_by;                                  \
       }                                                                       \
     return 0;                                                                 \
   }
@@ -247,6 +248,7 @@ fm_new (enum op op, uint64_t seed)
   t->op = op;
   t->all32 = 1;
   t->twice = NMAX;
+  t->twice_by = 2;
   t->n = op <= OP_LOG1P || op == OP_TANH1 || op == OP_LIN || op == OP_RT ? 1
          : op == OP_TANH ? 16 : NMAX;
   double s = (double) seed;
@@ -370,7 +372,7 @@ START_TEST (test_precision_catalogue)
                        (int) ops[k], (unsigned long long) seed,
                        gc_verdict_name (r->verdict));
         ck_assert_uint_eq (r->n_failed_algorithm, 0);
-        /* on one element, where its error is at least GC_FACTOR_NU = 64
+        /* on one element, where its error is at least GC_FACTOR_NU = 16
            of its bar, the rule was what decided, and no factor held
            (1 - tanh^2 always; erfc's bf16 error of at most 2^-9 is below
            64 bars of a floor ~ 6 u |g|: precision without the rule) */
@@ -379,9 +381,9 @@ START_TEST (test_precision_catalogue)
                    || fabs (d->analytic - d->analytic_f64)
                       >= 64 * d->arith_bar);
         if (t->n == 1 && fabs (d->analytic - d->analytic_f64)
-                         >= 64 * d->arith_bar)
+                         >= 16 * d->arith_bar)
           {
-            ck_assert_uint_eq (r->dirs[0].arith_factor_points,
+            ck_assert_uint_ge (r->dirs[0].arith_factor_points,
                                GC_FACTOR_POINTS_TEST + 1);
             ck_assert (isnan (r->dirs[0].arith_factor));
           }
@@ -409,6 +411,63 @@ START_TEST (test_f32_logic_fails)
       gc_result_free (r);
       free (t);
     }
+}
+END_TEST
+
+/* (f4): the f32 path wrong by a small factor, 1 + e with e chosen from
+   the correct check's own bar so that |g32 - g64| is 30 bars (a new
+   user's trial: an element x1.01 whose gradient was 3e-3 of its tensor's
+   largest read precision at nu_arith 26; and x1.001 on one element,
+   nu_arith 59): the rule of "A factor the point does not move" tests it
+   from 16 bars on.  On one-element erfc, expm1 and log1p, whose
+   gradient moves by a few percent at the points, it fails, the factor
+   found within its bar's share of |g64|; at 8 bars it is below the rule,
+   a precision finding, the limit the manual states.  On element 5 of a
+   64-element quadratic form (its gradient A^T (c y) can shrink tenfold
+   at a point, where the factor's discrepancy falls below the 4 bars a
+   point must show) it is never a pass, and where it fails the factor is
+   the injected one.  Three seeds each.  */
+START_TEST (test_f32_small_factor)
+{
+  static const enum op ops[] = { OP_ERFC, OP_EXPM1, OP_LOG1P, OP_QUAD };
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+    for (uint64_t seed = 1; seed <= 3; seed++)
+      for (int at = 0; at < 2; at++)
+        {
+          fm *t = fm_new (ops[k], seed);
+          size_t i = ops[k] == OP_QUAD ? 5 : 0;
+          gc_result *r0 = fm_run (t, NULL);
+          ck_assert_int_eq (r0->verdict, GC_PASS);
+          const gc_direction *d0 = &r0->dirs[i];
+          double nu = at ? 8 : 30;
+          double e = nu * d0->arith_bar / fabs (d0->analytic_f64);
+          gc_result_free (r0);
+          t->twice = i;
+          t->twice_by = 1 + e;
+          gc_result *r = fm_run (t, NULL);
+          const gc_direction *d = &r->dirs[i];
+          printf ("# op %d x(1 + %.3g), %g bars, seed %llu: %s, nu_arith "
+                  "%.3g, factor %.9g at %u points\n", (int) ops[k], e, nu,
+                  (unsigned long long) seed, gc_verdict_name (r->verdict),
+                  d->nu_arith, d->arith_factor, d->arith_factor_points);
+          ck_assert_uint_eq (r->n_failed_algorithm, 0);
+          ck_assert_int_ne (r->verdict, GC_PASS);
+          if (at)
+            ck_assert_int_eq (r->verdict, GC_PRECISION);
+          else if (ops[k] != OP_QUAD)
+            ck_assert_int_eq (r->verdict, GC_FAIL);
+          if (r->verdict == GC_FAIL)
+            {
+              ck_assert_int_eq (d->arith, GC_ARITH_MISMATCH);
+              ck_assert_uint_ge (d->arith_factor_points,
+                                 GC_FACTOR_POINTS_TEST + 1);
+              ck_assert_msg (fabs (d->arith_factor - t->twice_by)
+                             <= 2 * d->arith_bar / fabs (d->analytic_f64),
+                             "factor %.9g", d->arith_factor);
+            }
+          gc_result_free (r);
+          free (t);
+        }
 }
 END_TEST
 
@@ -443,9 +502,11 @@ START_TEST (test_f32_factor_small)
             {
               /* a gradient independent of x: the modes decided, at the
                  centre alone */
-              ck_assert_uint_eq (d->arith_factor_points,
-                                 ops[k] == OP_LIN
-                                 ? 1 : GC_FACTOR_POINTS_TEST + 1);
+              if (ops[k] == OP_LIN)
+                ck_assert_uint_eq (d->arith_factor_points, 1);
+              else
+                ck_assert_uint_ge (d->arith_factor_points,
+                                   GC_FACTOR_POINTS_TEST + 1);
               ck_assert_msg (fabs (d->arith_factor - factors[f])
                              <= 2 * d->arith_bar / fabs (d->analytic_f64),
                              "factor %.9g", d->arith_factor);
@@ -496,7 +557,7 @@ START_TEST (test_fixed_data_rounding)
           }
         gc_result *r = fm_run (t, NULL);
         const gc_direction *d = &r->dirs[0];
-        if (fabs (d->analytic - d->analytic_f64) >= 64 * d->arith_bar)
+        if (fabs (d->analytic - d->analytic_f64) >= 16 * d->arith_bar)
           {
             ck_assert_uint_eq (d->arith_factor_points, 1);
             ck_assert_msg (declared ? r->verdict != GC_FAIL
@@ -532,7 +593,7 @@ START_TEST (test_twin_unmoved_rounding_moves)
       if (d->arith_factor_points)
         {
           tested++;
-          ck_assert_uint_eq (d->arith_factor_points,
+          ck_assert_uint_ge (d->arith_factor_points,
                              GC_FACTOR_POINTS_TEST + 1);
           ck_assert (isnan (d->arith_factor));
         }
@@ -571,6 +632,7 @@ suite (void)
   tcase_add_test (tc, test_correct_passes);
   tcase_add_test (tc, test_precision_catalogue);
   tcase_add_test (tc, test_f32_logic_fails);
+  tcase_add_test (tc, test_f32_small_factor);
   tcase_add_test (tc, test_f32_factor_small);
   tcase_add_test (tc, test_fixed_data_rounding);
   tcase_add_test (tc, test_twin_unmoved_rounding_moves);

@@ -384,13 +384,17 @@ bool gc__below_rounding (const gc_direction *d, const gc_term *a,
    evaluation stays within (a model, calibrated there).  */
 #define GC_FLOOR_DRAWS 4
 #define GC_FLOOR_MARGIN 64
-/* Manual: "A factor the point does not move": the points g32 and g64 are
-   compared at, the relative move of each parameter there, and the least
-   ratio of a precision finding's error to its bar that is tested (below
-   it four points align by chance too often: nu^-4).  */
+/* Manual: "A factor the point does not move": the least and the most
+   points g32 and g64 are compared at (as many as make (2 / nu)^K times
+   the candidates below the false-alarm rate, for the least nu tested),
+   the relative move of each parameter there, and the least ratio of a
+   precision finding's error to its bar that is tested.  */
 #define GC_FACTOR_POINTS 4
+#define GC_FACTOR_POINTS_MAX 12
 #define GC_FACTOR_STEP 0x1p-4
-#define GC_FACTOR_NU 64
+#define GC_FACTOR_NU 16
+/* ... and the least ratio of |g32 - g64| to its bar at every point.  */
+#define GC_FACTOR_AT 4
 /* ... and where the points do not move the twin, the least ratio of
    |g32 - g64| to the f32 spread over the rounding modes that reads as a
    factor the modes do not move (three directed runs reproducing the

@@ -59,6 +59,12 @@ one_factor (const double *g32, const double *g64, unsigned k, double bar,
     {
       double a = g32[q], b = g64[q];
       double beta = bar * fmax (1, fabs (b / g64[0]));
+      /* the discrepancy is there at every point, GC_FACTOR_AT bars or
+         more: a point where g32 is within a few bars of g64 is one the
+         move has shrunk the error at (a cancellation the move undid),
+         and its band, wide against a small b, agrees with any factor */
+      if (fabs (a - b) < GC_FACTOR_AT * beta)
+        return 0;
       double x = (a - beta) / b, y = (a + beta) / b;
       lo = fmax (lo, fmin (x, y));
       hi = fmin (hi, fmax (x, y));
@@ -131,7 +137,7 @@ modes_scatter (gc_result *r)
 /* Manual: "A factor the point does not move".  After every direction of
    SH's result is judged, on worker W0 (whose point it sets and leaves at
    x): where a direction is a candidate, grad_f32 and grad_f64 at
-   GC_FACTOR_POINTS points x_j (1 +- s_j), s_j in [STEP/2, STEP), and for each
+   K points x_j (GC_FACTOR_POINTS to GC_FACTOR_POINTS_MAX) (1 +- s_j), s_j in [STEP/2, STEP), and for each
    candidate its factor and points, judged again (judge_twin.c turns a
    factor that held into a mismatch).  A point whose call returns an
    error code leaves every direction untested, and so does, for its own
@@ -145,13 +151,30 @@ gc__twin_factor (shared *sh, worker *w0)
   if (!sh->g64 || !sh->n_floor || r->nondeterministic)
     return GC_OK;
   size_t nc = 0;
+  double nu_min = INFINITY;
   for (size_t q = 0; q < r->n_directions; q++)
-    nc += candidate (&r->dirs[q]);
+    if (candidate (&r->dirs[q]))
+      {
+        const gc_direction *d = &r->dirs[q];
+        nc++;
+        nu_min = fmin (nu_min, fabs (d->analytic - d->analytic_f64)
+                               / d->arith_bar);
+      }
   if (!nc)
     return GC_OK;
-  enum { K = GC_FACTOR_POINTS };
-  float *g32[K] = { NULL };
-  double *g64[K] = { NULL };
+  /* Manual: "Why it does not make a false failure": a rounding error
+     scattered over +-nu bars lands within the band of one common factor
+     at a point with a chance of at most 2 / nu, so K points align by
+     chance with at most (2 / nu)^K; K is the least that makes this, for
+     the least nu and summed over the candidates, at most the false-alarm
+     rate (from GC_FACTOR_POINTS to GC_FACTOR_POINTS_MAX), and a
+     candidate whose own bound exceeds it is not tested.  */
+  double need = log ((double) nc / r->false_alarm);
+  unsigned K = GC_FACTOR_POINTS;
+  while (K < GC_FACTOR_POINTS_MAX && K * log (nu_min / 2) < need)
+    K++;
+  float *g32[GC_FACTOR_POINTS_MAX] = { NULL };
+  double *g64[GC_FACTOR_POINTS_MAX] = { NULL };
   gc_status st = GC_OK;
   unsigned kept = 0;
   gc__rng rng;
@@ -207,10 +230,12 @@ gc__twin_factor (shared *sh, worker *w0)
     for (size_t q = 0; q < r->n_directions; q++)
       {
         gc_direction *d = &r->dirs[q];
-        if (!candidate (d))
+        if (!candidate (d)
+            || K * log (fabs (d->analytic - d->analytic_f64)
+                        / d->arith_bar / 2) < need)
           continue;
         size_t i = d->index;
-        double a[K + 1], b[K + 1];
+        double a[GC_FACTOR_POINTS_MAX + 1], b[GC_FACTOR_POINTS_MAX + 1];
         a[0] = d->analytic;
         b[0] = d->analytic_f64;
         for (unsigned k = 0; k < K; k++)
@@ -230,7 +255,7 @@ gc__twin_factor (shared *sh, worker *w0)
       }
   if (st == GC_OK && kept == K)
     modes_scatter (r);
-  for (unsigned k = 0; k < K; k++)
+  for (unsigned k = 0; k < GC_FACTOR_POINTS_MAX; k++)
     {
       gc__guarded_free (g32[k]);
       gc__guarded_free (g64[k]);

@@ -127,11 +127,12 @@ derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d,
                     "[manual: A factor the point does not move]\n", indent,
                     d->arith_factor, d->arith_factor_points - 1);
   else if (d->arith_factor_points > 0)
-    gc__buf_printf (b, "%s  no one factor c has g32 = c g64 within the bound "
-                    "at x and at %u points each parameter moved by 2^-5 to "
-                    "2^-4 of itself: the discrepancy moves with the point, "
-                    "as rounding does   [manual: A factor the point does not "
-                    "move]\n", indent, d->arith_factor_points - 1);
+    gc__buf_printf (b, "%s  no one factor c has g32 = c g64 within the bound, "
+                    "with g32 at least 4 bounds from g64, at x and at %u "
+                    "points each parameter moved by 2^-5 to 2^-4 of itself: "
+                    "the discrepancy moves with the point, as rounding "
+                    "does   [manual: A factor the point does not move]\n",
+                    indent, d->arith_factor_points - 1);
 }
 
 /* Direction D's values, bar, resolution, step, and how its reference

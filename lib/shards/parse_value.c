@@ -213,7 +213,7 @@ twin_read (gc_result *r, const json_t *o, gc_direction *d, bool full)
     {
       size_t pts;
       if (!gc__get_size (o, "arith_factor_points", &pts) || pts == 0
-          || pts > GC_FACTOR_POINTS + 1
+          || pts > GC_FACTOR_POINTS_MAX + 1
           || !gc__get_num (o, "arith_factor", &d->arith_factor)
           || isinf (d->arith_factor))
         return GC_EFORMAT;

@@ -148,7 +148,11 @@ def test_one_element_f32_factor_fails(name, factor):
     # the factor found: within the bar's share of |g64| of the injected one
     assert abs(d["arith_factor"] - factor) <= 2 * d["arith_bar"] / abs(
         d["analytic_f64"]), r.report()
-    assert d["arith_factor_points"] == (5 if name == "sigmoid" else 1)
+    # the points (4 to 12 of them and the centre) or the modes (1)
+    if name == "sigmoid":
+        assert d["arith_factor_points"] >= 5
+    else:
+        assert d["arith_factor_points"] == 1
     assert "constant factor" in r.json["diagnosis"]["text"], r.report()
 
 
@@ -170,7 +174,7 @@ def test_one_element_tanh_saturation_stays_precision():
     r = check_function(T.apply, torch.tensor([7.7]))
     assert r.verdict == Verdict.PRECISION, r.report()
     d = r.json["results"][0]
-    assert d["arith_factor_points"] == 5
+    assert d["arith_factor_points"] >= 5
     assert str(d["arith_factor"]) == "nan"      # none held
 
 
