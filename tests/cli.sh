@@ -184,6 +184,13 @@ check "tap: an inconclusive direction is a not-ok TODO point, and the verdict is
 $G run gdn --ref f32 --mutant no-read-scale --step 1e-6 > "$TMPD/bl" 2>&1; rc=$?
 check "gdn no-read-scale at PyTorch's eps in f32 is inconclusive, not a pass (exit $rc)" test "$rc" -eq 4
 check "... and the summary shows the resolution's distribution" grep -q '^resolution: median .* blind' "$TMPD/bl"
+# the twin against the f32 reference is judged at f32's resolution, and
+# the report says so and what would judge it finer (a new user's trial
+# gave a twin and no f64 forward); with the f64 reference it says nothing
+$G run tanh-gemm --ref f32 > "$TMPD/tf" 2>&1
+check "a twin under the f32 reference: the report says its resolution is f32's" grep -q "^  note: the reference is the f32 forward's central differences, so the twin's algorithm is judged at f32's resolution (median 0\.[0-9]*); with an f64 forward" "$TMPD/tf"
+$G run tanh-gemm --ref f64 > "$TMPD/tf" 2>&1
+check "... and under the f64 reference it does not" sh -c "! grep -q 'judged at f32.s resolution' $TMPD/tf"
 expect_rc 0 "--directions list" $G run tanh-gemm --directions 0,5,200
 expect_rc 0 "--directions random" $G run tanh-gemm --directions random:5 --seed 3
 expect_rc 0 "--prec 200" $G run tanh-gemm --prec 200 --directions 1,2

@@ -55,6 +55,16 @@ gc__twin_text (gc__buf *b, const gc_result *r)
     }
   gc__buf_printf (b, "; resolution median %.3g, worst %.3g\n",
                   r->resolution_f64_median, r->resolution_f64_worst);
+  /* Manual: "The f64 twin": against f32 central differences the twin's
+     algorithm has f32's resolution (a new user's trial gave a twin and
+     no f64 forward, and read nothing of why the check was coarse) */
+  if (r->reference == GC_REF_F32)
+    gc__buf_printf (b, "  note: the reference is the f32 forward's "
+                    "central differences, so the twin's algorithm is "
+                    "judged at f32's resolution (median %.3g); with an f64 "
+                    "forward (loss_f64) the built-in models' is 1e-8 or "
+                    "finer (manual: \"Richardson's stencil\")\n",
+                    r->resolution_f64_median);
   /* Manual: "Twin rounding the modes do not reach" */
   if (r->n_unreached)
     gc__buf_printf (b, "  INCONCLUSIVE: %zu failure(s) of the algorithm "
