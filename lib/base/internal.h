@@ -389,6 +389,9 @@ bool gc__below_rounding (const gc_direction *d, const gc_term *a,
    the candidates below the false-alarm rate, for the least nu tested),
    the relative move of each parameter there, and the least ratio of a
    precision finding's error to its bar that is tested.  */
+/* Manual: "What f64 mode cannot judge": the finer step a failure in
+   doubt of aliasing is evaluated again at, h / 2^GC_F64_CONFIRM_SHIFT.  */
+#define GC_F64_CONFIRM_SHIFT 8
 #define GC_FACTOR_POINTS 4
 #define GC_FACTOR_POINTS_MAX 12
 #define GC_FACTOR_STEP 0x1p-4

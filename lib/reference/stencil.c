@@ -222,6 +222,70 @@ gc__random_term (worker *w, gc_direction *d, double worst,
                                   spread);
 }
 
+/* Manual: "What f64 mode cannot judge".  f64 mode has no MPFR level to
+   confirm at.  A direction whose verdict rests on what a step too long
+   for the function would also show -- a non-smooth verdict, or a
+   reference that disagrees with the analytic value beyond its own terms
+   (a failure, or with a twin any such gap, which the twin's smaller bar
+   may fail) where deep aliasing is not excluded ("A failure beyond
+   doubt") -- is withdrawn, INCONCLUSIVE and unconfirmed (level -1; the
+   twin's algorithm then too), when on a coordinate whose element is
+   nonzero the step h / 2^GC_F64_CONFIRM_SHIFT still exceeds the element
+   (no finer step of f64's reaches the element's own scale), or, for a
+   failure, when at that finer step its difference quotient disagrees
+   with the first beyond their terms together.  Otherwise the first
+   evaluation stands (a non-smooth verdict at an element the step
+   resolves: a staircase finer than the step keeps the verdicts its
+   diagnosis reads).  A non-finite value
+   at the finer step withdraws it too; any other failure stops the check
+   (false).  FR is the first evaluation's reference and step.  */
+static bool
+f64_confirm (worker *w, gc_direction *d, gc__float_ref fr)
+{
+  const shared *sh = w->sh;
+  if (sh->ref != GC_REF_F64 || sh->user_step || sh->o->exact_step
+      || d->verdict == GC_INCONCLUSIVE)
+    return true;
+  double t = d->terms[GC_TERM_TRUNCATION].value;
+  double e = d->terms[GC_TERM_REFERENCE].value;
+  double a = d->terms[GC_TERM_ADJOINT].value;
+  double gap = fabs (d->analytic - d->reference);
+  bool kink = d->verdict == GC_NONSMOOTH;
+  if (!kink
+      && (!(d->verdict == GC_FAIL || (sh->g64 && gap > t + e))
+          || gc__aliasing_excluded (d->reference, d->analytic, t, e, a)))
+    return true;
+  bool unresolved = false;
+  if (d->index != SIZE_MAX && sh->x[d->index] != 0
+      && ldexp (d->step, -GC_F64_CONFIRM_SHIFT) >= fabs (sh->x[d->index]))
+    unresolved = true;
+  else if (!kink)
+    {
+      gc_direction fine = *d;
+      double noise_j;
+      fr.step_exponent -= GC_F64_CONFIRM_SHIFT;
+      bool ok = gc__direction_float_as (w, &fine, &fr, &noise_j);
+      if (!ok && w->st != GC_ENONFINITE)
+        return false;
+      if (!ok)
+        {
+          w->st = GC_OK;
+          w->cb = 0;
+          w->detail[0] = 0;
+        }
+      double tf = fine.terms[GC_TERM_TRUNCATION].value;
+      double ef = fine.terms[GC_TERM_REFERENCE].value;
+      unresolved = !ok || !(fabs (fine.reference - d->reference)
+                            <= t + e + tf + ef);
+    }
+  if (unresolved)
+    {
+      d->verdict = GC_INCONCLUSIVE;
+      d->level = -1;
+    }
+  return true;
+}
+
 /* Float modes (f32, f64): rounded points, applied steps.  */
 bool
 gc__direction_float (worker *w, gc_direction *d)
@@ -236,7 +300,7 @@ gc__direction_float (worker *w, gc_direction *d)
     if (!gc__domain_retry (w, edge, GC_EDGE_LEVELS_FLOAT))
       return false;
   gc__judge_single_level (sh->ref, d);
-  return true;
+  return f64_confirm (w, d, fr);
 }
 
 /* The stencil's points: x + mult[k] h v, k = 0 to 3.  */

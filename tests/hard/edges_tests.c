@@ -199,6 +199,71 @@ START_TEST (test_f32_mode)
 }
 END_TEST
 
+/* Manual: "What f64 mode cannot judge".  Under --ref f64 (the reference
+   from Python and Rust) a tensor whose values span 1e-8 to 1e8 took a
+   step of 2^7 from its rms at its 1e-8 element, the difference quotient
+   aliased to 1e-12, and the correct model failed as a logic error (a new
+   user's trial): its failures in doubt of aliasing are evaluated at h /
+   2^8, and where the two quotients disagree withdrawn to INCONCLUSIVE,
+   unconfirmed.  No correct model of these kinds fails, no bug that
+   changes the gradient passes; a max-pool's bug whose reference is
+   exactly 0 (which no finer step changes) still fails.  */
+START_TEST (test_f64_mode)
+{
+  static const edge_kind kinds[] = { EDGE_WIDE, EDGE_SOFTMAX_CE, EDGE_SINC,
+                                     EDGE_POLY, EDGE_EXPEXP, EDGE_MAXPOOL };
+  size_t unconfirmed = 0;
+  for (size_t q = 0; q < sizeof kinds / sizeof *kinds; q++)
+    for (uint64_t s = 0; s < gct_seeds (4); s++)
+      for (int twin = 0; twin < 2; twin++)
+        {
+          uint64_t seed = gct_seed () + s;
+          edge_model *e = edge_new (kinds[q], kinds[q] == EDGE_MAXPOOL ? 32
+                                              : 8, seed, twin);
+          ck_assert_ptr_nonnull (e);
+          if (kinds[q] == EDGE_MAXPOOL)
+            edge_add_twin (e);
+          gc_result *r = edge_check (e, GC_REF_F64, 0);
+          printf ("# f64 mode: %s%s seed %llu: %s\n", edge_name (kinds[q]),
+                  twin ? " twin" : "", (unsigned long long) seed,
+                  gc_verdict_name (r->verdict));
+          /* no correct model fails (a structure finer than the step may
+             still read non-smooth: its one-sided derivatives do differ
+             at that step), no bug that changes the gradient passes */
+          bool ok = twin ? r->verdict != GC_PASS || !edge_bug_has_effect (e)
+                         : r->verdict != GC_FAIL
+                           && r->verdict != GC_PRECISION;
+          if (!ok)
+            {
+              char *t = gc_report (r, GC_FMT_TEXT);
+              ck_abort_msg ("%s%s under f64, seed %llu: %s\n%s",
+                            edge_name (kinds[q]), twin ? " twin" : "",
+                            (unsigned long long) seed,
+                            gc_verdict_name (r->verdict), t);
+            }
+          for (size_t k = 0; k < r->n_directions; k++)
+            if (r->dirs[k].level < 0)
+              {
+                ck_assert_int_eq (r->dirs[k].verdict, GC_INCONCLUSIVE);
+                unconfirmed++;
+              }
+          if (kinds[q] == EDGE_WIDE && s == 0 && !twin)
+            {
+              char *t = gc_report (r, GC_FMT_TEXT);
+              ck_assert_msg (strstr (t, "unconfirmed  f64's difference "
+                                     "quotients at h and h / 2^8 disagree"),
+                             "%s", t);
+              free (t);
+            }
+          if (kinds[q] == EDGE_MAXPOOL && twin)
+            ck_assert_int_eq (r->verdict, GC_FAIL);
+          gc_result_free (r);
+          edge_free (e);
+        }
+  ck_assert_uint_gt (unconfirmed, 0);
+}
+END_TEST
+
 /* Manual: "Domain edges".  sqrt with one element 1.5, 0.6 and 0.2 first
    steps from 0: the check's step leaves the domain, a finer one does not;
    no error status, no failure of the correct model, no pass of the twin,
@@ -315,6 +380,7 @@ edges_add_tests (Suite *s)
   tcase_add_test (tc, test_tier_is_mpfr);
   tcase_add_test (tc, test_pool_unreached);
   tcase_add_test (tc, test_f32_mode);
+  tcase_add_test (tc, test_f64_mode);
   tcase_add_test (tc, test_domain_edge);
   tcase_add_test (tc, test_loss_magnitude);
   tcase_add_test (tc, test_maxpool_no_nan);
