@@ -236,16 +236,18 @@ gc__random_term (worker *w, gc_direction *d, double worst,
    with the first beyond their terms together.  Otherwise the first
    evaluation stands (a non-smooth verdict at an element the step
    resolves: a staircase finer than the step keeps the verdicts its
-   diagnosis reads).  A non-finite value
+   diagnosis reads).  A step of the user's is held to the first test
+   only, not refined.  A non-finite value
    at the finer step withdraws it too; any other failure stops the check
    (false).  FR is the first evaluation's reference and step.  */
 static bool
 f64_confirm (worker *w, gc_direction *d, gc__float_ref fr)
 {
   const shared *sh = w->sh;
-  if (sh->ref != GC_REF_F64 || sh->user_step || sh->o->exact_step
-      || d->verdict == GC_INCONCLUSIVE)
+  if (sh->ref != GC_REF_F64 || d->verdict == GC_INCONCLUSIVE)
     return true;
+  /* a step of the user's is not refined: the check takes it as given */
+  bool refine = !sh->user_step && !sh->o->exact_step;
   double t = d->terms[GC_TERM_TRUNCATION].value;
   double e = d->terms[GC_TERM_REFERENCE].value;
   double a = d->terms[GC_TERM_ADJOINT].value;
@@ -259,7 +261,7 @@ f64_confirm (worker *w, gc_direction *d, gc__float_ref fr)
   if (d->index != SIZE_MAX && sh->x[d->index] != 0
       && ldexp (d->step, -GC_F64_CONFIRM_SHIFT) >= fabs (sh->x[d->index]))
     unresolved = true;
-  else if (!kink)
+  else if (!kink && refine)
     {
       gc_direction fine = *d;
       double noise_j;

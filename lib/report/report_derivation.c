@@ -191,13 +191,15 @@ direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
                         "confirm a kink or a failure in doubt at (manual: "
                         "\"What f32 mode cannot judge\")\n");
       else if (d->level < 0 && r->reference == GC_REF_F64)
-        gc__buf_printf (b, "  unconfirmed  f64's difference quotients at h "
-                        "and h / 2^%d disagree beyond their terms: the step "
-                        "does not resolve this direction (a structure finer "
-                        "than the step, or a tensor whose values span many "
-                        "scales: give such values a tensor of their own, or "
-                        "check with --ref auto; manual: \"What f64 mode "
-                        "cannot judge\")\n", GC_F64_CONFIRM_SHIFT);
+        gc__buf_printf (b, "  unconfirmed  f64's step does not resolve "
+                        "this direction: h / 2^%d still exceeds the "
+                        "element, or f64's difference quotients at h and "
+                        "h / 2^%d disagree beyond their terms (a structure "
+                        "finer than the step, a step too long, or a tensor "
+                        "whose values span many scales: give such values a "
+                        "tensor of their own, or check with --ref auto; "
+                        "manual: \"What f64 mode cannot judge\")\n",
+                        GC_F64_CONFIRM_SHIFT, GC_F64_CONFIRM_SHIFT);
       else if (d->level < 0)
         gc__buf_printf (b, "  unconfirmed  no two finer steps agreed: the "
                         "reference is not trustworthy here\n");

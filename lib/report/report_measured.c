@@ -210,6 +210,23 @@ gc__rounding_text (gc__buf *b, const gc_result *r)
   if (r->forward_depth_implied >= 1)
     gc__buf_printf (b, ", forward >= %.3g", r->forward_depth_implied);
   gc__buf_puts (b, "\n");
+  /* Manual: "Measured rounding sensitivity": an f64 reference forward
+     whose spread is f32's size (at least 2^-26 |L|, 2^27 f64 roundings
+     of |L|) rounds like f32 -- a float32 constant or array in its
+     arithmetic (a new user's trial: its x1e-4 bug passed under the twin,
+     the only sign M_L raised to 6e10) -- or cancels terms some 2^23
+     times |L|  */
+  if ((r->reference == GC_REF_F64 || r->reference == GC_REF_AUTO)
+      && r->spread_loss >= 0x1p-26 * fabs (r->loss_reference)
+      && r->loss_reference != 0)
+    gc__buf_printf (b, "  WARNING: the f64 reference forward's spread S_L = "
+                    "%.3g is %.3g of |L| = %.4g, the size of f32's rounding "
+                    "(2^-24 = 6e-8), not f64's: does loss_f64 compute in "
+                    "float32 (a float32 constant or array in its "
+                    "arithmetic)?  Else its loss cancels terms some 2^23 "
+                    "times |L|\n", r->spread_loss,
+                    r->spread_loss / fabs (r->loss_reference),
+                    fabs (r->loss_reference));
   if (r->rounding_dropped)
     {
       gc__buf_printf (b, "  %u mode%s left out: ", r->rounding_dropped,

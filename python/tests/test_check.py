@@ -159,3 +159,40 @@ def test_long_bf16_chain_can_be_declared(model, point):
             gradcheck.Precision.storage("bf16", 0, 11379)])
     assert e.value.status == Status.EINVAL
     assert "at most 11378" in str(e.value)
+
+
+def test_f64_forward_that_rounds_like_f32_is_named(model, point):
+    """A loss_f64 that computes in float32 (a float32 array in its
+    arithmetic: a new user's trial, whose x1e-4 bug then passed under the
+    twin) has a reference spread of f32's size: the report warns, naming
+    the likely cause; the honest f64 forward gets no such line."""
+    want = "WARNING: the f64 reference forward's spread"
+    honest = run(model, point, grad_f64=model.grad_f64)
+    assert want not in honest.report()
+    r = gradcheck.check(
+        model.loss, model.grad, point,
+        loss_f64=lambda p: np.float64(model.loss(p.astype(np.float32))),
+        grad_f64=model.grad_f64, **model.depths)
+    assert want in r.report(), r.report()
+    assert "does loss_f64 compute in float32" in r.report()
+
+
+def test_a_step_far_too_long_is_inconclusive_not_a_failure():
+    """step=1e10 on parameters below 1 (a new user's trial): a bounded
+    loss's difference quotients are 0 at h and 2h, and the correct
+    backward failed as a logic error; f64 mode holds a user's step to the
+    test of "What f64 mode cannot judge" (h / 2^8 still exceeds the
+    element): INCONCLUSIVE, unconfirmed.  A step that fits still
+    passes."""
+    x = (0.1 * np.arange(8) - 0.35).astype(np.float32)
+
+    def loss(p):
+        return np.sum(np.tanh(p))
+
+    def grad(p):
+        return (1 - np.tanh(p) ** 2).astype(p.dtype)
+    r = gradcheck.check(loss, grad, x, loss_f64=loss, step=1e10)
+    assert r.verdict == Verdict.INCONCLUSIVE, r.report()
+    assert "unconfirmed  f64's step does not resolve" in r.report()
+    r = gradcheck.check(loss, grad, x, loss_f64=loss, step=1e-4)
+    assert r.verdict == Verdict.PASS, r.report()

@@ -250,8 +250,8 @@ START_TEST (test_f64_mode)
           if (kinds[q] == EDGE_WIDE && s == 0 && !twin)
             {
               char *t = gc_report (r, GC_FMT_TEXT);
-              ck_assert_msg (strstr (t, "unconfirmed  f64's difference "
-                                     "quotients at h and h / 2^8 disagree"),
+              ck_assert_msg (strstr (t, "unconfirmed  f64's step does not "
+                                     "resolve this direction: h / 2^8 "),
                              "%s", t);
               free (t);
             }
