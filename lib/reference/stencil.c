@@ -237,9 +237,9 @@ gc__random_term (worker *w, gc_direction *d, double worst,
    evaluation stands (a non-smooth verdict at an element the step
    resolves: a staircase finer than the step keeps the verdicts its
    diagnosis reads).  A step of the user's is held to the first test
-   only, not refined.  A non-finite value
-   at the finer step withdraws it too; any other failure stops the check
-   (false).  FR is the first evaluation's reference and step.  */
+   only, not refined.  A non-finite value or a vanished step at the finer
+   step withdraws it too; any other failure stops the check (false).  FR
+   is the first evaluation's reference and step.  */
 static bool
 f64_confirm (worker *w, gc_direction *d, gc__float_ref fr)
 {
@@ -267,7 +267,7 @@ f64_confirm (worker *w, gc_direction *d, gc__float_ref fr)
       double noise_j;
       fr.step_exponent -= GC_F64_CONFIRM_SHIFT;
       bool ok = gc__direction_float_as (w, &fine, &fr, &noise_j);
-      if (!ok && w->st != GC_ENONFINITE)
+      if (!ok && w->st != GC_ENONFINITE && w->st != GC_ESTEP)
         return false;
       if (!ok)
         {
