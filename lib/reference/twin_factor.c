@@ -137,7 +137,8 @@ modes_scatter (gc_result *r)
 /* Manual: "A factor the point does not move".  After every direction of
    SH's result is judged, on worker W0 (whose point it sets and leaves at
    x): where a direction is a candidate, grad_f32 and grad_f64 at
-   K points x_j (GC_FACTOR_POINTS to GC_FACTOR_POINTS_MAX) (1 +- s_j), s_j in [STEP/2, STEP), and for each
+   K points x_j (1 +- s_j) (K from GC_FACTOR_POINTS to
+   GC_FACTOR_POINTS_MAX), s_j in [STEP/2, STEP), and for each
    candidate its factor and points, judged again (judge_twin.c turns a
    factor that held into a mismatch).  A point whose call returns an
    error code leaves every direction untested, and so does, for its own

@@ -149,8 +149,10 @@ over_declared_text (gc__buf *b, const gc_result *r)
       const gc_term *a = &d->terms[GC_TERM_ADJOINT];
       double derived = a->value - gc__term_input (a, "S_w", 0);
       double bar = d->bar - derived * (1 - sqrt (1 / f));
-      /* where its other terms set the bar, the two print alike: said so
-         (a new user's trial read "would be 0.009063, not 0.009063") */
+      /* where its other terms set the bar, the two print alike at %.4g
+         (four digits: within half a unit of the fourth, 5e-4 of the
+         value): said so (a new user's trial read "would be 0.009063,
+         not 0.009063") */
       if (fabs (d->bar - bar) < 5e-4 * fabs (d->bar))
         gc__buf_printf (b, "; the worst direction's bar, %.4g, is set by "
                         "its other terms: the implied depth leaves it "
@@ -163,6 +165,54 @@ over_declared_text (gc__buf *b, const gc_result *r)
     }
   gc__buf_puts (b, " (manual: \"Depths declared far above the "
                 "implied\")\n");
+}
+
+/* Manual: "Measured rounding sensitivity": every spread of the
+   backward (WHAT) 0 under the modes: exact, or not reached by them.  */
+static void
+zero_spread_text (gc__buf *b, const gc_result *r, const char *what)
+{
+  /* a declared class the modes do not reach is the likelier cause
+     (manual: "What the rounding modes reach") */
+  bool classes = gc__precision_unreached_count (r) > 0;
+  gc__buf_printf (b, "  note: every spread of the %s is 0: its "
+                  "arithmetic is exact, or the directed modes did not "
+                  "reach it (%s); the measurement vouches for nothing",
+                  what, r->device[0] ? "it runs on the device"
+                  : classes ? "its declared classes that are not "
+                  "mode-reached round outside any mode, and threads "
+                  "started before the check keep their own mode"
+                  : "threads started before the check keep their own "
+                    "mode");
+  /* Manual: "Rounding the modes do not reach" (with a twin,
+     gc__twin_text says it) */
+  if (r->n_unreached && !r->twin)
+    gc__buf_printf (b, "; %zu failure(s) within the worst-case bar "
+                    "gamma_d are INCONCLUSIVE (aligned roundings the "
+                    "modes did not reach would explain them)",
+                    r->n_unreached);
+  gc__buf_puts (b, "\n");
+}
+
+/* Manual: "Measured rounding sensitivity": an f64 reference forward
+   whose spread is f32's size (at least 2^-26 |L|, 2^27 f64 roundings of
+   |L|) rounds like f32 -- a float32 constant or array in its arithmetic
+   (a new user's trial: its x1e-4 bug passed under the twin, the only
+   sign M_L raised to 6e10) -- or cancels terms some 2^23 times |L|.  */
+static void
+f64_spread_warning (gc__buf *b, const gc_result *r)
+{
+  if ((r->reference == GC_REF_F64 || r->reference == GC_REF_AUTO)
+      && r->spread_loss >= 0x1p-26 * fabs (r->loss_reference)
+      && r->loss_reference != 0)
+    gc__buf_printf (b, "  WARNING: the f64 reference forward's spread S_L = "
+                    "%.3g is %.3g of |L| = %.4g, the size of f32's rounding "
+                    "(2^-24 = 6e-8), not f64's: does loss_f64 compute in "
+                    "float32 (a float32 constant or array in its "
+                    "arithmetic)?  Else its loss cancels terms some 2^23 "
+                    "times |L|\n", r->spread_loss,
+                    r->spread_loss / fabs (r->loss_reference),
+                    fabs (r->loss_reference));
 }
 
 /* Manual: "Measured rounding sensitivity": what the reruns under the
@@ -210,23 +260,7 @@ gc__rounding_text (gc__buf *b, const gc_result *r)
   if (r->forward_depth_implied >= 1)
     gc__buf_printf (b, ", forward >= %.3g", r->forward_depth_implied);
   gc__buf_puts (b, "\n");
-  /* Manual: "Measured rounding sensitivity": an f64 reference forward
-     whose spread is f32's size (at least 2^-26 |L|, 2^27 f64 roundings
-     of |L|) rounds like f32 -- a float32 constant or array in its
-     arithmetic (a new user's trial: its x1e-4 bug passed under the twin,
-     the only sign M_L raised to 6e10) -- or cancels terms some 2^23
-     times |L|  */
-  if ((r->reference == GC_REF_F64 || r->reference == GC_REF_AUTO)
-      && r->spread_loss >= 0x1p-26 * fabs (r->loss_reference)
-      && r->loss_reference != 0)
-    gc__buf_printf (b, "  WARNING: the f64 reference forward's spread S_L = "
-                    "%.3g is %.3g of |L| = %.4g, the size of f32's rounding "
-                    "(2^-24 = 6e-8), not f64's: does loss_f64 compute in "
-                    "float32 (a float32 constant or array in its "
-                    "arithmetic)?  Else its loss cancels terms some 2^23 "
-                    "times |L|\n", r->spread_loss,
-                    r->spread_loss / fabs (r->loss_reference),
-                    fabs (r->loss_reference));
+  f64_spread_warning (b, r);
   if (r->rounding_dropped)
     {
       gc__buf_printf (b, "  %u mode%s left out: ", r->rounding_dropped,
@@ -275,28 +309,7 @@ gc__rounding_text (gc__buf *b, const gc_result *r)
   else if (r->depth_supported > 0)
     unsupported_text (b, r);
   else if (r->rounding_modes && r->depth_implied_at == SIZE_MAX)
-    {
-      /* a declared class the modes do not reach is the likelier cause
-         (manual: "What the rounding modes reach") */
-      bool classes = gc__precision_unreached_count (r) > 0;
-      gc__buf_printf (b, "  note: every spread of the %s is 0: its "
-                      "arithmetic is exact, or the directed modes did not "
-                      "reach it (%s); the measurement vouches for nothing",
-                      what, r->device[0] ? "it runs on the device"
-                      : classes ? "its declared classes that are not "
-                      "mode-reached round outside any mode, and threads "
-                      "started before the check keep their own mode"
-                      : "threads started before the check keep their own "
-                        "mode");
-      /* Manual: "Rounding the modes do not reach" (with a twin,
-         gc__twin_text says it) */
-      if (r->n_unreached && !r->twin)
-        gc__buf_printf (b, "; %zu failure(s) within the worst-case bar "
-                        "gamma_d are INCONCLUSIVE (aligned roundings the "
-                        "modes did not reach would explain them)",
-                        r->n_unreached);
-      gc__buf_puts (b, "\n");
-    }
+    zero_spread_text (b, r, what);
   else if (r->n_spread_beyond)
     gc__buf_printf (b, "  PRECISION: %zu direction(s) whose measured spread "
                     "exceeds the worst case 2 gamma_d of the declared %s = "
