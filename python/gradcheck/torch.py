@@ -220,6 +220,8 @@ def _options_given(options):
     """OPTIONS (check_function's **options) as gradcheck.check takes them:
     a TypeError naming check_function for one it does not take, or one
     that check_function sets itself."""
+    if not options:
+        return
     import inspect
     known = [p for p in inspect.signature(_run).parameters
              if not p.startswith("_")]
@@ -388,16 +390,21 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
 
     def loss(dtype):
         def f(xv):
+            a, _ = args(xv, dtype, False)
+            # the check runs with grad mode off (below); a thread of the
+            # library's own starts with it on, and turns it off here
+            if not torch.is_grad_enabled():
+                return loss_of(fn(*a), dtype).item()
             with torch.no_grad():
-                a, _ = args(xv, dtype, False)
                 return loss_of(fn(*a), dtype).item()
         return f
 
     def grad(dtype):
         def f(xv):
-            a, leaves = args(xv, dtype, True)
-            L = loss_of(fn(*a), dtype)
-            gs = torch.autograd.grad(L, leaves, allow_unused=True)
+            with torch.enable_grad():
+                a, leaves = args(xv, dtype, True)
+                L = loss_of(fn(*a), dtype)
+                gs = torch.autograd.grad(L, leaves, allow_unused=True)
             for gg, lf in zip(gs, leaves):
                 if gg is not None and gg.dtype != lf.dtype:
                     raise TypeError("gradcheck.torch: the backward returned "
@@ -425,6 +432,11 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
         options["no_twin"] = True
     nthreads = torch.get_num_threads()
     torch.set_num_threads(1)
+    # grad mode off for the check's forwards, once (a no_grad block per
+    # call cost about a microsecond of a 9 us forward); the backward
+    # turns it on for itself.  Restored after, as the thread count.
+    grad_mode = torch.is_grad_enabled()
+    torch.set_grad_enabled(False)
     try:
         r = _run(loss(torch.float32), grad(torch.float32), x,
                  loss_f64=loss(torch.float64),
@@ -434,6 +446,7 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
                  blocks=list(zip(names, shapes)), _names=_FN_NAMES,
                  **options)
     finally:
+        torch.set_grad_enabled(grad_mode)
         torch.set_num_threads(nthreads)
     r.cotangent = cot_note
     r.outputs = sel

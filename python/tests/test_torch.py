@@ -99,6 +99,28 @@ def test_failing_backward_is_a_clean_error(inputs, bug, cause):
     assert isinstance(e.value.__cause__, cause)
     assert e.value.callback == "grad"
     assert torch.get_num_threads() == n
+    # the check turns grad mode off for its forwards: restored on error
+    assert torch.is_grad_enabled()
+
+
+@pytest.mark.parametrize("mode", [True, False])
+def test_grad_mode_per_callback_and_restored(inputs, mode):
+    """The forwards run without grad, the backward with it, whatever the
+    caller's mode; the caller's mode is back after the check."""
+    seen = {}
+
+    def f(x, w, b):
+        seen.setdefault(x.dtype, set()).add(torch.is_grad_enabled())
+        return layernorm().apply(x, w, b)
+
+    with torch.set_grad_enabled(mode):
+        r = check_function(f, *inputs)
+        assert torch.is_grad_enabled() is mode
+    assert r.verdict == Verdict.PASS
+    # float32 and float64 runs each saw both modes: forwards without
+    # grad, backwards with it
+    assert seen == {torch.float32: {False, True},
+                    torch.float64: {False, True}}
 
 
 def test_non_differentiable_inputs_are_held(inputs):
