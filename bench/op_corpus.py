@@ -420,7 +420,16 @@ def ours(fn, tensors, name, limit):
                n_inconclusive=j.get("n_inconclusive"),
                n_nonsmooth=j.get("n_nonsmooth"),
                diagnosis_kind=d.get("kind"), diagnosis=d.get("text", ""),
-               twin=j.get("twin"))
+               twin=j.get("twin"),
+               # the forwards at the centre (manual: "Forward
+               # disagreement"): error and budget in ulps of M_L, M_L
+               # and whether a spread raised it, the f32 forward's spread
+               forward={k: _num(j.get(k)) if k != "loss_magnitude_raised"
+                        else j.get(k) for k in (
+                            "forward_error_ulps", "forward_budget_ulps",
+                            "forward_depth", "loss_magnitude", "loss_f32",
+                            "loss_reference", "spread_loss_f32",
+                            "loss_magnitude_raised")})
     if rec["verdict"] != "PASS":
         rec["reasons"] = reasons(v)
     return rec

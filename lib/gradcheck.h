@@ -797,8 +797,12 @@ typedef struct gc_result
   size_t n_loss_unsupported;
   /* Manual: "The loss magnitude": 1 when a defaulted M_L (|L|) was
      raised to S_L / (2 d_f u), what the reference forward's measured
-     spread shows (loss_magnitude then holds that value).  */
+     spread shows, 2 when to S_32 / (2 d_f u_32), what the f32 forward's
+     shows (loss_magnitude then holds that value).  spread_loss_f32: the
+     f32 forward's spread S_32 at x over the rounding modes (0: not
+     measured, or no rounding moved it; the reference's in f32 mode).  */
   int loss_magnitude_raised;
+  double spread_loss_f32;
   /* Manual: "Rounding classes".  The model's classes, copied (their names
      in precision_names), and how many passing directions judged without
      a twin needed a class the rounding modes do not reach (made

@@ -50,8 +50,10 @@ typedef struct tw
   double factor, factor32;
   int bf16, f16;
   size_t drop;
-  /* CONST_LOSS: the f32 forward returns 1 whatever x (a forward bug; the
-     backward and the reference forwards are right) */
+  /* CONST_LOSS: 1, the f32 forward returns 1 whatever x; 2, it returns
+     its loss rounded to a multiple of 1/16, half away from zero, whatever
+     the rounding mode (forward bugs; the backward and the reference
+     forwards are right) */
   int const_loss;
   /* the magnitude declared is MAG_SCALE times the element's own */
   double mag_scale;
@@ -156,7 +158,9 @@ loss32 (void *ctx, const float *x, float *loss)
   else
     for (size_t i = 0; i < t->n; i++)
       acc += t->s[i] * sinf (x[i]);
-  *loss = t->const_loss ? 1.0f : (float) acc;
+  *loss = t->const_loss == 1 ? 1.0f
+          : t->const_loss == 2 ? roundf ((float) acc * 16) / 16
+          : (float) acc;
   return 0;
 }
 
@@ -1326,6 +1330,67 @@ START_TEST (test_constant_f32_loss)
 }
 END_TEST
 
+/* Issue 32, item 6: an f32 forward rounded to a multiple of 1/16 (a
+   staircase, off by some 10^5 ulp of |L|: beyond the worst case for
+   M_L = |L|, within 2^16 times it) with a correct backward exited 0: a
+   loss that cancels was assumed below the cut.  The f32 forward's spread
+   under the other rounding modes now measures that: 0 here (roundf
+   ignores the mode), so no cancellation raised M_L, and the verdict is
+   inconclusive, never a pass (manual: "Never a pass").  On a device no
+   mode reaches the forward, nothing is measured, and the cut stands:
+   a pass, with the note that the loss may cancel.  */
+START_TEST (test_staircase_f32_loss)
+{
+  for (int no_twin = 0; no_twin < 2; no_twin++)
+    for (int device = 0; device < 2; device++)
+      {
+        tw *t = tw_new (24, 0);
+        t->const_loss = 2;
+        gc_options o;
+        gc_options_init (&o);
+        o.no_twin = no_twin;
+        o.device = device ? "cuda:0" : NULL;
+        gc_result *r = gct_check_ok (&t->model, t->x, &o);
+        /* the worst case gamma_{d_f} M_L in ulps of M_L (manual: "The
+           accumulation factor"), M_L = |L| here */
+        int e;
+        frexp (r->loss_magnitude, &e);
+        double df = (double) r->forward_depth;
+        double worst = df * 0x1p-24 / (1 - df * 0x1p-24)
+                       * r->loss_magnitude / ldexp (1, e - 24);
+        printf ("# staircase f32 loss%s%s: %s, forward off by %.3g ulp "
+                "(worst case %.3g), S_32 %.3g\n",
+                no_twin ? " (no twin)" : "", device ? " (device)" : "",
+                gc_verdict_name (r->verdict), r->forward_error_ulps, worst,
+                r->spread_loss_f32);
+        /* the case is the one the cut let pass: beyond the worst case
+           for M_L = |L|, within 2^16 times it */
+        ck_assert_double_eq (r->loss_magnitude, fabs (r->loss_f32));
+        ck_assert_double_gt (r->forward_error_ulps, worst);
+        ck_assert_double_lt (r->forward_error_ulps, 0x1p16 * worst);
+        ck_assert_int_eq (r->n_failed, 0);
+        char *text = gc_report (r, GC_FMT_TEXT);
+        if (!device)
+          {
+            ck_assert_double_eq (r->spread_loss_f32, 0);
+            ck_assert_int_eq (r->verdict, GC_INCONCLUSIVE);
+            ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_FORWARD_MISMATCH);
+            ck_assert_ptr_nonnull (strstr (text, "does not raise: the "
+                                                 "forwards disagree"));
+          }
+        else
+          {
+            ck_assert (isnan (r->spread_loss_f32));
+            ck_assert_int_eq (r->verdict, GC_PASS);
+            ck_assert_ptr_nonnull (strstr (text, "or the loss cancels"));
+          }
+        free (text);
+        gc_result_free (r);
+        tw_free (t);
+      }
+}
+END_TEST
+
 /* Issue 32, item 4: a correct recurrence whose backward depth is
    declared 37 times what the measured spreads imply (a new author's
    count): the verdict stands, and the report names the declared and the
@@ -1506,6 +1571,7 @@ twin_suite (void)
   tcase_add_loop_test (tc, test_f32_logic_structures, 0, 10);
   tcase_add_test (tc, test_bf16_scatter_is_not_structure);
   tcase_add_test (tc, test_constant_f32_loss);
+  tcase_add_test (tc, test_staircase_f32_loss);
   tcase_add_test (tc, test_overdeclared_depth_named);
   tcase_add_test (tc, test_long_bf16_chain);
   tcase_add_test (tc, test_class_depth_contradicted);

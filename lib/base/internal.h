@@ -245,9 +245,18 @@ int gc__cmp_double (const void *a, const void *b);
    beyond its budget: 0 no, 1 beyond the probabilistic budget but within
    the worst case gamma_{d_f} (a depth declared too small can explain it),
    2 beyond the worst case (different functions), 3 beyond it where M_L is
-   only |L| (the model declares no larger magnitude: a cancelling loss may
-   explain it).  *WORST_ULPS: that worst case in ulps of M_L.  */
+   only |L| (the model declares no larger magnitude, and no measured
+   spread raised it: a cancelling loss may explain it, unless the f32
+   forward's spread was measured, gc__forward_spread_measured).
+   *WORST_ULPS: that worst case in ulps of M_L.  */
 int gc__forward_disagreement (const gc_result *r, double *worst_ulps);
+/* Whether the f32 forward's spread S_32 was measured at the centre under
+   the other rounding modes (gc_result.spread_loss_f32 not NaN), in a
+   mode whose reference is another forward (manual: "Forward
+   disagreement", "Never a pass").  */
+bool gc__forward_spread_measured (const gc_result *r);
+/* Manual: "Never a pass": whether the forwards' disagreement leaves the
+   gradient unjudged (no pass: inconclusive where nothing failed).  */
 bool gc__forward_unjudged (const gc_result *r);
 /* Set R's f64_same_verdict and f64_term_ratio from its MPFR directions'
    terms, when the model HAS_F64 (manual: "Would f64 do?").  */

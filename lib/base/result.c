@@ -107,6 +107,7 @@ gc__result_options (gc_result *r, const gc_options *o)
   r->shard_index = shard_ok ? o->shard_index : 0;
   r->shard_count = shard_ok && o->shard_count > 1 ? o->shard_count : 1;
   r->depth_implied_at = SIZE_MAX;
+  r->spread_loss_f32 = NAN;     /* not measured, until it is */
 }
 
 void

@@ -115,8 +115,13 @@ before_patterns (gc_result *r)
                 "derivative, which the production forward does not compute "
                 "-- the forward oracle (gradcheck oracle) compares them",
                 gc_reference_name (r->truncation_source),
-                level == 3 ? ", or the loss cancels by more than 2^16 "
-                             "(declare loss_magnitude_f32)" : "",
+                level != 3 ? ""
+                : gc__forward_spread_measured (r)
+                ? " (a loss that cancels shows in the f32 forward's spread "
+                  "under the other rounding modes, and this one's raised "
+                  "no M_L; declare loss_magnitude_f32 if it cancels)"
+                : ", or the loss cancels by more than 2^16 "
+                  "(declare loss_magnitude_f32)",
                 r->loss_f32, r->loss_reference, r->forward_error_ulps,
                 worst_ulps, r->forward_depth);
       return true;

@@ -33,16 +33,26 @@ gc__forward_disagreement (const gc_result *r, double *worst_ulps)
   return r->loss_magnitude > fabs (r->loss_f32) ? 2 : 3;
 }
 
+bool
+gc__forward_spread_measured (const gc_result *r)
+{
+  return r->reference != GC_REF_F32 && !isnan (r->spread_loss_f32);
+}
+
 /* Manual: "Forward disagreement", "Never a pass": the forwards differ
-   beyond the worst case for a declared M_L (level 2), or beyond
-   GC_PRECISION_CUT times the worst case for M_L = |L| (level 3: a loss
-   that cancels by 2^16 keeps no f32 digit of it; the twin's cut between
-   a precision loss and no rounding at all).  */
+   beyond the worst case for a declared or measured M_L (level 2); for
+   M_L = |L| (level 3), where the f32 forward's spread was measured (a
+   loss that cancels shows there, and raises M_L: it did not), or beyond
+   GC_PRECISION_CUT times the worst case where it was not (a loss that
+   cancels by 2^16 keeps no f32 digit of it; the twin's cut between a
+   precision loss and no rounding at all).  */
 bool
 gc__forward_unjudged (const gc_result *r)
 {
   double worst;
   int level = gc__forward_disagreement (r, &worst);
   return level == 2
-         || (level == 3 && r->forward_error_ulps > GC_PRECISION_CUT * worst);
+         || (level == 3 && (gc__forward_spread_measured (r)
+                            || r->forward_error_ulps
+                               > GC_PRECISION_CUT * worst));
 }

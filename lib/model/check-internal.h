@@ -62,7 +62,7 @@ typedef struct shared
      other rounding modes (NULL: not run, or left out), and the float
      reference forward's spread S_L at x (0 in MPFR mode).  */
   float *gm[GC_N_MODES];
-  double spread_loss;
+  double spread_loss, spread_loss_f32;
   unsigned modes_dropped;   /* of FE_TONEAREST, UPWARD, DOWNWARD, TOWARDZERO */
   /* The tiered reference (GC_REF_AUTO; manual: "The tiered reference"):
      whether f64 may decide (its centre value agrees with MPFR's), the f64

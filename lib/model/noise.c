@@ -145,14 +145,15 @@ drop_mode (shared *sh, int mode, const char *what, const char *why)
 }
 
 /* One call of the reference forward (f32 or f64, as the check's
-   reference) at the centre under MODE: 1 and the value in *VAL when it
+   reference; the f32 forward where F32) at the centre under MODE: 1 and the value in *VAL when it
    gave a finite one, 0 when the mode is to be left out (a non-finite
    value), -1 after a failure that stops the check (recorded on W).  */
 static int
-loss_under (worker *w, int mode, double *val)
+loss_under (worker *w, int mode, bool f32, double *val)
 {
   const gc_model *m = w->sh->m;
-  bool is64 = w->sh->ref == GC_REF_F64 || w->sh->ref == GC_REF_AUTO;
+  bool is64 = !f32 && (w->sh->ref == GC_REF_F64
+                       || w->sh->ref == GC_REF_AUTO);
   union { double d; float f; unsigned char b[sizeof (double) + LOSS_GUARD]; }
     l;
   size_t sz = is64 ? sizeof (double) : sizeof (float);
@@ -237,7 +238,7 @@ gc__measure_rounding (shared *sh, worker *w0, double f_rn)
       for (int j = 0; j < k; j++)
         {
           double v;
-          int got = loss_under (w0, modes[j], &v);
+          int got = loss_under (w0, modes[j], false, &v);
           if (got < 0)
             return w0->st;
           if (got)
@@ -249,6 +250,31 @@ gc__measure_rounding (shared *sh, worker *w0, double f_rn)
       sh->spread_loss = hi - lo;
     }
   r->spread_loss = sh->spread_loss;
+  /* Manual: "The loss magnitude": the f32 forward's own spread S_32 (in
+     f32 mode it is the reference's, just measured)  */
+  sh->spread_loss_f32 = sh->ref == GC_REF_F32 && k > 0 ? sh->spread_loss
+                        : NAN;
+  if (sh->ref != GC_REF_F32 && k > 0)
+    {
+      double lo = r->loss_f32, hi = lo;
+      int measured = 0;
+      for (int j = 0; j < k; j++)
+        {
+          double v;
+          int got = loss_under (w0, modes[j], true, &v);
+          if (got < 0)
+            return w0->st;
+          if (got)
+            {
+              lo = fmin (lo, v);
+              hi = fmax (hi, v);
+              measured++;
+            }
+        }
+      if (measured)
+        sh->spread_loss_f32 = hi - lo;
+    }
+  r->spread_loss_f32 = sh->spread_loss_f32;
   return GC_OK;
 }
 
@@ -289,6 +315,19 @@ gc__rounding_ratios (shared *sh)
         {
           sh->mag_loss = ml = r->loss_magnitude = need;
           r->loss_magnitude_raised = 1;
+        }
+    }
+  /* ... and the f32 forward's spread S_32 the same, at f32's u: the two
+     forwards compute one loss, of one magnitude */
+  if ((r->defaulted & GC_DEFAULTED_LOSS_MAGNITUDE) && sh->spread_loss_f32 > 0
+      && r->forward_depth > 0)
+    {
+      double need = sh->spread_loss_f32
+                    / (2 * (double) r->forward_depth * GC_U32);
+      if (need > ml)
+        {
+          sh->mag_loss = ml = r->loss_magnitude = need;
+          r->loss_magnitude_raised = 2;
         }
     }
   r->forward_depth_implied = sh->spread_loss > 0 && ml > 0

@@ -365,6 +365,7 @@ summary_json (json_t *o, const gc_result *r)
     && put (o, "rounding_dropped", juint (r->rounding_dropped))
     && put (o, "rounding_note", jstr (r->rounding_note))
     && put (o, "spread_loss", jnum (r->spread_loss))
+    && put (o, "spread_loss_f32", jnum (r->spread_loss_f32))
     && put (o, "depth_implied", jnum (r->depth_implied))
     && put (o, "depth_implied_at", r->depth_implied_at == SIZE_MAX
                                    ? json_null ()

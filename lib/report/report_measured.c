@@ -29,16 +29,22 @@ gc__forward_agreement_text (gc__buf *b, const gc_result *r)
   else if (level == 2)
     gc__buf_printf (b, "; beyond the worst case %.3g ulp: the forwards "
                     "disagree", worst);
+  else if (level == 3 && gc__forward_spread_measured (r))
+    gc__buf_printf (b, "; beyond the worst case %.3g ulp for M_L = |L|, "
+                    "which the f32 forward's spread S_32 = %.3g does not "
+                    "raise: the forwards disagree", worst,
+                    r->spread_loss_f32);
   else if (level == 3)
     gc__buf_printf (b, "; beyond the worst case %.3g ulp for M_L = |L|: the "
                     "forwards disagree, or the loss cancels", worst);
   gc__buf_puts (b, ")");
+  bool cancels = level == 3 && !gc__forward_spread_measured (r);
   if ((level == 2 || level == 3) && r->n_failed == 0)
     gc__buf_printf (b, "\nnote: the f32 forward and the %s reference forward "
                     "compute different functions at x (L = %.9g vs %.9g)%s; "
                     "their gradients agree within the bar here",
                     gc_reference_name (r->truncation_source), r->loss_f32,
-                    r->loss_reference, level == 3 ? ", or the loss cancels"
+                    r->loss_reference, cancels ? ", or the loss cancels"
                     : "");
 }
 
@@ -246,6 +252,8 @@ gc__rounding_text (gc__buf *b, const gc_result *r)
   if (r->spread_loss > 0)
     gc__buf_printf (b, "; reference forward's spread S_L = %.3g",
                     r->spread_loss);
+  if (r->spread_loss_f32 > 0 && r->reference != GC_REF_F32)
+    gc__buf_printf (b, "; f32 forward's S_32 = %.3g", r->spread_loss_f32);
   const char *dn, *what = gc__depth_of (r, &dn);
   if (r->depth_implied_at != SIZE_MAX && r->depth_implied_at >= r->n)
     gc__buf_printf (b, "; the %s's spread measured along random directions "

@@ -120,7 +120,10 @@ inputs_text (gc__buf *b, const gc_result *r)
                   d & GC_DEFAULTED_MAGNITUDES
                   ? "defaulted (largest |g| per tensor)" : "the model's",
                   d & GC_DEFAULTED_LOSS_MAGNITUDE
-                  ? r->loss_magnitude_raised
+                  ? r->loss_magnitude_raised == 2
+                    ? "defaulted (|L|), raised to S_32 / (2 d_f u) by the "
+                      "f32 forward's spread"
+                    : r->loss_magnitude_raised
                     ? "defaulted (|L|), raised to S_L / (2 d_f u) by the "
                       "reference forward's spread" : "defaulted (|L|)"
                   : "the model's");

@@ -307,6 +307,11 @@ read_findings (gc_result *r, const json_t *j)
           || !gc__get_num (j, "forward_depth_implied",
                            &r->forward_depth_implied))
         return GC_EFORMAT;
+      /* absent from the reports of versions before it was measured */
+      r->spread_loss_f32 = NAN;
+      if (json_object_get (j, "spread_loss_f32")
+          && !gc__get_num (j, "spread_loss_f32", &r->spread_loss_f32))
+        return GC_EFORMAT;
       r->rounding_modes = (unsigned) modes;
       r->rounding_dropped = (unsigned) dropped;
       snprintf (r->rounding_note, sizeof r->rounding_note, "%s", note);
