@@ -621,6 +621,30 @@ START_TEST (test_point)
 }
 END_TEST
 
+/* With blocks, the element is named by its tensor and coordinates, and its
+   flat index given as the parameter's: "X[1,1] = inf (parameter 37)", not
+   "x[37]", which reads as the 38th element of a tensor named x.  */
+START_TEST (test_point_named)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  ck_assert_uint_eq (t->model.n_blocks, 2);
+  ck_assert_str_eq (t->model.blocks[1].name, "X");
+  /* X (8 x 4) follows W (4 x 8): X[1,1] is X's element 5, parameter 37 */
+  size_t i = t->model.blocks[1].offset + 1 * 4 + 1;
+  float *x = malloc (t->n * sizeof *x);
+  memcpy (x, t->x, t->n * sizeof *x);
+  x[i] = INFINITY;
+  gc_result *r = NULL;
+  gc_status st = gc_check (&t->model, x, NULL, &r);
+  char want[64];
+  snprintf (want, sizeof want, "X[1,1] = inf (parameter %zu)", i);
+  assert_error (r, st, GC_EPOINT, want);
+  gc_result_free (r);
+  free (x);
+  gct_free (t);
+}
+END_TEST
+
 /* Steps that overflow: named as the step's fault (GC_ESTEP), in every
    reference, and a non-finite loss at a stencil point says where.  */
 START_TEST (test_step_overflow)
@@ -1405,6 +1429,7 @@ hostile_suite (void)
   tcase_add_test (tc, test_input_write);
   tcase_add_test (tc, test_timeout);
   tcase_add_test (tc, test_point);
+  tcase_add_test (tc, test_point_named);
   tcase_add_test (tc, test_step_overflow);
   tcase_add_test (tc, test_huge_n);
   tcase_add_test (tc, test_new_statuses);

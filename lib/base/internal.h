@@ -179,10 +179,15 @@ void gc__direction_no_twin (gc_direction *d);
 /* O's reference when it is a gc_reference, else gc_options_init's
    (GC_REF_AUTO): for the result's record only, as above.  */
 gc_reference gc__result_reference (const gc_options *o);
-/* GC_EPOINT, with the first non-finite element named in DETAIL, when the
+/* GC_EPOINT, with the first non-finite element named in DETAIL by the
+   NB BLOCKS (validated) that hold it ("w[3] = inf (parameter 99)"), when the
    point X of N floats holds NaN or Inf.  */
-gc_status gc__point_finite (const float *x, size_t n, char *detail,
-                            size_t size);
+gc_status gc__point_finite (const float *x, size_t n, const gc_block *blocks,
+                            size_t nb, char *detail, size_t size);
+/* Element INDEX named by the NB BLOCKS (validated) that hold it, "x[INDEX]"
+   where none does; BUF of SIZE bytes, returned.  */
+char *gc__element_name (const gc_block *blocks, size_t nb, size_t index,
+                        char *buf, size_t size);
 /* Counts, worst direction and verdict of R from its directions
    (judge.c).  */
 void gc__summarise (gc_result *r);

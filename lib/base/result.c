@@ -15,13 +15,20 @@
 /* The point must be finite: a NaN or Inf there is the caller's, not a
    callback's (GC_EPOINT).  */
 gc_status
-gc__point_finite (const float *x, size_t n, char *detail, size_t size)
+gc__point_finite (const float *x, size_t n, const gc_block *blocks,
+                  size_t nb, char *detail, size_t size)
 {
   for (size_t i = 0; i < n; i++)
     if (!isfinite (x[i]))
       {
-        snprintf (detail, size, "x[%zu] = %g: the point to check at must be "
-                  "finite", i, (double) x[i]);
+        char nm[96];
+        gc__element_name (blocks, nb, i, nm, sizeof nm);
+        if (nb)
+          snprintf (detail, size, "%s = %g (parameter %zu): the point to "
+                    "check at must be finite", nm, (double) x[i], i);
+        else
+          snprintf (detail, size, "%s = %g: the point to check at must be "
+                    "finite", nm, (double) x[i]);
         return GC_EPOINT;
       }
   return GC_OK;
@@ -213,26 +220,21 @@ gc__blocks_valid (const gc_block *blocks, size_t nb, size_t n)
   return gc__blocks_why (blocks, nb, n, NULL, 0);
 }
 
+/* The element INDEX of the concatenated parameter vector named by the
+   blocks that hold it ("W[0,4]"), or "x[INDEX]" where none does.  */
 char *
-gc_param_name (const gc_result *r, size_t index, char *buf, size_t size)
+gc__element_name (const gc_block *blocks, size_t nb, size_t index,
+                  char *buf, size_t size)
 {
   if (!buf || size == 0)
     return buf;
-  buf[0] = 0;
-  if (!r)
-    return buf;
-  if (index == SIZE_MAX)
+  for (size_t b = 0; b < nb; b++)
     {
-      snprintf (buf, size, "random direction");
-      return buf;
-    }
-  for (size_t b = 0; b < r->n_blocks; b++)
-    {
-      const gc_block *bl = &r->blocks[b];
+      const gc_block *bl = &blocks[b];
       if (index < bl->offset || index >= bl->offset + bl->count)
         continue;
       size_t rel = index - bl->offset;
-      int len = snprintf (buf, size, "%s", bl->name);
+      int len = snprintf (buf, size, "%s", bl->name ? bl->name : "x");
       if (bl->ndim == 0)
         {
           snprintf (buf + (len < (int) size ? len : (int) size - 1),
@@ -255,6 +257,22 @@ gc_param_name (const gc_result *r, size_t index, char *buf, size_t size)
     }
   snprintf (buf, size, "x[%zu]", index);
   return buf;
+}
+
+char *
+gc_param_name (const gc_result *r, size_t index, char *buf, size_t size)
+{
+  if (!buf || size == 0)
+    return buf;
+  buf[0] = 0;
+  if (!r)
+    return buf;
+  if (index == SIZE_MAX)
+    {
+      snprintf (buf, size, "random direction");
+      return buf;
+    }
+  return gc__element_name (r->blocks, r->n_blocks, index, buf, size);
 }
 
 char *

@@ -309,7 +309,12 @@ forward_check (const gc_model *m, const float *x, const gc_options *opts,
       return stop (r, GC_ENOMEM, 0, gc_strerror (GC_ENOMEM));
     }
   char what[160];
-  if ((st = gc__point_finite (x, n, what, sizeof what)) != GC_OK)
+  /* the input's blocks name the element where they are valid (this check
+     reads them nowhere else, so it does not refuse them)  */
+  bool named = gc__blocks_valid (m->blocks, m->n_blocks, n);
+  if ((st = gc__point_finite (x, n, named ? m->blocks : NULL,
+                              named ? m->n_blocks : 0, what, sizeof what))
+      != GC_OK)
     {
       gc__guarded_free (of);
       gc__guarded_free (mag);

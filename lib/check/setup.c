@@ -335,7 +335,8 @@ allocate (shared *sh, gc_result *r, const gc_model *m, const float *x,
         snprintf (r->detail, sizeof r->detail, "%s", gc_strerror (r->status));
       return r->status;
     }
-  if ((r->status = gc__point_finite (x, m->n, r->detail, sizeof r->detail))
+  if ((r->status = gc__point_finite (x, m->n, m->blocks, m->n_blocks,
+                                      r->detail, sizeof r->detail))
       != GC_OK)
     {
       gc__guarded_free (sh->g);

@@ -452,7 +452,8 @@ hvp_check (gc_result *r, const gc_model *m, const float *x,
       || !gc__within_memory ((double) mine * n * sizeof *r->dirs))
     return gc__refuse (r, GC_ENOMEM, "the directions of this HVP check "
                        "cannot be allocated");
-  if ((st = gc__point_finite (x, n, what, sizeof what)) != GC_OK)
+  if ((st = gc__point_finite (x, n, m->blocks, m->n_blocks, what,
+                              sizeof what)) != GC_OK)
     return gc__refuse (r, st, what);
   bool twin = m->grad_f64 && !o->no_twin;
   /* both twins: the two verdicts (manual: "The HVP check") */

@@ -232,7 +232,8 @@ validate (gc_taylor *t, const gc_model *m, const float *x,
       }
   if (n > SIZE_MAX / 64)
     return stop (t, GC_ENOMEM, 0, NULL);
-  gc_status st = gc__point_finite (x, n, what, sizeof what);
+  gc_status st = gc__point_finite (x, n, m->blocks, m->n_blocks, what,
+                                   sizeof what);
   if (st != GC_OK)
     return stop (t, st, 0, what);
   *ref_out = ref;

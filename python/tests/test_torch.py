@@ -140,6 +140,18 @@ def test_threads(inputs):
     assert (two.directions.reference == one.directions.reference).all()
 
 
+def test_nonfinite_point_is_named_by_its_tensor(inputs):
+    # the library names the element by the tensor that holds it, with the
+    # flat index as the parameter's: input1[3], not x[35]
+    x, w, b = inputs
+    w = w.clone()
+    w[3] = float("inf")
+    with pytest.raises(gradcheck.CheckError) as e:
+        check_function(layernorm().apply, x, w, b)
+    assert e.value.status == gradcheck.Status.EPOINT
+    assert "input1[3] = inf (parameter %d)" % (x.numel() + 3) in e.value.detail
+
+
 def test_refused_inputs():
     with pytest.raises(TypeError):
         check_function(lambda x: x.sum(), torch.ones(3, dtype=torch.float64))
