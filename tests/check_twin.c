@@ -785,7 +785,21 @@ START_TEST (test_bf16_intermediate)
   char *json = gc_report (r, GC_FMT_JSON);
   ck_assert_ptr_nonnull (json);
   ck_assert_ptr_nonnull (strstr (json, "\"kind\":\"precision\""));
+  /* the tensor's line counts its precision findings: "0/24" alone read as
+     a clean tensor under a PRECISION verdict (a new user's trial)  */
+  char want[64];
+  snprintf (want, sizeof want, "\"precision\":%zu", r->n_precision);
+  ck_assert_msg (strstr (strstr (json, "\"tensors\""), want), "%s", want);
   free (json);
+  char *text = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (text);
+  const char *line = strstr (text, "\n  x ");
+  ck_assert_ptr_nonnull (line);
+  snprintf (want, sizeof want, "  %zu precision\n", r->n_precision);
+  const char *has = strstr (line, want);
+  ck_assert_msg (has && !memchr (line + 1, '\n', (size_t) (has - line)),
+                 "tensor line lacks '%s':%.200s", want, line);
+  free (text);
   gc_result_free (r);
   tw_free (t);
 }

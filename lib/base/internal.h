@@ -227,6 +227,9 @@ typedef struct gc__tensor
   const char *name;
   size_t block;            /* index in r->blocks, or SIZE_MAX */
   size_t checked, failed, nonsmooth;
+  /* directions whose verdict is GC_PRECISION, GC_INCONCLUSIVE: findings
+     the failed count does not show  */
+  size_t precision, inconclusive;
   double worst_nu;
   double resolution;       /* median bar / |reference|; NaN if none */
   /* The median relative error |analytic - reference| / |reference| of its

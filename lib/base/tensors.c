@@ -349,6 +349,8 @@ gc__tensors (const gc_result *r, gc__tensor **out, size_t *count)
       e->checked++;
       e->failed += d->verdict == GC_FAIL;
       e->nonsmooth += d->verdict == GC_NONSMOOTH;
+      e->precision += d->verdict == GC_PRECISION;
+      e->inconclusive += d->verdict == GC_INCONCLUSIVE;
       if (e->checked == 1 || d->nu > e->worst_nu)
         e->worst_nu = d->nu;
     }

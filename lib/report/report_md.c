@@ -181,9 +181,15 @@ tensors_markdown (gc__buf *b, const gc_result *r)
     {
       gc__buf_puts (b, "| ");
       put_md_code (b, t[k].name, true);
-      gc__buf_printf (b, " | %zu / %zu | %.3g | %.3g | %s", t[k].failed,
-                      t[k].checked, t[k].worst_nu, t[k].resolution,
-                      t[k].structure);
+      gc__buf_printf (b, " | %zu / %zu", t[k].failed, t[k].checked);
+      if (t[k].nonsmooth)
+        gc__buf_printf (b, ", %zu non-smooth", t[k].nonsmooth);
+      if (t[k].precision)
+        gc__buf_printf (b, ", %zu precision", t[k].precision);
+      if (t[k].inconclusive)
+        gc__buf_printf (b, ", %zu inconclusive", t[k].inconclusive);
+      gc__buf_printf (b, " | %.3g | %.3g | %s", t[k].worst_nu,
+                      t[k].resolution, t[k].structure);
       /* manual: "Directional checks", "What a pass rules out" */
       if (isfinite (t[k].rules_out))
         gc__buf_printf (b, "%sa pass rules out ‖e‖₂ ≥ %.3g (%.3g of ‖g‖₂)",

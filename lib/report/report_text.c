@@ -86,6 +86,10 @@ gc__tensors_text (gc__buf *b, const gc_result *r, const char *prefix)
                       t[k].worst_nu, t[k].resolution);
       if (t[k].nonsmooth)
         gc__buf_printf (b, "  %zu non-smooth", t[k].nonsmooth);
+      if (t[k].precision)
+        gc__buf_printf (b, "  %zu precision", t[k].precision);
+      if (t[k].inconclusive)
+        gc__buf_printf (b, "  %zu inconclusive", t[k].inconclusive);
       if (t[k].structure[0])
         gc__buf_printf (b, "  %s", t[k].structure);
       /* manual: "Directional checks", "What a pass rules out" */
