@@ -656,6 +656,87 @@ START_TEST (test_random_rules_out)
 }
 END_TEST
 
+/* The f32 path's figure, "in the f32 path alone >= E32 (REL)", of
+   tensor NAME's line; false where the line has none.  */
+static bool
+rules_out_f32_of (const gc_result *r, const char *name, double *e,
+                  double *rel)
+{
+  char *s = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (s);
+  char head[64];
+  snprintf (head, sizeof head, "\n  %s ", name);
+  const char *p = strstr (s, head);
+  const char *q = p ? strstr (p, "in the f32 path alone >= ") : NULL;
+  const char *nl = p ? strchr (p + 1, '\n') : NULL;
+  bool ok = q && (!nl || q < nl)
+            && sscanf (q, "in the f32 path alone >= %lg (%lg)", e, rel) == 2;
+  free (s);
+  return ok;
+}
+
+/* The base's twin, without the wrapper's bug: a bug of the f32 path
+   alone.  */
+static int
+base_grad64 (void *ctx, const double *x, double *g)
+{
+  gct_wrap *w = ctx;
+  return w->base->model.grad_f64 (w->base->model.ctx, x, g);
+}
+
+/* Manual: "What a pass rules out": with a twin, the algorithm's E* bounds
+   an error both backwards share; an error of the f32 path alone is the
+   arithmetic's, and its figure E*_32 = a_k A* alpha^(-1/K) is the one
+   printed beside it.  One element of W moved by 1.05 E*_32 in the f32
+   backward only (the twin right) is caught, a W direction's arithmetic
+   beyond its bound, at every seed (a miss has probability below the
+   check's alpha, 1e-6).  E*_32 is coarser than E* (f32's worst-case
+   adjoint bound against bar_64) and no empty bound: below 10% of |g|_2
+   (f32's bound at tanh-gemm's depths is some 1e-4 of an element, times
+   a_8 beta^(-1/8) ~ 10).  A tensor with an arithmetic finding claims
+   nothing for the f32 path.  */
+START_TEST (test_random_rules_out_f32_path)
+{
+  gct_model *t = gct_tanh_gemm (4, 8, 4, gct_seed (), 0);
+  uint64_t ns = gct_seeds (6);
+  for (uint64_t s = 0; s < ns; s++)
+    {
+      gc_options o;
+      gc_options_init (&o);
+      o.directions = GC_DIR_RANDOM;
+      o.n_random = 8;
+      o.random_per_block = 1;
+      o.seed = 1 + s;
+      gc_result *r = gct_check_ok (&t->model, t->x, &o);
+      ck_assert_int_eq (r->verdict, GC_PASS);
+      double e, rel, e32, rel32;
+      ck_assert (rules_out_of (r, "W", &e, &rel));
+      ck_assert (rules_out_f32_of (r, "W", &e32, &rel32));
+      ck_assert_msg (e32 > e && rel32 > 0 && rel32 < 0.1,
+                     "seed %d: E*_32 %g (%g of |g|_2), E* %g", (int) o.seed,
+                     e32, rel32, e);
+      gc_result_free (r);
+
+      gct_wrap w;
+      gct_wrap_init (&w, t);
+      w.model.grad_f64 = base_grad64;
+      w.add_at = (size_t) (5 * s + 3) % 32;
+      w.add = 1.05 * e32;
+      r = gct_check_ok (&w.model, t->x, &o);
+      size_t caught = 0;
+      for (size_t k = 0; k < r->n_directions; k++)
+        caught += k < 8 && r->dirs[k].arith != GC_ARITH_OK
+                  && r->dirs[k].verdict != GC_PASS;
+      ck_assert_msg (caught > 0, "seed %d: W[%zu] + %g in the f32 path "
+                     "passed", (int) o.seed, w.add_at, w.add);
+      ck_assert (r->verdict != GC_PASS);
+      ck_assert (!rules_out_f32_of (r, "W", &e32, &rel32));
+      gc_result_free (r);
+    }
+  gct_free (t);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Bugs of the kinds a model author meets (issue 25), injected into a
    correct backward: each is named as what it is, or not named; never as
@@ -1658,6 +1739,7 @@ diagnose_suite (void)
   tcase_set_timeout (tr, 120);
   tcase_add_test (tr, test_random_per_block);
   tcase_add_test (tr, test_random_rules_out);
+  tcase_add_test (tr, test_random_rules_out_f32_path);
   suite_add_tcase (s, tr);
   return s;
 }

@@ -240,6 +240,10 @@ typedef struct gc__tensor
      error of its backward caught with probability 1 - alpha, and E* over
      the estimate of its gradient's 2-norm; NaN otherwise.  */
   double rules_out, rules_out_rel;
+  /* With a twin, the same for an error of the f32 path alone, judged by
+     the arithmetic's bounds (a_k A* alpha^(-1/K)); NaN without a twin or
+     where the tensor holds an arithmetic finding.  */
+  double rules_out_f32, rules_out_f32_rel;
   char structure[200];
 } gc__tensor;
 /* The tensors of R: one per block when the directions can be placed in

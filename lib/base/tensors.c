@@ -234,10 +234,11 @@ rules_out (const gc_result *r, const size_t *bidx, size_t b,
            size_t k_elements, gc__tensor *t)
 {
   t->rules_out = t->rules_out_rel = NAN;
+  t->rules_out_f32 = t->rules_out_f32_rel = NAN;
   if (r->kind != GC_CHECK_GRADIENT || t->failed || k_elements < 2)
     return;
-  size_t kk = 0;
-  double bmax = 0, ss = 0;
+  size_t kk = 0, ka = 0;
+  double bmax = 0, amax = 0, ss = 0;
   for (size_t q = 0; q < r->n_directions; q++)
     {
       const gc_direction *d = &r->dirs[q];
@@ -247,6 +248,13 @@ rules_out (const gc_result *r, const size_t *bidx, size_t b,
       gc_verdict v = twin ? d->verdict_algorithm : d->verdict;
       double bar = twin ? d->bar_f64 : d->bar;
       double g = twin ? d->analytic_f64 : d->analytic;
+      /* the f32 path's arithmetic, judged by its bound alone (an
+         excess is never a pass)  */
+      if (twin && d->arith != GC_ARITH_NONE && isfinite (d->arith_bar))
+        {
+          ka++;
+          amax = fmax (amax, d->arith_bar);
+        }
       if ((v != GC_PASS && v != GC_FAIL && v != GC_PRECISION)
           || !isfinite (bar) || !isfinite (g))
         continue;
@@ -264,6 +272,18 @@ rules_out (const gc_result *r, const size_t *bidx, size_t b,
   double norm = sqrt ((double) k_elements * ss / (double) kk);
   if (norm > 0 && isfinite (norm))
     t->rules_out_rel = e / norm;
+  /* the f32 path alone: |<v, g32 - g64>| > A_j fails the arithmetic, no
+     reference between them, so no factor 2 (manual: "What a pass rules
+     out")  */
+  if (!ka || t->precision || t->inconclusive)
+    return;
+  double e32 = sphere_a (k_elements) * amax
+               * pow (r->false_alarm, -1 / (double) ka);
+  if (!isfinite (e32))
+    return;
+  t->rules_out_f32 = e32;
+  if (norm > 0 && isfinite (norm))
+    t->rules_out_f32_rel = e32 / norm;
 }
 
 /* The structure of the failures of tensor T (block BL; directions K with
@@ -360,7 +380,8 @@ gc__tensors (const gc_result *r, gc__tensor **out, size_t *count)
       if (!coords)
         rules_out (r, bidx, b, per_block ? r->blocks[b].count : r->n, &t[b]);
       else
-        t[b].rules_out = t[b].rules_out_rel = NAN;
+        t[b].rules_out = t[b].rules_out_rel = t[b].rules_out_f32
+          = t[b].rules_out_f32_rel = NAN;
       if (!t[b].failed || !coords)
         continue;
       gc_block whole = { "x", 0, r->n, 1, { r->n } };

@@ -296,6 +296,8 @@ tensors_json (const gc_result *r)
            && put (o, "structure", jstr (t[k].structure))
            && put (o, "rules_out", jnum (t[k].rules_out))
            && put (o, "rules_out_rel", jnum (t[k].rules_out_rel))
+           && put (o, "rules_out_f32", jnum (t[k].rules_out_f32))
+           && put (o, "rules_out_f32_rel", jnum (t[k].rules_out_f32_rel))
            && json_array_append_new (a, o) == 0;
       if (!ok)
         json_decref (o);

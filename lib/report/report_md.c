@@ -192,9 +192,15 @@ tensors_markdown (gc__buf *b, const gc_result *r)
                       t[k].resolution, t[k].structure);
       /* manual: "Directional checks", "What a pass rules out" */
       if (isfinite (t[k].rules_out))
-        gc__buf_printf (b, "%sa pass rules out ‖e‖₂ ≥ %.3g (%.3g of ‖g‖₂)",
+        gc__buf_printf (b, "%sa pass rules out ‖e‖₂ ≥ %.3g (%.3g of ‖g‖₂)%s",
                         t[k].structure[0] ? "; " : "", t[k].rules_out,
-                        t[k].rules_out_rel);
+                        t[k].rules_out_rel,
+                        r->twin ? " in both backwards" : "");
+      if (isfinite (t[k].rules_out_f32))
+        gc__buf_printf (b, ", in the f32 path alone ≥ %.3g (%.3g)",
+                        t[k].rules_out_f32, t[k].rules_out_f32_rel);
+      else if (isfinite (t[k].rules_out) && r->twin)
+        gc__buf_printf (b, ", nothing in the f32 path alone");
       gc__buf_puts (b, " |\n");
     }
   gc__buf_puts (b, "\n");

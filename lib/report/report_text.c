@@ -95,7 +95,14 @@ gc__tensors_text (gc__buf *b, const gc_result *r, const char *prefix)
       /* manual: "Directional checks", "What a pass rules out" */
       if (isfinite (t[k].rules_out))
         gc__buf_printf (b, "  a pass rules out |e|_2 >= %.3g (%.3g of "
-                        "|g|_2)", t[k].rules_out, t[k].rules_out_rel);
+                        "|g|_2)%s", t[k].rules_out, t[k].rules_out_rel,
+                        r->twin ? " in both backwards" : "");
+      if (isfinite (t[k].rules_out_f32))
+        gc__buf_printf (b, ", in the f32 path alone >= %.3g (%.3g)",
+                        t[k].rules_out_f32, t[k].rules_out_f32_rel);
+      else if (isfinite (t[k].rules_out) && r->twin)
+        gc__buf_printf (b, ", nothing in the f32 path alone (its "
+                        "arithmetic has findings or was not judged)");
       gc__buf_puts (b, "\n");
     }
   free (t);
