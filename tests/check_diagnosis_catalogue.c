@@ -513,6 +513,62 @@ START_TEST (test_twin_not_the_algorithm)
 }
 END_TEST
 
+/* hsig with its twin off by 1 + 1e-4 (the f32 path and the reference
+   right) and magnitudes declared 1e7 times the gradient's: the f32 bar is
+   blind (resolution above 1), so g32's agreement with the reference says
+   nothing, and a g64 gap of 1e-4 is "a few f32 roundings" only of those
+   inflated magnitudes.  No twin-differs reading may rest on it (a new
+   user's trial: a zero row's defaulted magnitudes made the f32 check
+   blind and the diagnosis blamed the twin); the algorithm's failure is
+   diagnosed as what it is, a factor.  */
+static void
+hs_grad_twin_off (const cat *m, const double *p, double *g, int path)
+{
+  for (size_t i = 0; i < HS_N; i++)
+    g[i] = (m->c[i] / 6 + p[i] * p[i] / 2) * (path == 64 ? 1 + 1e-4 : 1);
+}
+
+static double
+hs_loss_exact (const cat *m, const double *p, int path)
+{
+  (void) path;
+  double l = 0;
+  for (size_t i = 0; i < HS_N; i++)
+    l += m->c[i] * (p[i] / 6 + 0.5) + p[i] * p[i] * p[i] / 6;
+  return l;
+}
+
+static int
+hs_blind_magnitude (void *ctx, const float *x, float *g)
+{
+  cat *m = ctx;
+  for (size_t i = 0; i < m->n; i++)
+    g[i] = (float) (1e7 * (fabs (m->c[i]) / 6 + (double) x[i] * x[i] / 2));
+  return 0;
+}
+
+START_TEST (test_twin_differs_needs_a_seeing_bar)
+{
+  cat m;
+  cat_init (&m, "hsig-blind", HS_N, true);
+  m.bug = 1;
+  m.loss = hs_loss_exact;
+  m.grad = hs_grad_twin_off;
+  m.model.grad_magnitude_f32 = hs_blind_magnitude;
+  cat_block (&m, "x", 0, HS_N, 0);
+  gc_result *r = cat_check (&m);
+  const gc_diagnosis *dg = &r->diagnosis;
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  ck_assert_uint_eq (r->n_failed_algorithm, HS_N);
+  for (size_t k = 0; k < r->n_directions; k++)
+    ck_assert_msg (!(r->dirs[k].resolution < 1), "x[%zu] resolution %g: "
+                   "the f32 bar is meant blind", k, r->dirs[k].resolution);
+  ck_assert_msg (dg->kind != GC_DIAG_TWIN_DIFFERS, "%s", dg->text);
+  ck_assert_msg (dg->kind == GC_DIAG_CONSTANT_FACTOR, "%s", dg->text);
+  gc_result_free (r);
+}
+END_TEST
+
 /* The catalogue's models without their bugs pass, with and without the
    twin: every failure above is the injected bug's.  */
 START_TEST (test_correct_models_pass)
@@ -559,6 +615,7 @@ catalogue_suite (void)
   tcase_add_test (tc, test_bf16_sums_both_paths);
   tcase_add_test (tc, test_forward_mismatch_needs_declared_depth);
   tcase_add_test (tc, test_twin_not_the_algorithm);
+  tcase_add_test (tc, test_twin_differs_needs_a_seeing_bar);
   tcase_add_test (tc, test_correct_models_pass);
   suite_add_tcase (s, tc);
   return s;

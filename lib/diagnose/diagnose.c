@@ -381,7 +381,11 @@ gc__diagnose (gc_result *r)
    4 u_32 of the element's magnitude (plus bar_64): the size of a
    constant rounded to f32 in the twin's f64 path (torch's float64
    hardsigmoid multiplies by float32(1/6)), which a bug that small in
-   both paths would match too -- said so.  */
+   both paths would match too -- said so.  g32's agreement is evidence
+   only where its bar sees: a blind direction (resolution >= 1: a bar
+   above the reference itself) says nothing, and the certain reading
+   needs every failure's g64 gap beyond g32's bar (had g32 carried g64's
+   error, it would have failed).  */
 
 void
 gc__diag_twin_differs (gc_result *r)
@@ -389,7 +393,7 @@ gc__diag_twin_differs (gc_result *r)
   gc_diagnosis *dg = &r->diagnosis;
   if (!r->twin || !r->n_failed || dg->kind == GC_DIAG_NONE)
     return;
-  size_t nf = 0, mismatch = 0, small = 0;
+  size_t nf = 0, mismatch = 0, small = 0, seen = 0;
   double emax = 0;
   for (size_t k = 0; k < r->n_directions; k++)
     {
@@ -397,7 +401,7 @@ gc__diag_twin_differs (gc_result *r)
       if (d->verdict != GC_FAIL)
         continue;
       if (d->verdict_algorithm != GC_FAIL || isnan (d->analytic_f64)
-          || !(d->nu <= 1))
+          || !(d->nu <= 1) || !(d->resolution < 1))
         return;
       nf++;
       mismatch += d->arith == GC_ARITH_MISMATCH;
@@ -406,10 +410,11 @@ gc__diag_twin_differs (gc_result *r)
       double scale = fmax (fabs (ref), m);
       double e = fabs (d->analytic_f64 - ref);
       small += e <= 4 * GC_U32 * scale + d->bar_f64;
+      seen += e > d->bar;
       if (scale > 0)
         emax = fmax (emax, e / scale);
     }
-  bool certain = mismatch == nf;
+  bool certain = mismatch == nf && seen == nf;
   if (!nf || (!certain && small < nf))
     return;
   char was[sizeof dg->text];
