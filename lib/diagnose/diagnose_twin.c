@@ -556,14 +556,19 @@ gc__twin_findings (gc_result *r)
   else if (r->n_precision)
     {
       diagnose_view (r, is_precision, SIZE_MAX, true);
-      /* unexplained differences are what a precision loss leaves: say
-         so, not "logic error" */
+      /* unexplained differences are what a precision loss leaves, and
+         what a logic error of the f32 path alone leaves when it has no
+         pattern: say both, not "logic error" alone, nor precision alone
+         (a new user's trial: a wrong term in the f32 path only read "the
+         scatter of a precision loss", g32 / g64 from -8 to 4) */
       const char *t = r->diagnosis.text;
       bool unexplained = strncmp (t, "logic error: ", 13) == 0;
       char text[sizeof r->diagnosis.text];
       snprintf (text, sizeof text, "precision, g32 against its twin g64: %s%s",
-                unexplained ? "no pattern of a logic error, the scatter of "
-                              "a precision loss: " : "",
+                unexplained ? "no pattern of a logic error: the scatter of "
+                              "a precision loss, or a logic error of the "
+                              "f32 path alone that leaves no pattern (the "
+                              "twin vouches for the algorithm only): " : "",
                 unexplained ? t + 13 : t);
       snprintf (r->diagnosis.text, sizeof r->diagnosis.text, "%s", text);
       if (unexplained)
