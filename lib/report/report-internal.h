@@ -43,6 +43,8 @@ const char *gc__arith_words (gc_arith a, bool classes);
 /* The tensors of R, or NULL: none to show, or memory ran out (which fails
    the report: B is marked failed).  */
 gc__tensor *gc__tensors_of (gc__buf *b, const gc_result *r, size_t *nt);
+/* The diagnosis kind K as JSON names it ("constant-factor").  */
+const char *gc__diagnosis_name (gc_diagnosis_kind k);
 
 /* --- the formats: each appends R's report (or the derivation of D) --- */
 

@@ -11,30 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *
-diagnosis_name (gc_diagnosis_kind k)
-{
-  switch (k)
-    {
-    case GC_DIAG_NONE: return "none";
-    case GC_DIAG_CONSTANT_FACTOR: return "constant-factor";
-    case GC_DIAG_SIGN_FLIP: return "sign-flip";
-    case GC_DIAG_ZERO_REGION: return "zero-region";
-    case GC_DIAG_SHIFTED: return "shifted-window";
-    case GC_DIAG_NONSMOOTH: return "non-smooth";
-    case GC_DIAG_ONE_ULP: return "rounding";
-    case GC_DIAG_LOGIC: return "logic";
-    case GC_DIAG_FORWARD_MISMATCH: return "forward-mismatch";
-    case GC_DIAG_AXIS_OFFSET: return "axis-offset";
-    case GC_DIAG_APPROX_SHIFT: return "approximate-shift";
-    case GC_DIAG_PRECISION: return "precision";
-    case GC_DIAG_ROUNDING_SUSPECTED: return "rounding-suspected";
-    case GC_DIAG_TWIN_DIFFERS: return "twin-differs";
-    case GC_DIAG_STAIRCASE: return "staircase";
-    }
-  return "unknown";
-}
-
 /* ---------------------------------------------------------------------- */
 /* JSON (through Jansson).  Every value the writer emits reads back to the
    same value (manual: "JSON report"): doubles with 17 significant digits
@@ -549,7 +525,7 @@ report_json (const gc_result *r)
        && put (o, "worst", w ? direction_json (r, w, true) : json_null ());
   const gc_diagnosis *dg = &r->diagnosis;
   json_t *dj = json_object ();
-  ok = ok && put (dj, "kind", jstr (diagnosis_name (dg->kind)))
+  ok = ok && put (dj, "kind", jstr (gc__diagnosis_name (dg->kind)))
        && put (dj, "factor", jnum (dg->factor))
        && put (dj, "closed_form", jstr (dg->closed_form))
        && put (dj, "shift", json_integer (dg->shift))

@@ -209,3 +209,28 @@ gc__tensors_of (gc__buf *b, const gc_result *r, size_t *nt)
     b->failed = true;
   return t;
 }
+
+/* The diagnosis kind K as JSON names it (manual: "JSON report").  */
+const char *
+gc__diagnosis_name (gc_diagnosis_kind k)
+{
+  switch (k)
+    {
+    case GC_DIAG_NONE: return "none";
+    case GC_DIAG_CONSTANT_FACTOR: return "constant-factor";
+    case GC_DIAG_SIGN_FLIP: return "sign-flip";
+    case GC_DIAG_ZERO_REGION: return "zero-region";
+    case GC_DIAG_SHIFTED: return "shifted-window";
+    case GC_DIAG_NONSMOOTH: return "non-smooth";
+    case GC_DIAG_ONE_ULP: return "rounding";
+    case GC_DIAG_LOGIC: return "logic";
+    case GC_DIAG_FORWARD_MISMATCH: return "forward-mismatch";
+    case GC_DIAG_AXIS_OFFSET: return "axis-offset";
+    case GC_DIAG_APPROX_SHIFT: return "approximate-shift";
+    case GC_DIAG_PRECISION: return "precision";
+    case GC_DIAG_ROUNDING_SUSPECTED: return "rounding-suspected";
+    case GC_DIAG_TWIN_DIFFERS: return "twin-differs";
+    case GC_DIAG_STAIRCASE: return "staircase";
+    }
+  return "unknown";
+}
