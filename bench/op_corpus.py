@@ -30,6 +30,9 @@ each check catches it:
   zero       the first input's gradient zeroed
   f32factor  every gradient x 1.01 in float32 only (the twin correct)
   elem2      element 0 of the first input's gradient x 2, float32 only
+  f32term    every input's gradient + 1e-2 rms(g) / rms(t) t, t the input
+             itself, float32 only (a wrong term, smooth in the point: no
+             factor; manual: "A term the point does not redraw")
 
 The f32-only bugs are invisible to torch's float64 check by
 construction; for them our verdict should be FAIL, not PRECISION.  A bug
@@ -73,8 +76,8 @@ from gradcheck.torch import check_function
 MAX_ELEMENTS = 4096
 VERDICTS = ["PASS", "FAIL", "PRECISION", "INCONCLUSIVE", "NONSMOOTH",
             "NONDETERMINISTIC", "error"]
-INJECTS = ["scale3", "scale6", "zero", "f32factor", "elem2"]
-F32_ONLY = {"f32factor", "elem2"}
+INJECTS = ["scale3", "scale6", "zero", "f32factor", "elem2", "f32term"]
+F32_ONLY = {"f32factor", "elem2", "f32term"}
 
 
 # ------------------------------------------------------------ the corpus
@@ -300,6 +303,18 @@ def corrupt(kind, grads, dtype):
     return grads
 
 
+def add_term(grads, ts):
+    """GRADS with 1e-2 rms(g) / rms(t) t added to each (f32term)."""
+    out = []
+    for g, t in zip(grads, ts):
+        if g is not None and g.numel() and t.is_floating_point():
+            rt = t.detach().pow(2).mean().sqrt()
+            if rt > 0:
+                g = g + 1e-2 * g.pow(2).mean().sqrt() / rt * t.detach()
+        out.append(g)
+    return out
+
+
 def inject(fn, kind):
     """fn wrapped in an autograd.Function: forward is fn, backward is
     autograd's gradient of fn with bug KIND applied."""
@@ -334,6 +349,9 @@ def inject(fn, kind):
             grads = [next(it) if t.requires_grad else None for t in leaves]
             grads = [torch.zeros_like(t) if g is None and t.requires_grad
                      else g for g, t in zip(grads, leaves)]
+            if kind == "f32term":
+                return tuple(add_term(grads, ts) if ts[0].dtype ==
+                             torch.float32 else grads)
             return tuple(corrupt(kind, grads, ts[0].dtype))
     return Injected.apply
 

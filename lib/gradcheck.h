@@ -576,6 +576,13 @@ typedef struct gc_direction
      tested; 1: the rounding modes decided, at the centre).  */
   double arith_factor;
   unsigned arith_factor_points;
+  /* Manual: "A term the point does not redraw".  For a direction tested
+     there whose factor did not hold, where the twin moved at every point
+     and every point showed the discrepancy (4 bars or more): the largest
+     relative drift max_k |(g32 - g64)_k - (g32 - g64)_0| / |(g32 -
+     g64)_0| over the points (at most 1/8: a smooth term, no rounding's
+     scatter, a mismatch); NaN where not measured.  */
+  double arith_drift;
 } gc_direction;
 
 /* What the diagnosis found among the failing directions.  */

@@ -49,6 +49,9 @@ typedef struct tw
   size_t lo, hi;
   double factor, factor32;
   int bf16, f16;
+  /* TERM32: the f32 path adds TERM32 s_i sin(x_i) (a wrong term of the
+     f32 path only, smooth in x: no factor)  */
+  double term32;
   size_t drop;
   /* CONST_LOSS: 1, the f32 forward returns 1 whatever x; 2, it returns
      its loss rounded to a multiple of 1/16, half away from zero, whatever
@@ -117,6 +120,8 @@ round_f16 (float x)
           if (IS32 && t->f16)                                                 \
             c = (REAL) round_f16 ((float) c);                                 \
           g[i] = (REAL) t->s[i] * c;                                          \
+          if (IS32 && t->term32)                                              \
+            g[i] += (REAL) (t->term32 * t->s[i] * SIN (x[i]));                \
         }                                                                     \
     for (size_t i = t->lo; i < t->hi; i++)                                    \
       g[i] *= (REAL) (IS32 ? t->factor * t->factor32 : t->factor);            \
@@ -786,6 +791,10 @@ START_TEST (test_bf16_intermediate)
   ck_assert_int_eq (r->diagnosis.kind, GC_DIAG_PRECISION);
   ck_assert_msg (strstr (r->diagnosis.text, "or a logic error of the f32 "
                          "path alone"), "%s", r->diagnosis.text);
+  /* and no finding moved as a smooth term (test_f32_path_term) */
+  for (size_t k = 0; k < r->n_directions; k++)
+    ck_assert_msg (!(r->dirs[k].arith_drift <= 0.125), "x[%zu] drift %g",
+                   r->dirs[k].index, r->dirs[k].arith_drift);
   char *json = gc_report (r, GC_FMT_JSON);
   ck_assert_ptr_nonnull (json);
   ck_assert_ptr_nonnull (strstr (json, "\"kind\":\"precision\""));
@@ -803,6 +812,47 @@ START_TEST (test_bf16_intermediate)
   const char *has = strstr (line, want);
   ck_assert_msg (has && !memchr (line + 1, '\n', (size_t) (has - line)),
                  "tensor line lacks '%s':%.200s", want, line);
+  free (text);
+  gc_result_free (r);
+  tw_free (t);
+}
+END_TEST
+
+/* Manual: "A term the point does not redraw": a wrong term of the f32
+   path alone, 1e-3 s_i sin(x_i) added to s_i cos(x_i), is no factor
+   (g32 / g64 = 1 + 1e-3 tan x_i moves with the point) and some 3e3 bars
+   of f32's bound, within 2^16 of it: it read PRECISION.  At points each
+   parameter moved by 2^-5 to 2^-4 of itself it moves as sin does, by a
+   few percent of itself, where a redrawn rounding scatters over its
+   size: a mismatch, FAIL.  And a bf16 rounding in the same place
+   (test_bf16_intermediate) drifts by more than an eighth wherever its
+   drift is measured.  */
+START_TEST (test_f32_path_term)
+{
+  tw *t = tw_new (24, 0);
+  t->term32 = 1e-3;
+  before_after ("a wrong term in the f32 path", t);
+  gc_result *r = run (t, 0);
+  ck_assert_int_eq (r->verdict, GC_FAIL);
+  ck_assert_uint_eq (r->n_failed_algorithm, 0);
+  ck_assert_uint_gt (r->n_mismatch, 0);
+  size_t smooth = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->arith != GC_ARITH_MISMATCH)
+        continue;
+      ck_assert_msg (isnan (d->arith_factor), "x[%zu]: factor %g", d->index,
+                     d->arith_factor);
+      smooth += d->arith_drift <= 0.125;   /* GC_TERM_DRIFT */
+    }
+  ck_assert_uint_gt (smooth, 0);
+  char *json = gc_report (r, GC_FMT_JSON);
+  ck_assert_ptr_nonnull (strstr (json, "\"arith_drift\":"));
+  free (json);
+  char *text = gc_report (r, GC_FMT_TEXT);
+  ck_assert_ptr_nonnull (strstr (text, "a smooth term, no rounding's "
+                                 "scatter"));
   free (text);
   gc_result_free (r);
   tw_free (t);
@@ -1577,6 +1627,7 @@ twin_suite (void)
   tcase_add_test (tc, test_overdeclared_depth);
   tcase_add_test (tc, test_overdeclared_magnitudes);
   tcase_add_test (tc, test_bf16_intermediate);
+  tcase_add_test (tc, test_f32_path_term);
   tcase_add_test (tc, test_f32_path_only_bug);
   tcase_add_test (tc, test_f16_follows_the_mode);
   tcase_add_test (tc, test_f32_path_scale_tensor);

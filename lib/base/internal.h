@@ -424,6 +424,10 @@ bool gc__below_rounding (const gc_direction *d, const gc_term *a,
    factor the modes do not move (three directed runs reproducing the
    to-nearest error to within 2^-10 of it).  */
 #define GC_FACTOR_SPREAD 0x1p10
+/* Manual: "A term the point does not redraw": the largest relative drift
+   of g32 - g64 over the same points that reads as a smooth term (a
+   rounding redrawn lands within it with a chance of at most 1/8).  */
+#define GC_TERM_DRIFT 0.125
 /* (twin_floor.c) f32's own arithmetic bound on D without the classes,
    given B32, the declared-depth bound gamma_d(u)/u (u sum |w_i| m_i +
    2^-150 sum |w_i|): kappa F_w where the floor was measured and the

@@ -126,6 +126,7 @@ gc__direction_no_twin (gc_direction *d)
   d->arith_floor = d->arith_floor_probe = NAN;
   d->arith_factor = NAN;
   d->arith_factor_points = 0;
+  d->arith_drift = NAN;
   d->verdict_algorithm = GC_ERROR;
   d->arith = GC_ARITH_NONE;
 }

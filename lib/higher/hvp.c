@@ -284,6 +284,7 @@ gc__hvp_twin_element (const gc_result *r, gc_direction *d, const hvp_work *w,
   d->arith_floor = d->arith_floor_probe = NAN;   /* not measured here */
   d->arith_factor = NAN;
   d->arith_factor_points = 0;
+  d->arith_drift = NAN;
   double gu24 = gc__gamma_over_u (dh, 24), gu23 = gc__gamma_over_u (dh, 23);
   d->arith_bar = gu24 * (GC_U32 * mh + 0x1p-150) + d->adjoint_f64.value;
   d->arith_diff = fmax (fabs (d->analytic - d->analytic_f64),

@@ -137,6 +137,10 @@ gc__judge_twin (gc_direction *d)
   if (d->arith == GC_ARITH_PRECISION && d->arith_factor_points > 0
       && !isnan (d->arith_factor))
     d->arith = GC_ARITH_MISMATCH;
+  /* Manual: "A term the point does not redraw": a discrepancy that moved
+     with the points as a smooth term, no rounding's scatter */
+  if (d->arith == GC_ARITH_PRECISION && d->arith_drift <= GC_TERM_DRIFT)
+    d->arith = GC_ARITH_MISMATCH;
   combine (d);
 }
 

@@ -512,7 +512,7 @@ gc__twin_direction (worker *w, gc_direction *d)
   fresh.index = d->index;
   fresh.verdict = GC_ERROR;
   fresh.decided_by = GC_REF_MPFR;
-  fresh.analytic_f64 = fresh.richardson = NAN;
+  gc__direction_no_twin (&fresh);   /* every twin field unset (NaN) */
   *d = fresh;
   return gc__direction_mpfr (w, d, NULL) && twin_part (w, d);
 }

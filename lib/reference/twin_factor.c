@@ -75,6 +75,30 @@ one_factor (const double *g32, const double *g64, unsigned k, double bar,
   return moved ? 1 : -1;
 }
 
+/* Manual: "A term the point does not redraw": for the values G32, G64
+   of K points (the centre's first) where no factor held, the largest
+   relative drift of the discrepancy, max_k |(a_k - b_k) - (a_0 - b_0)| /
+   |a_0 - b_0|; NaN where a point shows less than GC_FACTOR_AT bars of
+   it (beta_k as one_factor's) or left g64 or g32 within BAR of its
+   centre value (fixed data, the modes' question; or a g32 whose rounding
+   kept its cell: no term).  */
+static double
+term_drift (const double *g32, const double *g64, unsigned k, double bar)
+{
+  double d0 = g32[0] - g64[0], worst = 0;
+  for (unsigned q = 0; q < k; q++)
+    {
+      double e = g32[q] - g64[q];
+      if (!isfinite (e) || g64[q] == 0
+          || fabs (e) < GC_FACTOR_AT * bar * fmax (1, fabs (g64[q] / g64[0]))
+          || (q && !(fabs (g64[q] - g64[0]) > bar))
+          || (q && !(fabs (g32[q] - g32[0]) > bar)))
+        return NAN;
+      worst = fmax (worst, fabs (e - d0) / fabs (d0));
+    }
+  return worst;
+}
+
 /* Manual: "A factor the point does not move", where the point does not
    move the twin: whether direction D's discrepancy is one the rounding
    modes do not move either, on the host, with at least two other modes
@@ -171,9 +195,20 @@ gc__twin_factor (shared *sh, worker *w0)
      rate (from GC_FACTOR_POINTS to GC_FACTOR_POINTS_MAX), and a
      candidate whose own bound exceeds it is not tested.  */
   double need = log ((double) nc / r->false_alarm);
-  unsigned K = GC_FACTOR_POINTS;
-  while (K < GC_FACTOR_POINTS_MAX && K * log (nu_min / 2) < need)
+  unsigned Kf = GC_FACTOR_POINTS;
+  while (Kf < GC_FACTOR_POINTS_MAX && Kf * log (nu_min / 2) < need)
+    Kf++;
+  /* Manual: "A term the point does not redraw": the drift's points, the
+     factor's first (the same draws), more where the drift's chance
+     GC_TERM_DRIFT^K asks for them; only with no backward class declared
+     (a narrow class's rounding of an aggregate the points barely move
+     keeps its cell, and its error then moves as a smooth term)  */
+  bool terms = gc__precision_backward_count (r) == 0;
+  unsigned K = Kf;
+  while (terms && K < GC_FACTOR_POINTS_MAX
+         && K * log (1 / GC_TERM_DRIFT) < need)
     K++;
+  terms = terms && K * log (1 / GC_TERM_DRIFT) >= need;
   float *g32[GC_FACTOR_POINTS_MAX] = { NULL };
   double *g64[GC_FACTOR_POINTS_MAX] = { NULL };
   gc_status st = GC_OK;
@@ -231,9 +266,9 @@ gc__twin_factor (shared *sh, worker *w0)
     for (size_t q = 0; q < r->n_directions; q++)
       {
         gc_direction *d = &r->dirs[q];
-        if (!candidate (d)
-            || K * log (fabs (d->analytic - d->analytic_f64)
-                        / d->arith_bar / 2) < need)
+        bool factor = Kf * log (fabs (d->analytic - d->analytic_f64)
+                                / d->arith_bar / 2) >= need;
+        if (!candidate (d) || (!factor && !terms))
           continue;
         size_t i = d->index;
         double a[GC_FACTOR_POINTS_MAX + 1], b[GC_FACTOR_POINTS_MAX + 1];
@@ -245,13 +280,23 @@ gc__twin_factor (shared *sh, worker *w0)
             b[k + 1] = g64[k][i];
           }
         double c;
-        int held = one_factor (a, b, K + 1, d->arith_bar, &c);
-        if (held == 2)
-          continue;
-        d->arith_factor_points = held >= 0 ? K + 1 : 1;
-        d->arith_factor = held > 0 ? c
-                          : held < 0 && modes_keep (r, d)
-                          ? d->analytic / d->analytic_f64 : NAN;
+        int held = 0;
+        if (factor)
+          {
+            held = one_factor (a, b, Kf + 1, d->arith_bar, &c);
+            if (held == 2)
+              continue;
+            d->arith_factor_points = held >= 0 ? Kf + 1 : 1;
+            d->arith_factor = held > 0 ? c
+                              : held < 0 && modes_keep (r, d)
+                              ? d->analytic / d->analytic_f64 : NAN;
+          }
+        /* Manual: "A term the point does not redraw": a redrawn
+           rounding lands within the drift with a chance of at most
+           GC_TERM_DRIFT per point, and K points make that, over the
+           candidates, the false-alarm rate or less  */
+        if (terms && held == 0)
+          d->arith_drift = term_drift (a, b, K + 1, d->arith_bar);
         gc__judge_twin (d);
       }
   if (st == GC_OK && kept == K)

@@ -126,13 +126,25 @@ derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d,
                     "rounding's scatter, the f32 path's logic error   "
                     "[manual: A factor the point does not move]\n", indent,
                     d->arith_factor, d->arith_factor_points - 1);
-  else if (d->arith_factor_points > 0)
+  else if (d->arith_factor_points > 0
+           && !(d->arith_drift <= GC_TERM_DRIFT))   /* else the drift's */
     gc__buf_printf (b, "%s  no one factor c has g32 = c g64 within the bound, "
                     "with g32 at least 4 bounds from g64, at x and at %u "
                     "points each parameter moved by 2^-5 to 2^-4 of itself: "
                     "the discrepancy moves with the point, as rounding "
                     "does   [manual: A factor the point does not move]\n",
                     indent, d->arith_factor_points - 1);
+  /* manual: "A term the point does not redraw" */
+  if (!isnan (d->arith_drift))
+    gc__buf_printf (b, "%s  g32 - g64 drifts by at most %.3g of itself at "
+                    "points each parameter moved by 2^-5 to 2^-4 of itself "
+                    "(g32 and g64 moved): %s   [manual: A term the point "
+                    "does not redraw]\n", indent, d->arith_drift,
+                    d->arith_drift <= GC_TERM_DRIFT
+                    ? "a smooth term, no rounding's scatter: the f32 path's "
+                      "logic error, or a rounding that leans one way (a "
+                      "truncating accumulator)"
+                    : "moved as a redrawn rounding does");
 }
 
 /* Direction D's values, bar, resolution, step, and how its reference

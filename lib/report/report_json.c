@@ -179,6 +179,9 @@ direction_json (const gc_result *r, const gc_direction *d, bool terms)
         ok = put (o, "arith_factor", jnum (d->arith_factor))
              && put (o, "arith_factor_points",
                      juint (d->arith_factor_points));
+      if (ok && !isnan (d->arith_drift))   /* "A term the point does not
+                                               redraw" (where measured) */
+        ok = put (o, "arith_drift", jnum (d->arith_drift));
       /* manual: "Richardson's stencil" */
       if (ok && !isnan (d->richardson))
         {

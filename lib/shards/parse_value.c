@@ -219,6 +219,11 @@ twin_read (gc_result *r, const json_t *o, gc_direction *d, bool full)
         return GC_EFORMAT;
       d->arith_factor_points = (unsigned) pts;
     }
+  /* Manual: "A term the point does not redraw": optional (measured) */
+  if (json_object_get (o, "arith_drift")
+      && (!gc__get_num (o, "arith_drift", &d->arith_drift)
+          || !(d->arith_drift >= 0) || isinf (d->arith_drift)))
+    return GC_EFORMAT;
   /* the stored judgement of both questions (read for its form: a report
      read back and a merge judge them again, gc__judge_stored) */
   const char *va = gc__get_str (o, "verdict_algorithm");

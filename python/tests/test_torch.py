@@ -152,6 +152,47 @@ def test_nonfinite_point_is_named_by_its_tensor(inputs):
     assert "input1[3] = inf (parameter %d)" % (x.numel() + 3) in e.value.detail
 
 
+def rmsnorm(bug=None):
+    class RMSNorm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            r = torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6)
+            ctx.save_for_backward(x, w, r)
+            return x * r * w
+
+        @staticmethod
+        def backward(ctx, go):
+            x, w, r = ctx.saved_tensors
+            gxh = go * w
+            gx = r * gxh - x * r ** 3 * (gxh * x).mean(-1, keepdim=True)
+            if x.dtype == torch.float32:        # the f32 path only
+                if bug == "term":
+                    gx = gx + 0.3 * r * go      # a wrong term
+                if bug == "bf16":
+                    gx = gx.bfloat16().float()  # a precision loss
+            return gx, (go * x * r).sum(0)
+    return RMSNorm
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_f32_path_term_fails(seed):
+    # manual: "A term the point does not redraw": a wrong term in the
+    # float32 path alone scatters across the tensor like rounding and read
+    # PRECISION; at points moved by 2^-5 to 2^-4 it moves smoothly, where
+    # a bf16 rounding in the same place is redrawn
+    g = torch.Generator().manual_seed(seed)
+    x, w = torch.randn(6, 16, generator=g), torch.randn(16, generator=g)
+    r = check_function(rmsnorm("term").apply, x, w)
+    assert r.verdict == Verdict.FAIL, r.report()
+    assert "in the f32 path only" in r.diagnosis["text"]
+    drifts = [d["arith_drift"] for d in r.json["results"]
+              if "arith_drift" in d]
+    assert min(drifts) <= 0.125                 # GC_TERM_DRIFT
+    r = check_function(rmsnorm("bf16").apply, x, w)
+    assert r.verdict == Verdict.PRECISION, r.report()
+    assert check_function(rmsnorm().apply, x, w).verdict == Verdict.PASS
+
+
 def test_refused_inputs():
     with pytest.raises(TypeError):
         check_function(lambda x: x.sum(), torch.ones(3, dtype=torch.float64))

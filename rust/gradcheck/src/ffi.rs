@@ -180,6 +180,7 @@ pub struct gc_direction {
     pub arith_floor_probe: c_double,
     pub arith_factor: c_double,
     pub arith_factor_points: c_uint,
+    pub arith_drift: c_double,
 }
 
 #[repr(C)]

@@ -61,7 +61,7 @@ fn rows() -> Rows {
         bar_worst_case, nu_worst_case, decided_by, analytic_f64, richardson, richardson_terms,
         richardson_used, bar_f64, nu_f64, resolution_f64, verdict_algorithm, adjoint_f64,
         arith_diff, arith_bar, nu_arith, arith, arith_floor,
-        arith_floor_probe, arith_factor, arith_factor_points });
+        arith_floor_probe, arith_factor, arith_factor_points, arith_drift });
     layout!(r, true, gc_diagnosis { kind, factor, closed_form, shift, first, last, block, text });
     // the head of gc_result only: the crate reads a result, never sizes one
     layout!(r, false, gc_result { kind, status, callback_code, detail, verdict, model_name, n,
