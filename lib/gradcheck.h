@@ -577,8 +577,8 @@ typedef struct gc_direction
   double arith_factor;
   unsigned arith_factor_points;
   /* Manual: "A term the point does not redraw".  For a direction tested
-     there whose factor did not hold, where the twin moved at every point
-     and every point showed the discrepancy (4 bars or more): the largest
+     there whose factor did not hold, where g32 moved at every point and
+     every point showed the discrepancy (4 bars or more): the largest
      relative drift max_k |(g32 - g64)_k - (g32 - g64)_0| / |(g32 -
      g64)_0| over the points (at most 1/8: a smooth term, no rounding's
      scatter, a mismatch); NaN where not measured.  */

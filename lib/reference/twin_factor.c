@@ -79,9 +79,10 @@ one_factor (const double *g32, const double *g64, unsigned k, double bar,
    of K points (the centre's first) where no factor held, the largest
    relative drift of the discrepancy, max_k |(a_k - b_k) - (a_0 - b_0)| /
    |a_0 - b_0|; NaN where a point shows less than GC_FACTOR_AT bars of
-   it (beta_k as one_factor's) or left g64 or g32 within BAR of its
-   centre value (fixed data, the modes' question; or a g32 whose rounding
-   kept its cell: no term).  */
+   it (beta_k as one_factor's) or left g32 within BAR of its centre value
+   (fixed data, the modes' question, or a rounding that kept its cell: no
+   term).  g64 need not move: a g32 that moves where the gradient does
+   not (a linear map's) moves by no rounding of fixed data.  */
 static double
 term_drift (const double *g32, const double *g64, unsigned k, double bar)
 {
@@ -91,7 +92,6 @@ term_drift (const double *g32, const double *g64, unsigned k, double bar)
       double e = g32[q] - g64[q];
       if (!isfinite (e) || g64[q] == 0
           || fabs (e) < GC_FACTOR_AT * bar * fmax (1, fabs (g64[q] / g64[0]))
-          || (q && !(fabs (g64[q] - g64[0]) > bar))
           || (q && !(fabs (g32[q] - g32[0]) > bar)))
         return NAN;
       worst = fmax (worst, fabs (e - d0) / fabs (d0));

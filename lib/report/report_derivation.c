@@ -138,7 +138,7 @@ derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d,
   if (!isnan (d->arith_drift))
     gc__buf_printf (b, "%s  g32 - g64 drifts by at most %.3g of itself at "
                     "points each parameter moved by 2^-5 to 2^-4 of itself "
-                    "(g32 and g64 moved): %s   [manual: A term the point "
+                    "(g32 moved): %s   [manual: A term the point "
                     "does not redraw]\n", indent, d->arith_drift,
                     d->arith_drift <= GC_TERM_DRIFT
                     ? "a smooth term, no rounding's scatter: the f32 path's "
