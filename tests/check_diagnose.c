@@ -582,23 +582,30 @@ START_TEST (test_random_per_block)
 }
 END_TEST
 
-/* The text report's "a pass rules out |e|_2 >= E (R of |g|_2)" of
-   tensor NAME, into *E and *REL; false where the line has none.  */
+/* The figure "KEY E (R" on tensor NAME's line of the text report, into
+   *E and *REL; false where the line has none.  */
 static bool
-rules_out_of (const gc_result *r, const char *name, double *e, double *rel)
+tensor_figure (const gc_result *r, const char *name, const char *key,
+               double *e, double *rel)
 {
   char *s = gc_report (r, GC_FMT_TEXT);
   ck_assert_ptr_nonnull (s);
   char head[64];
   snprintf (head, sizeof head, "\n  %s ", name);
   const char *p = strstr (s, head);
-  const char *q = p ? strstr (p, "a pass rules out |e|_2 >= ") : NULL;
+  const char *q = p ? strstr (p, key) : NULL;
   const char *nl = p ? strchr (p + 1, '\n') : NULL;
   bool ok = q && (!nl || q < nl)
-            && sscanf (q, "a pass rules out |e|_2 >= %lg (%lg of", e, rel)
-               == 2;
+            && sscanf (q + strlen (key), "%lg (%lg", e, rel) == 2;
   free (s);
   return ok;
+}
+
+/* "a pass rules out |e|_2 >= E (R of |g|_2)" of tensor NAME.  */
+static bool
+rules_out_of (const gc_result *r, const char *name, double *e, double *rel)
+{
+  return tensor_figure (r, name, "a pass rules out |e|_2 >= ", e, rel);
 }
 
 /* Manual: "Directional checks", "What a pass rules out": one element of
@@ -662,17 +669,7 @@ static bool
 rules_out_f32_of (const gc_result *r, const char *name, double *e,
                   double *rel)
 {
-  char *s = gc_report (r, GC_FMT_TEXT);
-  ck_assert_ptr_nonnull (s);
-  char head[64];
-  snprintf (head, sizeof head, "\n  %s ", name);
-  const char *p = strstr (s, head);
-  const char *q = p ? strstr (p, "in the f32 path alone >= ") : NULL;
-  const char *nl = p ? strchr (p + 1, '\n') : NULL;
-  bool ok = q && (!nl || q < nl)
-            && sscanf (q, "in the f32 path alone >= %lg (%lg)", e, rel) == 2;
-  free (s);
-  return ok;
+  return tensor_figure (r, name, "in the f32 path alone >= ", e, rel);
 }
 
 /* The base's twin, without the wrapper's bug: a bug of the f32 path
