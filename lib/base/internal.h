@@ -217,6 +217,10 @@ void gc__diag_twin_differs (gc_result *r);
    such: "precision finding(s)", not "failure(s)"; g32 / g64, not
    analytic / reference.  */
 void gc__diag_as_precision (gc_diagnosis *dg);
+/* Whether every failure of R is the f32 path's by structure alone (a
+   factor or smooth term the moved points kept), within 2^16 of its bar,
+   with no backward class declared (diagnose.c).  */
+bool gc__diag_by_structure (const gc_result *r);
 
 /* One tensor's part of a result (manual: "Diagnosis"): its directions'
    counts, worst nu, median resolution, and for a failing tensor checked by

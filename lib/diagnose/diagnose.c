@@ -440,6 +440,33 @@ gc__diag_twin_differs (gc_result *r)
   append (dg, "%s", was);
 }
 
+/* Whether every failure of R is the f32 path's by structure alone (manual:
+   "A factor the point does not move", "A term the point does not
+   redraw"): within 2^16 of its bar, a factor or a smooth term the moved
+   points kept, with no backward class declared.  Such a failure is also
+   what data the points do not move, rounded to a narrower format, makes:
+   the diagnosis names the remedy (diagnose_twin.c).  */
+bool
+gc__diag_by_structure (const gc_result *r)
+{
+  if (gc__precision_backward_count (r) > 0)
+    return false;
+  size_t n = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict != GC_FAIL)
+        continue;
+      bool kept = (d->arith_factor_points > 0 && !isnan (d->arith_factor))
+                  || d->arith_drift <= GC_TERM_DRIFT;
+      if (d->arith != GC_ARITH_MISMATCH || !(d->nu_arith <= GC_PRECISION_CUT)
+          || !kept)
+        return false;
+      n++;
+    }
+  return n > 0;
+}
+
 void
 gc__diag_as_precision (gc_diagnosis *dg)
 {

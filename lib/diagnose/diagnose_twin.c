@@ -546,7 +546,12 @@ gc__twin_findings (gc_result *r)
         {
           char text[sizeof r->diagnosis.text];
           snprintf (text, sizeof text, "in the f32 path only (g32 against "
-                    "its twin g64; the algorithm passes): %s",
+                    "its twin g64; the algorithm passes%s): %s",
+                    gc__diag_by_structure (r) ? "; each failure a factor or smooth "
+                    "term the moved points kept, within 2^16 of f32's "
+                    "bound: a logic error, or data the points do not move "
+                    "(a constant, the cotangent) rounded to a narrower "
+                    "format, whose class to declare" : "",
                     r->diagnosis.text);
           snprintf (r->diagnosis.text, sizeof r->diagnosis.text, "%s", text);
         }
