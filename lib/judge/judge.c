@@ -407,10 +407,16 @@ gc__summarise (gc_result *r)
           && r->reference == GC_REF_F32)
         r->forward_error_ulps = d->forward_error_ulps;
       /* with a twin, the worst of its two questions ("Two verdicts,
-         one report") */
+         one report"); a failure before any other direction, whatever its
+         nu (a precision finding of larger nu_arith is no failure: the
+         verdict line and the worst direction show what failed) */
       double nu = r->twin && !isnan (d->analytic_f64)
                   ? fmax (d->nu_f64, d->nu_arith) : d->nu;
-      if (r->worst == SIZE_MAX || nu > r->worst_nu)
+      bool fails = d->verdict == GC_FAIL;
+      bool worst_fails = r->worst != SIZE_MAX
+                         && r->dirs[r->worst].verdict == GC_FAIL;
+      if (r->worst == SIZE_MAX || (fails && !worst_fails)
+          || (fails == worst_fails && nu > r->worst_nu))
         {
           r->worst = k;
           r->worst_nu = nu;

@@ -354,8 +354,9 @@ verdict_text (gc__buf *b, const gc_result *r, bool fwd)
         gc__buf_printf (b, ", %zu precision", r->n_precision);
       if (r->n_inconclusive)
         gc__buf_printf (b, ", %zu inconclusive", r->n_inconclusive);
-      gc__buf_printf (b, " of %zu; worst nu = %.3g", r->n_directions,
-                      r->worst_nu);
+      gc__buf_printf (b, " of %zu; worst %s = %.3g", r->n_directions,
+                      r->n_failed && r->n_failed < r->n_directions
+                      ? "failure's nu" : "nu", r->worst_nu);
       worst_nu_label (b, r);
       gc__buf_puts (b, "\n");
       gc__twin_text (b, r);
