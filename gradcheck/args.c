@@ -110,6 +110,16 @@ cli_parse_directions (const char *s, gc_options *o, size_t **indices)
       o->random_per_block = 1;
       return true;
     }
+  if (strncmp (s, "screen:", 7) == 0)   /* manual: "Screening" */
+    {
+      uint64_t k;
+      if (!cli_parse_u64 (s + 7, &k) || k == 0 || k > 100000000)
+        return false;
+      o->directions = GC_DIR_SCREEN;
+      o->n_random = (size_t) k;
+      o->random_per_block = 0;
+      return true;
+    }
   if (strncmp (s, "random:", 7) == 0)
     {
       uint64_t k;

@@ -35,6 +35,7 @@ cli_taylor (const cli_args *a, const cli_model *cm)
   const gc_options *o = &a->opts;
   if (a->dirs_set
       && (o->directions == GC_DIR_ALL || o->random_per_block
+          || o->directions == GC_DIR_SCREEN
           || (o->directions == GC_DIR_LIST && o->n_indices != 1)
           || (o->directions == GC_DIR_RANDOM && o->n_random != 1)))
     {

@@ -130,7 +130,14 @@ cli_cmd_merge (int argc, char **argv)
     {
       gc_result *m = NULL;
       gc_status st = gc_result_merge (shards, n, &m);
-      if (!m)
+      if (!m && shards[0]->direction_kind == GC_DIR_SCREEN)
+        {
+          fprintf (stderr, "%s: cannot merge: a screened check's report is "
+                   "whole, never a shard (manual: \"Screening\")\n",
+                   progname);
+          rc = EXIT_USAGE;
+        }
+      else if (!m)
         {
           fprintf (stderr, "%s: cannot merge: %s (%zu reports of %zu shards)"
                    "\n", progname, gc_strerror (st), n,

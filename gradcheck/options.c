@@ -63,9 +63,10 @@ static const struct cli_option
   { "step", O_STEP, C_RUN | C_EXPLAIN | C_SWEEP | C_HIGHER, "H",
     "absolute step (default: derived per parameter)" },
   { "directions", O_DIRS, C_RUN | C_SWEEP | C_HIGHER,
-    "all|random:K|random-per-block:K|I,J,...",
+    "all|random:K|random-per-block:K|screen:K|I,J,...",
     "which directions to check (random-per-block: K random directions "
-    "within each tensor)" },
+    "within each tensor; screen: those, then every coordinate of a tensor "
+    "where one did not pass)" },
   { "format", O_FORMAT, C_RUN | C_ORACLE | C_EXPLAIN | C_SWEEP | C_MERGE
     | C_HIGHER,
     "text|json|md|tap", "report format (default text; explain: md)" },
@@ -410,7 +411,7 @@ check_option (int c, cli_args *a)
     if (!cli_parse_directions (optarg, &a->opts, &a->indices))
       {
         usage_error ("bad --directions '%s': accepted: all, random:K, "
-                     "random-per-block:K, "
+                     "random-per-block:K, screen:K, "
                      "or a list of indices I,J,...", optarg);
         rc = EXIT_USAGE;
       }

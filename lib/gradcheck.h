@@ -300,7 +300,15 @@ typedef enum gc_direction_kind
 {
   GC_DIR_ALL = 0,    /* every coordinate */
   GC_DIR_RANDOM,     /* n_random unit directions from the seeded generator */
-  GC_DIR_LIST        /* the coordinates listed in indices */
+  GC_DIR_LIST,       /* the coordinates listed in indices */
+  /* Screened (manual: "Screening"): each block (the whole vector for a
+     model without blocks) of more than n_random elements gets n_random
+     random directions within it, every other block its coordinates;
+     then every coordinate of each block one of whose random directions
+     did not pass.  The confidence factors count every direction the
+     check could take (n_random + count per large block), so that the
+     second round costs no confidence.  */
+  GC_DIR_SCREEN
 } gc_direction_kind;
 
 typedef void (*gc_progress_fn) (void *ctx, size_t done, size_t total);
@@ -311,7 +319,7 @@ typedef struct gc_options
   mpfr_prec_t precision;       /* MPFR precision; 0: the derived default */
   double step;                 /* absolute step h; 0: the derived default */
   gc_direction_kind directions;
-  size_t n_random;             /* for GC_DIR_RANDOM */
+  size_t n_random;             /* for GC_DIR_RANDOM; per block for GC_DIR_SCREEN */
   const size_t *indices;       /* for GC_DIR_LIST */
   size_t n_indices;
   uint64_t seed;               /* for random directions */
@@ -493,7 +501,8 @@ typedef struct gc_term
 
 typedef struct gc_direction
 {
-  size_t id;            /* position in the check's list of directions */
+  size_t id;            /* position in the check's list of directions
+                           (screened: its draw, manual "Screening") */
   size_t index;         /* coordinate index, or SIZE_MAX for a random one */
   gc_verdict verdict;
   double analytic;      /* <g_hat, w>, w the applied direction */
@@ -699,9 +708,18 @@ typedef struct gc_result
   gc_constant *constants;
   void *strings;           /* storage of strings read back (internal) */
   gc_identity identity;    /* of the check this result is part of */
-  /* Random directions drawn within each block (gc_options.random_per_block):
-     K per block, direction id k in block k / K; 0 otherwise.  */
+  /* Random directions drawn within each block (gc_options.random_per_block,
+     or GC_DIR_SCREEN's n_random): K per block, a random direction of id k
+     in block k / K; 0 otherwise.  */
   size_t random_per_block;
+  /* GC_DIR_SCREEN (manual: "Screening"): the first round's directions,
+     and every direction the check could take (the confidence factors'
+     count; the room dirs has); 0 otherwise.  */
+  size_t screen_first, screen_room;
+  /* The first round's random directions its second replaced (those of a
+     block whose coordinates show every kind of finding they showed), not
+     in dirs.  */
+  size_t screen_superseded;
   /* In an MPFR check of a model that also has an f64 forward: whether the
      f64 reference would have given the same verdict in every direction
      (1) or might not have (-1), by the terms' prediction (manual: "Would
@@ -1012,7 +1030,8 @@ gc_status gc_result_parse_json (const char *text, size_t len,
    shards are of different checks (their identities differ, or an identity
    does not match its own result's fields), a shard is missing or repeated,
    a direction id does not belong to its shard, or an id of the check is
-   missing.  The shards are not modified.  */
+   missing; GC_EINVAL for a screened check's result (GC_DIR_SCREEN: never
+   sharded, manual "Screening").  The shards are not modified.  */
 gc_status gc_result_merge (gc_result *const *shards, size_t n,
                            gc_result **merged);
 

@@ -187,7 +187,8 @@ gc__precision_adjoint (const gc_result *r, gc_term *t, double wm, double w1,
   if (!r->n_precisions)
     return 0;
   size_t nb = gc__precision_backward_count (r);
-  double total = (double) (r->n_total ? r->n_total : 1);
+  size_t bounds = gc__bounds_count (r);
+  double total = (double) (bounds ? bounds : 1);
   double all = 0, unreached = 0, wc = 0;
   for (size_t k = 0; k < r->n_precisions; k++)
     {

@@ -146,6 +146,10 @@ double gc__spread_along (const float *g, float *const gm[GC_N_MODES],
    element INDEX (SIZE_MAX: none), both values and a sentence; the first
    record's values and sentence are kept (manual: "Determinism and
    reentrancy").  */
+/* How many directions share the check's false-alarm budget (manual:
+   "The confidence factor"): the directions of the whole check, or of a
+   screened one every direction it could take ("Screening").  */
+size_t gc__bounds_count (const gc_result *r);
 void gc__note_nondeterminism (gc_result *r, unsigned what, size_t index,
                               double first, double second, const char *fmt,
                               ...) __attribute__ ((format (printf, 6, 7)));
@@ -234,6 +238,7 @@ typedef struct gc__tensor
   /* directions whose verdict is GC_PRECISION, GC_INCONCLUSIVE: findings
      the failed count does not show  */
   size_t precision, inconclusive;
+  size_t coordinates;      /* of the checked, those along a coordinate */
   double worst_nu;
   double resolution;       /* median bar / |reference|; NaN if none */
   /* The median relative error |analytic - reference| / |reference| of its

@@ -101,12 +101,19 @@ gc__copy_constants (gc_result *r, const gc_constant *c, size_t n)
 /* Manual: "JSON report": a result records O's options within their
    ranges, gc_options_init's value in place of one out of it (a refusal's
    report reads back).  */
+size_t
+gc__bounds_count (const gc_result *r)
+{
+  return r->direction_kind == GC_DIR_SCREEN ? r->screen_room : r->n_total;
+}
+
 void
 gc__result_options (gc_result *r, const gc_options *o)
 {
   r->seed = o->seed;
   r->direction_kind = o->directions == GC_DIR_RANDOM
-                      || o->directions == GC_DIR_LIST ? o->directions
+                      || o->directions == GC_DIR_LIST
+                      || o->directions == GC_DIR_SCREEN ? o->directions
                       : GC_DIR_ALL;
   r->false_alarm = o->false_alarm;
   bool shard_ok = o->shard_count > 1 ? o->shard_index < o->shard_count

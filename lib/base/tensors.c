@@ -345,6 +345,9 @@ gc__tensors (const gc_result *r, gc__tensor **out, size_t *count)
   *out = NULL;
   *count = 0;
   bool coords = r->direction_kind != GC_DIR_RANDOM;
+  /* Manual: "Screening": a block of a screened check is one of random
+     directions where it has no coordinate  */
+  bool screen = r->direction_kind == GC_DIR_SCREEN;
   bool per_block = r->n_blocks && (coords || r->random_per_block);
   size_t nt = per_block ? r->n_blocks : 1;
   gc__tensor *t = calloc (nt, sizeof *t);
@@ -366,6 +369,7 @@ gc__tensors (const gc_result *r, gc__tensor **out, size_t *count)
       if (bidx[k] == SIZE_MAX || d->verdict == GC_ERROR)
         continue;
       gc__tensor *e = &t[bidx[k]];
+      e->coordinates += d->index != SIZE_MAX;
       e->checked++;
       e->failed += d->verdict == GC_FAIL;
       e->nonsmooth += d->verdict == GC_NONSMOOTH;
@@ -377,6 +381,8 @@ gc__tensors (const gc_result *r, gc__tensor **out, size_t *count)
   for (size_t b = 0; b < nt; b++)
     {
       medians (r, bidx, b, res, &t[b]);
+      if (screen)
+        coords = t[b].coordinates > 0;
       if (!coords)
         rules_out (r, bidx, b, per_block ? r->blocks[b].count : r->n, &t[b]);
       else

@@ -65,6 +65,93 @@ run_workers (shared *sh, worker *ws, unsigned nt)
   return st;
 }
 
+/* Manual: "Screening": after the first round, every coordinate of each
+   block one of whose random directions did not pass, judged by the same
+   NT workers WS as a second round.  */
+static gc_status
+escalate (shared *sh, worker *ws, unsigned nt)
+{
+  gc_result *r = sh->r;
+  size_t k = r->random_per_block, first = r->n_directions;
+  if (r->direction_kind != GC_DIR_SCREEN || !k)
+    return GC_OK;
+  size_t nb = r->n_blocks ? r->n_blocks : 1, pos = first;
+  for (size_t b = 0; b < nb; b++)
+    {
+      size_t off = r->n_blocks ? r->blocks[b].offset : 0;
+      size_t c = r->n_blocks ? r->blocks[b].count : r->n;
+      bool again = false;
+      for (size_t q = 0; q < first && c > k && !again; q++)
+        again = r->dirs[q].index == SIZE_MAX && r->dirs[q].id / k == b
+                && r->dirs[q].verdict != GC_PASS;
+      for (size_t j = 0; again && j < c && pos < r->screen_room; j++)
+        {
+          gc_direction *d = &r->dirs[pos++];
+          gc__direction_fresh (d, sh->ref);
+          d->id = k * nb + off + j;   /* as the first round's (setup.c) */
+          d->index = off + j;
+        }
+    }
+  if (pos == first)
+    return GC_OK;
+  r->n_directions = pos;
+  sh->first = first;
+  gc_status st = run_workers (sh, ws, nt);
+  sh->first = 0;
+  return st;
+}
+
+static int
+by_id (const void *a, const void *b)
+{
+  size_t x = ((const gc_direction *) a)->id, y = ((const gc_direction *) b)->id;
+  return (x > y) - (x < y);
+}
+
+/* Manual: "Screening": the random directions of a block the second round
+   took, where its coordinates show every kind of finding they show (the
+   block's picture is its elements', and the check's verdict is the
+   same), are dropped from R and counted in screen_superseded (nothing
+   is, where memory for the tally is lacking); then R's directions in
+   the order of their ids, as every result's.  */
+static void
+supersede (gc_result *r)
+{
+  size_t k = r->random_per_block, nb = r->n_blocks ? r->n_blocks : 1;
+  if (r->direction_kind != GC_DIR_SCREEN || !k)
+    return;
+  unsigned *mask = r->n_directions > r->screen_first
+                   ? calloc (2 * nb, sizeof *mask) : NULL;
+  if (!mask)
+    {
+      qsort (r->dirs, r->n_directions, sizeof *r->dirs, by_id);
+      return;
+    }
+  for (size_t q = 0; q < r->n_directions; q++)
+    {
+      const gc_direction *d = &r->dirs[q];
+      size_t b = r->n_blocks ? gc__direction_block (r, d) : 0;
+      if (b < nb)
+        mask[2 * b + (d->index != SIZE_MAX)] |= 1u << d->verdict;
+    }
+  size_t kept = 0;
+  for (size_t q = 0; q < r->n_directions; q++)
+    {
+      const gc_direction *d = &r->dirs[q];
+      size_t b = r->n_blocks ? gc__direction_block (r, d) : 0;
+      unsigned rnd = b < nb ? mask[2 * b] & ~(1u << GC_PASS) : 0;
+      bool drop = d->index == SIZE_MAX && b < nb && mask[2 * b + 1]
+                  && (rnd & ~mask[2 * b + 1]) == 0;
+      if (drop)
+        r->screen_superseded++;
+      else
+        r->dirs[kept++] = *d;
+    }
+  r->n_directions = kept;
+  free (mask);
+  qsort (r->dirs, r->n_directions, sizeof *r->dirs, by_id);
+}
+
 /* Start the NT workers, measure the centre on the first, run them all,
    free them.  A worker that fails to start cleans up after itself: only
    the ready ones are freed.  */
@@ -85,6 +172,8 @@ work (shared *sh, unsigned nt)
   if (st == GC_OK)
     {
       st = run_workers (sh, ws, nt);
+      if (st == GC_OK)
+        st = escalate (sh, ws, nt);
       /* Manual: "A factor the point does not move" */
       if (st == GC_OK && (st = gc__twin_factor (sh, &ws[0])) != GC_OK
           && ws[0].st != GC_OK)
@@ -92,6 +181,8 @@ work (shared *sh, unsigned nt)
           r->callback_code = ws[0].cb;
           snprintf (r->detail, sizeof r->detail, "%s", ws[0].detail);
         }
+      if (st == GC_OK)
+        supersede (r);
     }
   else if (ws && ready > 0 && ws[0].st != GC_OK)
     {

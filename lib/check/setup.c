@@ -104,10 +104,19 @@ check_validate (const gc_model *m, const float *x, const gc_options *o,
                 "at most 159 bytes");
       return GC_EINVAL;
     }
-  if (o->directions == GC_DIR_RANDOM && o->n_random == 0)
+  if ((o->directions == GC_DIR_RANDOM || o->directions == GC_DIR_SCREEN)
+      && o->n_random == 0)
     {
       snprintf (detail, size, "gc_options.n_random is 0: random "
                 "directions need at least one");
+      return GC_EINVAL;
+    }
+  /* Manual: "Screening": its second round depends on the first's
+     verdicts, which a shard does not see whole.  */
+  if (o->directions == GC_DIR_SCREEN && o->shard_count > 1)
+    {
+      snprintf (detail, size, "screened directions are not sharded: give "
+                "all, random or a list to split a check");
       return GC_EINVAL;
     }
   if (o->directions == GC_DIR_LIST)
@@ -127,7 +136,8 @@ check_validate (const gc_model *m, const float *x, const gc_options *o,
             return GC_EDIRECTION;
           }
     }
-  else if (o->directions != GC_DIR_ALL && o->directions != GC_DIR_RANDOM)
+  else if (o->directions != GC_DIR_ALL && o->directions != GC_DIR_RANDOM
+           && o->directions != GC_DIR_SCREEN)
     {
       snprintf (detail, size, "gc_options.directions %d is not a "
                 "gc_direction_kind", (int) o->directions);
@@ -242,6 +252,25 @@ shared_init (shared *sh, const gc_model *m, const float *x,
                 : ldexp (1.0, (int) r->step_exponent - sh->step_exponent_64);
 }
 
+/* Manual: "Screening": for M's blocks (the whole vector as one where M
+   has none) with K random directions per block of more than K elements,
+   the first round's directions (*FIRST: K per large block, every
+   coordinate of the others) and every direction the check could take
+   (*ALL: the first round's and each large block's coordinates).  */
+static void
+screen_counts (const gc_model *m, size_t k, size_t *first, size_t *all)
+{
+  size_t nb = m->n_blocks ? m->n_blocks : 1, f = 0, a = 0;
+  for (size_t b = 0; b < nb; b++)
+    {
+      size_t c = m->n_blocks ? m->blocks[b].count : m->n;
+      f += c > k ? k : c;
+      a += c > k ? k + c : c;
+    }
+  *first = f;
+  *all = a;
+}
+
 /* Manual: "The confidence factor", "Directional checks": the directions
    of the whole check (*TOTAL) and this shard's part (*MINE), the depths
    and the confidence factors.  GC_OK, or GC_EINVAL in R.  */
@@ -262,13 +291,35 @@ plan (gc_result *r, const gc_model *m, const gc_options *o,
         }
       r->random_per_block = o->n_random;
     }
+  /* Manual: "Screening": the first round's directions, and for the
+     confidence factors every direction the check could take.  */
+  size_t bounds = 0;
+  if (o->directions == GC_DIR_SCREEN)
+    {
+      size_t nb = m->n_blocks ? m->n_blocks : 1;
+      if (o->n_random > SIZE_MAX / (nb + 1))
+        {
+          r->status = GC_EINVAL;
+          snprintf (r->detail, sizeof r->detail, "%zu random directions in "
+                    "each of %zu blocks are too many", o->n_random, nb);
+          return r->status;
+        }
+      r->random_per_block = o->n_random;
+      screen_counts (m, o->n_random, &r->screen_first, &bounds);
+    }
   size_t total = o->directions == GC_DIR_ALL ? m->n
+                 : o->directions == GC_DIR_SCREEN ? r->screen_first
                  : r->random_per_block ? o->n_random * m->n_blocks
                  : o->directions == GC_DIR_RANDOM ? o->n_random
                  : o->n_indices;
+  if (!bounds)
+    bounds = total;
   size_t sc = r->shard_count;
   size_t mine = total / sc + (o->shard_index < total % sc ? 1 : 0);
-  r->n_total = total;
+  /* screened: ids b K + j of random directions, K max(nb, 1) + i of
+     coordinate i (manual: "Screening")  */
+  r->n_total = o->directions == GC_DIR_SCREEN
+               ? o->n_random * (m->n_blocks ? m->n_blocks : 1) + m->n : total;
   r->n_directions = mine;
   r->forward_depth = m->forward_depth ? m->forward_depth : m->n;
   r->backward_depth = m->backward_depth ? m->backward_depth : m->n;
@@ -277,30 +328,32 @@ plan (gc_result *r, const gc_model *m, const gc_options *o,
                  | (m->grad_magnitude_f32 ? 0 : GC_DEFAULTED_MAGNITUDES)
                  | (m->loss_magnitude_f32 ? 0 : GC_DEFAULTED_LOSS_MAGNITUDE);
   /* Two probabilistic bounds per direction (reference and adjoint).  */
-  r->lambda_forward = gc__lambda (o->false_alarm, 2 * total, r->forward_depth);
+  r->lambda_forward = gc__lambda (o->false_alarm, 2 * bounds,
+                                  r->forward_depth);
   /* Manual: "Rounding classes": each declared backward class is one more
      bound per direction.  */
   r->lambda_backward
     = gc__lambda (o->false_alarm,
-                  (2 + gc__precision_backward_count (r)) * total,
+                  (2 + gc__precision_backward_count (r)) * bounds,
                   r->backward_depth);
   /* A rate too small to share among the check's bounds (each takes
      alpha / 2M of it, a random direction's parts a quarter of that:
      manual "The confidence factor", "Directional checks") would make
      every bar infinite, and an infinite bar passes anything.  */
   if (!isfinite (r->lambda_forward) || !isfinite (r->lambda_backward)
-      || !(o->false_alarm / (8.0 * (double) (total ? total : 1)) >= DBL_MIN))
+      || !(o->false_alarm / (8.0 * (double) (bounds ? bounds : 1)) >= DBL_MIN))
     {
       r->status = GC_EINVAL;
       snprintf (r->detail, sizeof r->detail, "the false-alarm probability "
                 "%g is too small to share among the %zu directions' bounds "
-                "(each needs a normal double)", o->false_alarm, total);
+                "(each needs a normal double)", o->false_alarm, bounds);
       r->n_directions = 0;   /* none made: a result has the directions it
                                 counts */
       return r->status;
     }
   *total_out = total;
   *mine_out = mine;
+  r->screen_room = o->directions == GC_DIR_SCREEN ? bounds : 0;
   return GC_OK;
 }
 
@@ -349,20 +402,54 @@ allocate (shared *sh, gc_result *r, const gc_model *m, const float *x,
   return r->status;
 }
 
+/* Direction D's defaults before it is judged: the judge's, with REF the
+   check's reference.  */
+void
+gc__direction_fresh (gc_direction *d, gc_reference ref)
+{
+  d->verdict = GC_ERROR;
+  d->decided_by = ref == GC_REF_AUTO ? GC_REF_MPFR : ref;
+  gc__direction_no_twin (d);
+}
+
+/* Manual: "Screening": the first round, block by block: K random
+   directions of ids b K + j in a block b of more than K elements, every
+   coordinate i of the others (id K max(n_blocks, 1) + i).  */
+static void
+screen_init (gc_result *r, size_t n, size_t k, gc_reference ref)
+{
+  size_t nb = r->n_blocks ? r->n_blocks : 1, pos = 0;
+  for (size_t b = 0; b < nb; b++)
+    {
+      size_t off = r->n_blocks ? r->blocks[b].offset : 0;
+      size_t c = r->n_blocks ? r->blocks[b].count : n;
+      for (size_t j = 0; j < (c > k ? k : c); j++)
+        {
+          gc_direction *d = &r->dirs[pos++];
+          gc__direction_fresh (d, ref);
+          d->id = c > k ? b * k + j : k * nb + off + j;
+          d->index = c > k ? SIZE_MAX : off + j;
+        }
+    }
+}
+
 /* Each of R's MINE directions: its id in the whole check, the judge's
    defaults, and its coordinate (REF: the check's reference).  */
 static void
 directions_init (gc_result *r, const gc_options *o, gc_reference ref,
                      size_t mine)
 {
+  if (o->directions == GC_DIR_SCREEN)
+    {
+      screen_init (r, r->n, o->n_random, ref);
+      return;
+    }
   size_t sc = r->shard_count;
   for (size_t k = o->shard_index, pos = 0; pos < mine; k += sc)
     {
       gc_direction *d = &r->dirs[pos++];
       d->id = k;
-      d->verdict = GC_ERROR;
-      d->decided_by = ref == GC_REF_AUTO ? GC_REF_MPFR : ref;
-      gc__direction_no_twin (d);
+      gc__direction_fresh (d, ref);
       d->index = o->directions == GC_DIR_ALL ? k
                  : o->directions == GC_DIR_LIST ? o->indices[k] : SIZE_MAX;
     }
@@ -431,7 +518,8 @@ gc__setup (const gc_model *m, const float *x, const gc_options *o,
   if (plan (r, m, o, &total, mine) != GC_OK)
     return r->status;
 
-  if (allocate (sh, r, m, x, *mine) != GC_OK)
+  if (allocate (sh, r, m, x, r->screen_room ? r->screen_room : *mine)
+      != GC_OK)
     return r->status;
   /* Read x only once its n floats are known to fit (a lying n must not
      make the digest read past it).  */

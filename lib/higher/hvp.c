@@ -47,8 +47,11 @@ validate (const gc_model *m, const gc_options *o, char *what, size_t size)
     }
   else if (o->directions != GC_DIR_ALL && o->directions != GC_DIR_RANDOM)
     {
-      snprintf (what, size, "gc_options.directions %d is not a "
-                "gc_direction_kind", (int) o->directions);
+      snprintf (what, size, o->directions == GC_DIR_SCREEN
+                ? "screened directions are a gradient or JVP check's: the "
+                  "HVP check takes all, random or a list"
+                : "gc_options.directions %d is not a gc_direction_kind",
+                (int) o->directions);
       return GC_EINVAL;
     }
   /* a declared depth with d u >= 1 leaves gamma_d undefined (manual:

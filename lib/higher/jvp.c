@@ -75,7 +75,8 @@ tangents (gc_result *r, const gc_model *m, const float *x,
   r->backward_depth = dt;
   r->defaulted = (r->defaulted & ~(unsigned) GC_DEFAULTED_BACKWARD_DEPTH)
                  | (m->tangent_depth ? 0 : GC_DEFAULTED_BACKWARD_DEPTH);
-  r->lambda_backward = gc__lambda (r->false_alarm, 2 * r->n_total, dt);
+  r->lambda_backward = gc__lambda (r->false_alarm,
+                                   2 * gc__bounds_count (r), dt);
   float *v = malloc (n * sizeof *v);
   if (!v)
     return gc__refuse (r, GC_ENOMEM, NULL);
@@ -220,7 +221,8 @@ gc_jvp_check (const gc_model *m0, const float *x, const gc_options *opts,
   *out = r;
   r->kind = GC_CHECK_JVP;
   r->twin_unused = 0;    /* no_twin above is the check's, not the caller's */
-  if (st == GC_OK && r->direction_kind == GC_DIR_RANDOM
+  if (st == GC_OK && (r->direction_kind == GC_DIR_RANDOM
+                      || r->direction_kind == GC_DIR_SCREEN)
       && (r->reference == GC_REF_F32 || r->reference == GC_REF_F64))
     st = gc__refuse (r, GC_EINVAL, "random directions are applied rounded "
                      "in f32 and f64 mode, the tangent along the exact one: "

@@ -206,6 +206,8 @@ validate (gc_taylor *t, const gc_model *m, const float *x,
       || !(o->timeout >= 0) || !isfinite (o->timeout)
       || !gc__blocks_valid (m->blocks, m->n_blocks, n))
     return stop (t, GC_EINVAL, 0, NULL);
+  if (o->directions == GC_DIR_SCREEN)   /* one direction: none to screen */
+    return stop (t, GC_EINVAL, 0, NULL);
   if (o->directions == GC_DIR_LIST
       && (!o->indices || !o->n_indices || o->indices[0] >= n))
     return stop (t, GC_EDIRECTION, 0, NULL);

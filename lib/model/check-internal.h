@@ -54,6 +54,8 @@ typedef struct shared
   bool have_f0_mpfr;
   double f0;             /* centre value of the best forward */
   atomic_size_t done;
+  size_t first;            /* the first direction of the round the workers
+                              take (manual: "Screening"); 0 otherwise */
   atomic_int stop;
   pthread_mutex_t lock;
   size_t err_pos;        /* smallest failing position */
@@ -260,6 +262,9 @@ bool gc__recheck_serial (shared *sh, worker *w);
    shard's in *MINE), what the check holds, the twin, R's identity and
    its directions.  GC_OK, or R's status.  Whether the MPFR working set
    of NT workers fits; the release of what SH holds.  */
+/* (setup.c) Direction D's defaults before it is judged, REF the check's
+   reference.  */
+void gc__direction_fresh (gc_direction *d, gc_reference ref);
 gc_status gc__setup (const gc_model *m, const float *x, const gc_options *o,
                      gc_result *r, shared *sh, const fenv_t *model_env,
                      int model_round, size_t *mine);

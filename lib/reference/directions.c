@@ -14,7 +14,7 @@ static const gc_block *
 random_block (const shared *sh, size_t id)
 {
   size_t k = sh->r->random_per_block;
-  return k ? &sh->m->blocks[id / k] : NULL;
+  return k && sh->m->n_blocks ? &sh->m->blocks[id / k] : NULL;
 }
 
 /* The step of direction INDEX as HM * 2^HE ("Default precision and

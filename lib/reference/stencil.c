@@ -206,8 +206,8 @@ gc__random_term (worker *w, gc_direction *d, double worst,
                  const gc__random_sums *rs, double spread)
 {
   const gc_result *r = w->sh->r;
-  double alpha_dir = r->false_alarm / (2.0 * (double) (r->n_total ? r->n_total
-                                                                  : 1));
+  size_t nb = gc__bounds_count (r);
+  double alpha_dir = r->false_alarm / (2.0 * (double) (nb ? nb : 1));
   if (!(w->jq_c > 0) || w->jq_p != alpha_dir / 2
       || w->jq_d != r->backward_depth || w->jq_k != rs->k)
     {

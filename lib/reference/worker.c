@@ -40,7 +40,8 @@ gc__worker_init (worker *w, shared *sh, unsigned id, unsigned count)
   size_t n = sh->n;
   w->xf = malloc (n * sizeof *w->xf);
   w->xd = malloc (n * sizeof *w->xd);
-  bool random = sh->o->directions == GC_DIR_RANDOM;
+  bool random = sh->o->directions == GC_DIR_RANDOM
+                || sh->o->directions == GC_DIR_SCREEN;
   if (random)
     {
       w->v = malloc (n * sizeof *w->v);
@@ -101,7 +102,8 @@ gc__worker_run (void *arg)
   shared *sh = w->sh;
   gc_result *r = sh->r;
   gc__fpenv_reset (sh);   /* the library's, whatever its creator's was */
-  for (size_t pos = w->id; pos < r->n_directions; pos += w->count)
+  for (size_t pos = sh->first + w->id; pos < r->n_directions;
+       pos += w->count)
     {
       if (atomic_load (&sh->stop))
         break;

@@ -27,6 +27,11 @@ size_t gc__decided_count (const gc_result *r, gc_reference ref);
 bool gc__profile_on (const gc_result *r);
 size_t gc__judged_count (const gc_result *r);
 void gc__calls_text (gc__buf *b, const gc_result *r);
+/* Manual: "Screening": what a screened check R took, appended to the
+   directions line: ", K random per block of more than K elements, every
+   coordinate of the others[; then every coordinate of B blocks where one
+   did not pass (NAMES)]".  */
+void gc__screen_text (gc__buf *b, const gc_result *r);
 /* The reference of R in words ("tiered: f64 central differences, ...").  */
 void gc__describe_reference (gc__buf *b, const gc_result *r);
 /* Append S escaped for KIND (escape.h), padded with spaces to WIDTH

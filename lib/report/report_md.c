@@ -71,8 +71,13 @@ gc__derivation_markdown (gc__buf *b, const gc_result *r, const gc_direction *d)
   gc__buf_puts (b, "; reference: ");
   gc__describe_reference (b, r);
   gc__buf_printf (b, ".  Confidence: false-alarm probability %g for the "
-                  "whole check of %zu directions.\n\n", r->false_alarm,
-                  r->n_total);
+                  "whole check of %zu directions", r->false_alarm,
+                  r->direction_kind == GC_DIR_SCREEN ? r->n_directions
+                  : r->n_total);
+  if (r->direction_kind == GC_DIR_SCREEN)   /* manual: "Screening" */
+    gc__buf_printf (b, " (screened: counted as the %zu it could take)",
+                    r->screen_room);
+  gc__buf_puts (b, ".\n\n");
   gc__buf_puts (b, "| quantity | value |\n|---|---|\n");
   bool fwd = r->kind == GC_CHECK_FORWARD;
   gc__buf_printf (b, "| %s | %.9g |\n", fwd ? "f32 output" : "analytic ⟨ĝ, w⟩",

@@ -286,9 +286,12 @@ heading_text (gc__buf *b, const gc_result *r, bool fwd)
       gc__describe_reference (b, r);
       gc__buf_printf (b, "\ndirections: %s",
                       gc__direction_kind_name (r->direction_kind));
-      if (r->direction_kind == GC_DIR_RANDOM)
+      if (r->direction_kind == GC_DIR_RANDOM
+          || r->direction_kind == GC_DIR_SCREEN)
         gc__buf_printf (b, " (seed %llu)", (unsigned long long) r->seed);
-      if (r->random_per_block)
+      if (r->direction_kind == GC_DIR_SCREEN)
+        gc__screen_text (b, r);
+      else if (r->random_per_block)
         gc__buf_printf (b, ", %zu per block", r->random_per_block);
       gc__buf_printf (b, ", %zu checked", r->n_directions);
       if (r->shard_count > 1)

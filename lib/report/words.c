@@ -19,6 +19,7 @@ gc__direction_kind_name (gc_direction_kind k)
     case GC_DIR_ALL: return "all";
     case GC_DIR_RANDOM: return "random";
     case GC_DIR_LIST: return "list";
+    case GC_DIR_SCREEN: return "screen";
     }
   return "unknown";
 }
@@ -233,4 +234,48 @@ gc__diagnosis_name (gc_diagnosis_kind k)
     case GC_DIAG_STAIRCASE: return "staircase";
     }
   return "unknown";
+}
+
+/* Whether block BB of R (the vector where R has none) is one the second
+   round of a screened check took: more than K elements, a coordinate
+   among its directions.  */
+static bool
+screen_again (const gc_result *r, size_t bb, size_t k)
+{
+  size_t c = r->n_blocks ? r->blocks[bb].count : r->n;
+  size_t off = r->n_blocks ? r->blocks[bb].offset : 0;
+  for (size_t q = 0; q < r->n_directions && c > k; q++)
+    if (r->dirs[q].index >= off && r->dirs[q].index - off < c)
+      return true;
+  return false;
+}
+
+void
+gc__screen_text (gc__buf *b, const gc_result *r)
+{
+  size_t k = r->random_per_block, nb = r->n_blocks ? r->n_blocks : 1;
+  gc__buf_printf (b, ", %zu random per %s of more than %zu elements, every "
+                  "coordinate of the others", k,
+                  r->n_blocks ? "block" : "vector", k);
+  size_t again = 0;
+  for (size_t bb = 0; bb < nb; bb++)
+    again += screen_again (r, bb, k);
+  if (!again)
+    return;
+  gc__buf_printf (b, "; then every coordinate of %zu %s where one did not "
+                  "pass (", again, again == 1 ? "block" : "blocks");
+  for (size_t bb = 0, said = 0; bb < nb && said < 3; bb++)
+    if (screen_again (r, bb, k))
+      {
+        const char *nm = r->n_blocks && r->blocks[bb].name
+                         ? r->blocks[bb].name : "x";
+        gc__buf_puts (b, said++ ? ", " : "");
+        gc__put_esc (b, nm, GC__ESC_TEXT);
+      }
+  gc__buf_puts (b, again > 3 ? ", ...)" : ")");
+  if (r->screen_superseded)
+    gc__buf_printf (b, ", whose %zu random direction%s %s coordinates "
+                    "replace", r->screen_superseded,
+                    r->screen_superseded == 1 ? "" : "s",
+                    again == 1 ? "its" : "their");
 }

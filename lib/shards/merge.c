@@ -278,7 +278,8 @@ merge (gc_result *const *shards, size_t n, gc_result **out)
     return GC_EINVAL;
   *out = NULL;
   for (size_t s = 0; s < n; s++)
-    if (!shards[s] || (shards[s]->n_directions && !shards[s]->dirs))
+    if (!shards[s] || (shards[s]->n_directions && !shards[s]->dirs)
+        || shards[s]->direction_kind == GC_DIR_SCREEN)  /* "Screening" */
       return GC_EINVAL;
   const gc_result *first = shards[0];
   size_t total;

@@ -159,7 +159,7 @@ read_header (gc_result *r, const json_t *j)
   static const char *const kinds[] = { "gradient", "forward", "jvp",
                                        "hvp" };
   static const char *const refs[] = { "mpfr", "f32", "f64", "auto" };
-  static const char *const dirkinds[] = { "all", "random", "list" };
+  static const char *const dirkinds[] = { "all", "random", "list", "screen" };
   int k;
   if (!json_is_object (j)
       || (k = gc__get_lookup (gc__get_str (j, "kind"), kinds, 4)) < 0)
@@ -193,7 +193,7 @@ read_header (gc_result *r, const json_t *j)
   if ((k = gc__get_lookup (gc__get_str (j, "truncation_source"), refs, 3)) < 0)
     return GC_EFORMAT;
   r->truncation_source = (gc_reference) k;
-  if ((k = gc__get_lookup (gc__get_str (j, "directions"), dirkinds, 3)) < 0)
+  if ((k = gc__get_lookup (gc__get_str (j, "directions"), dirkinds, 4)) < 0)
     return GC_EFORMAT;
   r->direction_kind = (gc_direction_kind) k;
   const char *vname = gc__get_str (j, "verdict");
@@ -337,6 +337,11 @@ read_findings (gc_result *r, const json_t *j)
   /* random directions per block (absent: over the whole vector)  */
   if (json_object_get (j, "random_per_block")
       && !gc__get_size (j, "random_per_block", &r->random_per_block))
+    return GC_EFORMAT;
+  if (r->direction_kind == GC_DIR_SCREEN   /* manual: "Screening" */
+      && (!gc__get_size (j, "screen_first", &r->screen_first)
+          || !gc__get_size (j, "screen_room", &r->screen_room)
+          || !gc__get_size (j, "screen_superseded", &r->screen_superseded)))
     return GC_EFORMAT;
   struct { const char *key; double *dst; } f[] = {
     { "false_alarm", &r->false_alarm },
