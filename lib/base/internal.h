@@ -428,6 +428,12 @@ bool gc__below_rounding (const gc_direction *d, const gc_term *a,
 #define GC_FACTOR_NU 16
 /* ... and the least ratio of |g32 - g64| to its bar at every point.  */
 #define GC_FACTOR_AT 4
+/* Manual: "Screening": the coarsest resolution at which a random
+   direction's pass spares its tensor the second round: the twin's
+   bar_64 / |reference| where it judged, 2^-20; else bar / |reference|,
+   2^-10.  */
+#define GC_SCREEN_RESOLUTION_64 0x1p-20
+#define GC_SCREEN_RESOLUTION_32 0x1p-10
 /* ... and where the points do not move the twin, the least ratio of
    |g32 - g64| to the f32 spread over the rounding modes that reads as a
    factor the modes do not move (three directed runs reproducing the

@@ -65,9 +65,21 @@ run_workers (shared *sh, worker *ws, unsigned nt)
   return st;
 }
 
+/* Manual: "Screening": the resolution of random direction D in units of
+   its yardstick's GC_SCREEN_RESOLUTION_64 (the twin's) or _32: at most
+   1 where a scale error of its tensor twice that size fails it.  */
+static double
+screen_resolution (const gc_direction *d)
+{
+  return !isnan (d->resolution_f64)
+         ? d->resolution_f64 / GC_SCREEN_RESOLUTION_64
+         : d->resolution / GC_SCREEN_RESOLUTION_32;
+}
+
 /* Manual: "Screening": after the first round, every coordinate of each
-   block one of whose random directions did not pass, judged by the same
-   NT workers WS as a second round.  */
+   block one of whose random directions did not pass, or none of which
+   resolved finely (screen_resolution), judged by the same NT workers WS
+   as a second round.  */
 static gc_status
 escalate (shared *sh, worker *ws, unsigned nt)
 {
@@ -81,9 +93,14 @@ escalate (shared *sh, worker *ws, unsigned nt)
       size_t off = r->n_blocks ? r->blocks[b].offset : 0;
       size_t c = r->n_blocks ? r->blocks[b].count : r->n;
       bool again = false;
-      for (size_t q = 0; q < first && c > k && !again; q++)
-        again = r->dirs[q].index == SIZE_MAX && r->dirs[q].id / k == b
-                && r->dirs[q].verdict != GC_PASS;
+      double finest = INFINITY;
+      for (size_t q = 0; q < first && c > k; q++)
+        if (r->dirs[q].index == SIZE_MAX && r->dirs[q].id / k == b)
+          {
+            again |= r->dirs[q].verdict != GC_PASS;
+            finest = fmin (finest, screen_resolution (&r->dirs[q]));
+          }
+      again |= c > k && !(finest <= 1);
       for (size_t j = 0; again && j < c && pos < r->screen_room; j++)
         {
           gc_direction *d = &r->dirs[pos++];

@@ -263,7 +263,8 @@ gc__screen_text (gc__buf *b, const gc_result *r)
   if (!again)
     return;
   gc__buf_printf (b, "; then every coordinate of %zu %s where one did not "
-                  "pass (", again, again == 1 ? "block" : "blocks");
+                  "pass or none resolved finely enough (", again,
+                  again == 1 ? "block" : "blocks");
   for (size_t bb = 0, said = 0; bb < nb && said < 3; bb++)
     if (screen_again (r, bb, k))
       {

@@ -486,13 +486,23 @@ def _blocks(blocks, n):
     return arr, names
 
 
+SCREEN_K = 8   # random directions per tensor of directions="screen"
+
+
 def _directions(opts, directions, keep):
     if isinstance(directions, str):
-        if directions != "all":
-            raise ValueError("gradcheck: directions %r: 'all', a number of "
-                             "random directions, or a list of coordinates"
-                             % (directions,))
-        opts.directions = 0
+        if directions == "all":
+            opts.directions = 0
+            return
+        # manual: "Screening"; "screen:K" as the CLI's
+        head, _, k = directions.partition(":")
+        if head != "screen" or (_ and not k.isdigit()):
+            raise ValueError("gradcheck: directions %r: 'all', 'screen' (or "
+                             "'screen:K'), a number of random directions, "
+                             "or a list of coordinates" % (directions,))
+        opts.directions, opts.n_random = 3, _ranged(
+            "directions", int(k) if _ else SCREEN_K, 1, 100000000,
+            "screen:K takes 1 to 100000000 random directions per tensor")
     elif isinstance(directions, (bool, np.bool_)):
         raise TypeError("gradcheck: directions %r: 'all', a number of random "
                         "directions, or a list of coordinates"
@@ -695,7 +705,10 @@ def check(loss, grad, x, *, loss_f64=None, grad_f64=None,
     model's rounding classes beyond f32's arithmetic; forward_depth,
     backward_depth: the accumulation depths (0: not declared).  reference: "f64" (the default
     when loss_f64 is given), "f32" (the default otherwise); MPFR forwards
-    are for C models.  directions: "all", a number of random directions,
+    are for C models.  directions: "all", "screen" (8 random directions
+    within each tensor of more than 8 elements, the others' coordinates,
+    then every coordinate of a tensor where one did not pass; "screen:K"
+    for K; manual: "Screening"), a number of random directions,
     or a list of coordinates; random_per_tensor=K: K random directions
     within each block (each tensor), the cheap check whose failures keep
     their tensor's name (manual: "Directional checks").  device: where

@@ -253,7 +253,9 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
     """Check fn's backward at INPUTS, in the inputs' own dtype (float32,
     bfloat16 or float16) and on their device (see the module's doc).
     OPTIONS are gradcheck.check's (directions, random_per_tensor,
-    threads, seed, depths, constants, ...); PRECISIONS (a list of
+    threads, seed, depths, constants, ...), but directions defaults to
+    "screen" (manual: "Screening"; "all" checks every coordinate);
+    PRECISIONS (a list of
     gradcheck.Precision) is required where an input is bfloat16 or
     float16.  Returns the Result, with .cotangent (how the loss was
     made), .outputs (the outputs that entered it), .skipped (zero-size
@@ -430,6 +432,11 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
         # its report says so where that is the caller's remedy (manual:
         # "What the measurement does not support")
         options["no_twin"] = True
+    # the default spends where it learns something (manual: "Screening"):
+    # random directions within each tensor of more than 8 elements, then
+    # every coordinate of one where a direction did not pass
+    if "directions" not in options and "random_per_tensor" not in options:
+        options["directions"] = "screen"
     nthreads = torch.get_num_threads()
     torch.set_num_threads(1)
     # grad mode off for the check's forwards, once (a no_grad block per

@@ -494,6 +494,11 @@ pub enum Directions {
     Random(usize),
     /// The listed coordinates
     List(Vec<usize>),
+    /// Screened (manual: "Screening"): this many random directions within
+    /// each block of more than that many elements (the whole vector where
+    /// the model has none), every coordinate of the others, then every
+    /// coordinate of a block where one did not pass
+    Screen(usize),
 }
 
 /// The options of a check (`gc_options`); `Default` is the library's
@@ -928,6 +933,10 @@ pub fn check(model: &Model, x: &[f32], opts: &Options) -> Result<Report, Error> 
         Directions::All => co.directions = 0,
         Directions::Random(k) => {
             co.directions = 1;
+            co.n_random = *k;
+        }
+        Directions::Screen(k) => {
+            co.directions = 3;
             co.n_random = *k;
         }
         Directions::List(v) => {

@@ -290,6 +290,35 @@ fn random_directions() {
     assert_eq!(d[0].analytic.to_bits(), again[0].analytic.to_bits(), "seeded");
 }
 
+/// Screened directions (manual: "Screening"): a correct model passes on
+/// the first round alone (4 random directions over its 6 elements); a
+/// wrong one takes every coordinate, which replace the random ones; 0 is
+/// the library's refusal.
+#[test]
+fn screened_directions() {
+    let opts = Options { directions: Directions::Screen(4), ..Options::default() };
+    let r = check(&tanh_model(), &x(), &opts).unwrap();
+    assert_eq!(r.verdict(), Verdict::Pass, "{}", r);
+    let d = r.directions();
+    assert_eq!(d.len(), 4);
+    assert!(d.iter().all(|d| d.index.is_none()));
+    let wrong = Model::new(
+        "tanh-wrong",
+        N,
+        |x: &[f32]| x.iter().map(|v| v.tanh()).sum(),
+        |x: &[f32]| x.iter().map(|v| 1.0 - v.tanh()).collect(),
+    )
+    .loss_f64(|x: &[f64]| x.iter().map(|v| v.tanh()).sum());
+    let r = check(&wrong, &x(), &opts).unwrap();
+    assert_eq!(r.verdict(), Verdict::Fail);
+    let d = r.directions();
+    assert_eq!(d.iter().filter(|d| d.index.is_some()).count(), N, "{}", r);
+    assert!(r.to_string().contains("then every coordinate"), "{}", r);
+    let opts = Options { directions: Directions::Screen(0), ..Options::default() };
+    let e = check(&tanh_model(), &x(), &opts).unwrap_err();
+    assert_eq!(e.status(), Status::Inval, "{}", e);
+}
+
 /// An error speaks to a Rust caller: the references as `Reference::*`,
 /// not the command line's `--ref`; a closure's failure without the
 /// trampolines' private return code; a status with nothing to add said
