@@ -8,7 +8,8 @@ What: every operator of torch's own OpInfo database (torch.testing.
 _internal.common_methods_invocations.op_db) that supports autograd and
 float32 on the CPU, on its first SAMPLES sample inputs in float32, is
 checked by gradcheck.torch.check_function with its defaults (float32,
-the float64 reference and twin, every coordinate, nothing declared), and,
+the float64 reference and twin, screened directions, nothing declared;
+--directions all: every coordinate), and,
 side by side in the same process, by torch.autograd.gradcheck in float64
 (full Jacobian, default tolerances) on the same sample upcast.  Both run
 on one torch thread.  Each sample gets one record: our verdict, worst nu,
@@ -50,9 +51,9 @@ Skipped, with the reason: complex tensors, > MAX_ELEMENTS parameters, a
 sample whose estimated check time exceeds the budget.
 
   op_corpus.py [--out DIR] [--limit N] [--ops a,b] [--inject KIND]
-               [--samples 2] [--budget S]
+               [--samples 2] [--budget S] [--directions all]
 
-Writes DIR/op-corpus[-KIND].json and .md (DIR: bench/results).
+Writes DIR/op-corpus[-KIND][-DIRECTIONS].json and .md (DIR: bench/results).
 """
 
 import argparse
@@ -416,9 +417,18 @@ def reasons(r):
     return out[:10]
 
 
+DIRECTIONS = {}    # --directions: check_function's (default: its own)
+
+
+def _tag(args):
+    """The files' suffix: -INJECT, then -DIRECTIONS where given."""
+    return ("-" + args.inject if args.inject else "") + (
+        "-" + args.directions.replace(":", "") if args.directions else "")
+
+
 def ours(fn, tensors, name, limit):
-    v, t = timed(lambda: check_function(fn, *tensors, name=name[:60]),
-                 limit)
+    v, t = timed(lambda: check_function(fn, *tensors, name=name[:60],
+                                        **DIRECTIONS), limit)
     rec = {"ours_s": round(t, 4)}
     if isinstance(v, BaseException):
         why = "timeout (> %d s)" % limit if isinstance(v, Timeout) or \
@@ -712,7 +722,7 @@ def inject_misses(recs, kind):
 
 
 def write(recs, args, started, wall, command=None):
-    tag = "-" + args.inject if args.inject else ""
+    tag = _tag(args)
     os.makedirs(args.out, exist_ok=True)
     base = os.path.join(args.out, "op-corpus%s" % tag)
     run = [r for r in recs if r["verdict"] != "skipped"]
@@ -732,12 +742,15 @@ def write(recs, args, started, wall, command=None):
          "%s, Python %s, %s, one torch thread." % (
              meta["command"], started, wall, torch.__version__,
              platform.python_version(), platform.machine()), "",
-         "Each sample: `gradcheck.torch.check_function(fn, *inputs)` with "
-         "its defaults (float32, the float64 reference and twin, every "
-         "coordinate, nothing declared) beside `torch.autograd.gradcheck` "
+         "Each sample: `gradcheck.torch.check_function(fn, *inputs%s)` with "
+         "its defaults (float32, the float64 reference and twin, %s, "
+         "nothing declared) beside `torch.autograd.gradcheck` "
          "in float64 (full Jacobian, default tolerances) on the same "
          "sample upcast.  %d samples of %d ops checked; %d skipped (%s)."
-         % (len(run), len({r["op"] for r in run}), len(skipped),
+         % (", directions=%r" % args.directions if args.directions else "",
+            "every coordinate" if args.directions == "all" else
+            "directions %r" % args.directions if args.directions else
+            "screened directions: manual \"Screening\"", len(run), len({r["op"] for r in run}), len(skipped),
             _skip_summary(skipped)), ""]
     L += ["## Verdicts by kind of op", ""] + table(run, "kind") + [""]
     tv = {}
@@ -785,11 +798,16 @@ def main():
                     help="skip a sample whose estimated check takes longer")
     ap.add_argument("--limit-s", type=float, default=60.0,
                     help="wall-clock limit per check call (s)")
+    ap.add_argument("--directions", default=None,
+                    help="check_function's directions (default: its own, "
+                    "screened; 'all': every coordinate)")
     ap.add_argument("--report-only", action="store_true",
                     help="rewrite the .md from the .json already there")
     args = ap.parse_args()
+    if args.directions:
+        DIRECTIONS["directions"] = args.directions
     if args.report_only:
-        tag = "-" + args.inject if args.inject else ""
+        tag = _tag(args)
         with open(os.path.join(args.out, "op-corpus%s.json" % tag)) as f:
             d = json.load(f)
         write(d["records"], args, d["meta"]["date"], d["meta"]["wall_s"],

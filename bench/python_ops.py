@@ -1,32 +1,61 @@
 # SPDX-License-Identifier: LGPL-3.0-or-later
 # Copyright (C) 2026 The gradcheck authors
-"""python_ops.py -- three custom torch ops of the kind users write, each
-with a hand-written backward, correct or with one of five realistic bugs,
-for make bench's side-by-side table (bench/python_side.py).  Every op is
-dtype-generic: the same code runs in float32 (the op as shipped) and
-float64 (its reference and twin).
+"""python_ops.py -- five custom torch ops of the kind users write, each
+with a hand-written backward, correct or with one of its own realistic
+bugs or one of the generic ones, for make bench's side-by-side table
+(bench/python_side.py).  Every op is dtype-generic: the same code runs in
+float32 (the op as shipped) and float64 (its reference and twin).
 
   gla        a gated linear-attention recurrence: S_t = diag(exp g_t) S_{t-1}
              + k_t v_t^T, o_t = scale S_t^T q_t (q, k, g: T x K; v: T x V)
   layernorm  y = (x - mean) / sqrt(var + eps) * w + b over the last axis
   xent       softmax cross-entropy of logits / temperature with label
              smoothing and an ignore index, mean over the kept rows
+  conv1d     y = w * x + b, a 1-D cross-correlation (stride 1, padding
+             PAD) of x (C_in x L) with w (C_out x C_in x Kw), bias b (C_out)
+  attention  single-head o = softmax(q k^T / sqrt(d)) v (q: Tq x d; k, v:
+             Tk x d; the inputs have Tq = Tk, so a transposed p is
+             shape-legal, as in self-attention)
+
+The generic bugs, the same for every op (generic()): "scale-1e-3" and
+"scale-1e-6", the gradient of the op's first input times (1 + 1e-3) or
+(1 + 1e-6), and "sign", the gradient of its last input negated (not for
+xent, whose own "sign-flip" is one).
 
 OPS[name] = (make(bug) -> autograd.Function, inputs(dtype) -> tuple,
 reference(*inputs) -> the same op in plain torch, for autograd's gradient:
-the ground truth of what each bug changes), BUGS[name] = the five bugs.
+the ground truth of what each bug changes), BUGS[name] = the op's own
+bugs, then the generic ones.
 """
 
 import torch
 
+GENERIC = ["scale-1e-3", "scale-1e-6", "sign"]
 BUGS = {
     "gla": ["decay-order", "dg-no-exp", "dq-no-scale", "dg-state-t",
-            "dq-state-prev"],
+            "dq-state-prev"] + GENERIC,
     "layernorm": ["no-mean-term", "no-proj-term", "unbiased-var",
-                  "dw-uses-xc", "dx-no-weight"],
+                  "dw-uses-xc", "dx-no-weight"] + GENERIC,
     "xent": ["divide-by-n", "ignore-not-masked", "no-smoothing",
-             "sign-flip", "no-temperature"],
+             "sign-flip", "no-temperature"] + GENERIC[:2],
+    "conv1d": ["off-by-one", "dw-flipped", "db-mean"] + GENERIC,
+    "attention": ["no-softmax-jacobian-term", "no-scale-dq",
+                  "dv-transposed"] + GENERIC,
 }
+
+
+def generic(bug, grads):
+    """The backward's gradients (a tuple, one per input) with the generic
+    bug, if bug is one: the first input's times (1 + 1e-3) or (1 + 1e-6),
+    or the last input's negated."""
+    grads = list(grads)
+    if bug == "scale-1e-3":
+        grads[0] = grads[0] * (1 + 1e-3)
+    elif bug == "scale-1e-6":
+        grads[0] = grads[0] * (1 + 1e-6)
+    elif bug == "sign":
+        grads[-1] = -grads[-1]
+    return tuple(grads)
 
 
 # ------------------------------------------------------------------ gla
@@ -69,7 +98,7 @@ def gla(bug=None):
                 dg[t] = r if bug == "dg-no-exp" else a * r
                 if bug != "decay-order":
                     dS = a[:, None] * dS
-            return dq, dk, dv, dg
+            return generic(bug, (dq, dk, dv, dg))
     return GatedLinearAttention
 
 
@@ -122,7 +151,7 @@ def layernorm(bug=None):
                 gx = gx - xh * (gxh * xh).mean(-1, keepdim=True)
             gx = rstd * gx
             gw = (go * (xc if bug == "dw-uses-xc" else xh)).sum(0)
-            return gx, gw, go.sum(0)
+            return generic(bug, (gx, gw, go.sum(0)))
     return LayerNorm
 
 
@@ -173,7 +202,7 @@ def xent(bug=None):
             if bug != "ignore-not-masked":
                 gl = gl * keep[:, None].to(p.dtype)
             denom = N if bug == "divide-by-n" else keep.sum()
-            return go * gl / denom / temp
+            return generic(bug, (go * gl / denom / temp,))
     return SoftmaxCrossEntropy
 
 
@@ -189,8 +218,92 @@ def xent_reference(logits):
         label_smoothing=SMOOTH)
 
 
+# --------------------------------------------------------------- conv1d
+PAD = 1
+
+
+def conv1d(bug=None):
+    class Conv1d(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w, b):
+            Kw = w.shape[2]
+            cols = torch.nn.functional.pad(x, (PAD, PAD)).unfold(1, Kw, 1)
+            ctx.save_for_backward(x, w)
+            return torch.einsum("ocj,ctj->ot", w, cols) + b[:, None]
+
+        @staticmethod
+        def backward(ctx, gy):
+            x, w = ctx.saved_tensors
+            L = x.shape[1]
+            Kw = w.shape[2]
+            Lout = gy.shape[1]
+            xp = torch.nn.functional.pad(x, (PAD, PAD))
+            dxp = torch.zeros_like(xp)
+            dw = torch.zeros_like(w)
+            for j in range(Kw):            # tap j reads xp[:, t + j]
+                dxp[:, j:j + Lout] += w[:, :, j].t() @ gy
+                jx = Kw - 1 - j if bug == "dw-flipped" else j
+                dw[:, :, j] = gy @ xp[:, jx:jx + Lout].t()
+            start = PAD - 1 if bug == "off-by-one" else PAD
+            dx = dxp[:, start:start + L]
+            db = gy.mean(1) if bug == "db-mean" else gy.sum(1)
+            return generic(bug, (dx, dw, db))
+    return Conv1d
+
+
+def conv1d_inputs(dtype, C_in=3, C_out=4, L=10, Kw=3, seed=4):
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(C_in, L, generator=gen, dtype=torch.float64)
+    w = torch.randn(C_out, C_in, Kw, generator=gen, dtype=torch.float64)
+    b = 0.1 * torch.randn(C_out, generator=gen, dtype=torch.float64)
+    return tuple(t.to(torch.float32).to(dtype) for t in (x, w, b))
+
+
+def conv1d_reference(x, w, b):
+    return torch.nn.functional.conv1d(x[None], w, b, padding=PAD)[0]
+
+
+# ------------------------------------------------------------ attention
+def attention(bug=None):
+    class Attention(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v):
+            scale = q.shape[1] ** -0.5
+            p = torch.softmax(q @ k.t() * scale, -1)
+            ctx.save_for_backward(q, k, v, p)
+            return p @ v
+
+        @staticmethod
+        def backward(ctx, do):
+            q, k, v, p = ctx.saved_tensors
+            scale = q.shape[1] ** -0.5
+            dv = (p if bug == "dv-transposed" else p.t()) @ do
+            dp = do @ v.t()
+            ds = p * dp
+            if bug != "no-softmax-jacobian-term":
+                ds = ds - p * (p * dp).sum(-1, keepdim=True)
+            dq = ds @ k * (1.0 if bug == "no-scale-dq" else scale)
+            dk = ds.t() @ q * scale
+            return generic(bug, (dq, dk, dv))
+    return Attention
+
+
+def attention_inputs(dtype, Tq=6, Tk=6, d=4, seed=5):
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(Tq, d, generator=gen, dtype=torch.float64)
+    k = torch.randn(Tk, d, generator=gen, dtype=torch.float64)
+    v = torch.randn(Tk, d, generator=gen, dtype=torch.float64)
+    return tuple(t.to(torch.float32).to(dtype) for t in (q, k, v))
+
+
+def attention_reference(q, k, v):
+    return torch.softmax(q @ k.t() / q.shape[1] ** 0.5, -1) @ v
+
+
 OPS = {
     "gla": (gla, gla_inputs, gla_reference),
     "layernorm": (layernorm, layernorm_inputs, layernorm_reference),
     "xent": (xent, xent_inputs, xent_reference),
+    "conv1d": (conv1d, conv1d_inputs, conv1d_reference),
+    "attention": (attention, attention_inputs, attention_reference),
 }

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-3.0-or-later
 # Copyright (C) 2026 The gradcheck authors
-"""python_side.py -- make bench's Python side-by-side table: three custom
-torch ops (bench/python_ops.py), each correct and with five bugs, checked by
+"""python_side.py -- make bench's Python side-by-side table: custom torch
+ops (bench/python_ops.py), each correct and with its bugs, checked by
 torch.autograd.gradcheck in float32 with its defaults, in float64 (full
 Jacobian), in float64 fast mode, and by gradcheck.torch.check_function in
-float32 (the op as shipped; every coordinate, and 8 random directions
-within each input tensor), in one run: false alarms, catches and wall
-time per cell.
+float32 (the op as shipped; its default, screened directions, manual
+"Screening"; every coordinate; every coordinate without the twin), in one
+run: false alarms, catches and wall time per cell.
 
   python_side.py OUTDIR [REPS]
 
@@ -39,15 +39,16 @@ from gradcheck import CheckError, Verdict               # noqa: E402
 from gradcheck.torch import check_function              # noqa: E402
 
 CHECKERS = ["torch-f32", "torch-f64", "torch-f64-fast", "gradcheck-f32",
-            "gradcheck-f32-notwin", "gradcheck-f32-random"]
-RANDOM = 8          # random directions per input tensor
+            "gradcheck-f32-all", "gradcheck-f32-notwin"]
 HEAD = {"torch-f32": "torch f32 (defaults)",
         "torch-f64": "torch f64 (full)",
         "torch-f64-fast": "torch f64 fast_mode",
-        "gradcheck-f32": "gradcheck f32 (all coordinates)",
-        "gradcheck-f32-notwin": "gradcheck f32 (all coordinates, twin=False)",
-        "gradcheck-f32-random": "gradcheck f32 (%d random per tensor)"
-                                % RANDOM}
+        "gradcheck-f32": "gradcheck f32 (default: screened)",
+        "gradcheck-f32-all": "gradcheck f32 (all coordinates)",
+        "gradcheck-f32-notwin": "gradcheck f32 (all coordinates, twin=False)"}
+OPTIONS = {"gradcheck-f32": {},
+           "gradcheck-f32-all": {"directions": "all"},
+           "gradcheck-f32-notwin": {"directions": "all", "twin": False}}
 
 
 def bug_size(name, bug):
@@ -73,14 +74,13 @@ def run_cell(name, bug, checker):
     op = make(bug)
     if checker.startswith("gradcheck-f32"):
         ins = inputs(torch.float32)
-        kw = (dict(directions=RANDOM, random_per_block=True)
-              if checker.endswith("random") else
-              dict(twin=False) if checker.endswith("notwin") else {})
+        kw = OPTIONS[checker]
         t0 = time.perf_counter()
         try:
             r = check_function(op.apply, *ins, **kw)
             out = str(r.verdict)
             extra = {"n_failed": r.n_failed,
+                     "n_directions": len(r.directions),
                      "n_inconclusive": r.n_inconclusive,
                      "resolution_median": float(statistics.median(
                          r.directions.resolution)),
@@ -104,10 +104,10 @@ def run_cell(name, bug, checker):
 
 
 def forward_calls(name):
-    """The correct op's forward calls per dtype in one untimed full check
-    by gradcheck (float32 op, float64 reference and twin) and by
-    torch.autograd.gradcheck in float64: what a full check's time is made
-    of, per coordinate."""
+    """The correct op's forward calls per dtype in one untimed check by
+    gradcheck (float32 op, float64 reference and twin; its default and
+    every coordinate) and by torch.autograd.gradcheck in float64: what a
+    check's time is made of, per coordinate."""
     make, inputs, _ = P.OPS[name]
     op = make(None)
     cnt = collections.Counter()
@@ -115,14 +115,17 @@ def forward_calls(name):
     def counted(*a):
         cnt[str(a[0].dtype).replace("torch.", "")] += 1
         return op.apply(*a)
-    check_function(counted, *inputs(torch.float32))
-    gc = dict(cnt)
-    cnt.clear()
+    out = {}
+    for ch in ("gradcheck-f32", "gradcheck-f32-all"):
+        check_function(counted, *inputs(torch.float32), **OPTIONS[ch])
+        out[ch] = dict(cnt)
+        cnt.clear()
     ins = [t.requires_grad_() for t in inputs(torch.float64)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.autograd.gradcheck(counted, ins, raise_exception=False)
-    return {"gradcheck-f32": gc, "torch-f64": dict(cnt)}
+    out["torch-f64"] = dict(cnt)
+    return out
 
 
 def main():
@@ -173,19 +176,24 @@ def markdown(info, cells, n, calls):
     w("### From Python: custom torch ops, side by side with "
       "torch.autograd.gradcheck")
     w("")
-    w("Three custom torch.autograd.Functions with hand-written backwards "
-      "(bench/python_ops.py: a gated linear-attention recurrence, LayerNorm, "
-      "softmax cross-entropy with temperature, label smoothing and an ignore "
-      "index), each correct and with five realistic bugs, checked by "
+    w("%d custom torch.autograd.Functions with hand-written backwards "
+      "(bench/python_ops.py: %s), each correct and with its realistic bugs "
+      "(and on every op a x(1 + 1e-3) and a x(1 + 1e-6) error on the first "
+      "input's gradient), checked by "
       "torch.autograd.gradcheck (float32 with its defaults, float64, float64 "
       "fast_mode) and by gradcheck.torch.check_function in float32, the op "
       "as shipped (its backward in float32; the same op in float64 as the "
-      "reference forward and twin), over every coordinate and over %d "
-      "random directions within each input tensor.  One run, %s, torch %s, 1 thread, %d "
+      "reference forward and twin): with its defaults (screened directions: "
+      "8 random directions within each input tensor of more than 8 "
+      "elements, the others' coordinates, then every coordinate of a "
+      "tensor where one did not pass or none resolved finely enough; "
+      "manual: \"Screening\"), over every coordinate, and over every "
+      "coordinate without the twin.  One run, %s, torch %s, 1 thread, %d "
       "reps per cell interleaved; times are medians of the check call's wall "
       "clock.  Bug size: the relative 2-norm change of the gradient against "
       "autograd's of plain torch in float64 (python_side.py)."
-      % (RANDOM, info["started"], info["torch"], info["reps"]))
+      % (len(P.OPS), ", ".join(P.OPS), info["started"], info["torch"],
+         info["reps"]))
     w("")
     w("| op (n) | bug | bug size | " + " | ".join(HEAD[c] for c in CHECKERS)
       + " |")
@@ -208,16 +216,18 @@ def markdown(info, cells, n, calls):
     w("")
     w("Per checker: false alarms (the correct op not passed), catches (a "
       "bug failed), inconclusive (neither; gradcheck only), misses (a bug "
-      "passed), and the time of a full check of each op (the correct op's "
-      "cell) over torch f64 full's in the same run.")
+      "passed; of them, in parentheses, bugs torch f64 full catches), and "
+      "the time of its check of each op (the correct op's cell; of every "
+      "cell, median) over torch f64 full's in the same run.")
     w("")
     w("| checker | false alarms | catches | inconclusive | misses | "
-      "time / torch f64 full (gla, layernorm, xent) |")
-    w("|---|---|---|---|---|---|")
+      "time / torch f64 full, correct ops (%s) | median, correct ops | "
+      "median, every cell |" % ", ".join(P.OPS))
+    w("|---|---|---|---|---|---|---|---|")
     for ch in CHECKERS:
         fa = sum(cells[nm, None, ch]["outcome"] not in ("pass",)
                  for nm in P.OPS)
-        caught = inc = miss = total = 0
+        caught = inc = miss = total = miss_full = 0
         for nm in P.OPS:
             for bug in P.BUGS[nm]:
                 o = cells[nm, bug, ch]["outcome"]
@@ -225,26 +235,34 @@ def markdown(info, cells, n, calls):
                 caught += o in ("fail", "precision", "error")
                 inc += o == "inconclusive"
                 miss += o == "pass"
-        ratios = ", ".join(
-            "%.2f" % (cells[nm, None, ch]["median_s"]
-                      / cells[nm, None, "torch-f64"]["median_s"])
-            for nm in P.OPS)
-        w("| %s | %d of %d | %d of %d | %d | %d | %s |" % (
-            HEAD[ch], fa, len(P.OPS), caught, total, inc, miss, ratios))
+                miss_full += (o != "fail" and cells[nm, bug, "torch-f64"]
+                              ["outcome"] == "fail")
+        rs = [cells[nm, None, ch]["median_s"]
+              / cells[nm, None, "torch-f64"]["median_s"] for nm in P.OPS]
+        every = [cells[nm, b, ch]["median_s"]
+                 / cells[nm, b, "torch-f64"]["median_s"]
+                 for nm in P.OPS for b in [None] + P.BUGS[nm]]
+        w("| %s | %d of %d | %d of %d | %d | %d (%d) | %s | %.2f | %.2f |" % (
+            HEAD[ch], fa, len(P.OPS), caught, total, inc, miss, miss_full,
+            ", ".join("%.2f" % x for x in rs), statistics.median(rs),
+            statistics.median(every)))
     w("")
     per = [(calls[nm]["gradcheck-f32"].get("float64", 0) / n[nm],
+            calls[nm]["gradcheck-f32-all"].get("float64", 0) / n[nm],
             calls[nm]["torch-f64"].get("float64", 0) / n[nm]) for nm in P.OPS]
-    w("Calls of the op's float64 forward per coordinate in one untimed full "
-      "check of the correct op (gla, layernorm, xent; the centre's few "
-      "calls and the twin's backward included): gradcheck f32 %s; "
-      "torch f64 full %s.  Per direction gradcheck's are the stencil's four "
+    w("Calls of the op's float64 forward per coordinate in one untimed "
+      "check of the correct op (%s; the centre's few "
+      "calls and the twin's backward included): gradcheck f32's default %s; "
+      "every coordinate %s; torch f64 full %s.  Per direction gradcheck's "
+      "are the stencil's four "
       "(x +- h, "
       "x +- 2h: D(h), the truncation term, the kink estimate) and "
       "Richardson's six, eight where its step doubles (x +- h', +- 2h', "
       "+- 4h', +- 8h', h' = 2^11 h: the twin's R(h) and its terms), every "
       "one a number of the report (manual: \"Python side by side\")."
-      % (", ".join("%.2f" % a for a, _ in per),
-         ", ".join("%.2f" % b for _, b in per)))
+      % (", ".join(P.OPS), ", ".join("%.2f" % a for a, _, _ in per),
+         ", ".join("%.2f" % b for _, b, _ in per),
+         ", ".join("%.2f" % c for _, _, c in per)))
     w("")
     w("An outcome marked * differed between reps (the first is shown).  "
       "torch's f32 false alarms are its defaults (eps 1e-6, atol 1e-5, rtol "

@@ -65,12 +65,18 @@ run_workers (shared *sh, worker *ws, unsigned nt)
   return st;
 }
 
-/* Manual: "Screening": the resolution of random direction D in units of
-   its yardstick's GC_SCREEN_RESOLUTION_64 (the twin's) or _32: at most
-   1 where a scale error of its tensor twice that size fails it.  */
+/* Manual: "Screening", "Finely enough": the resolution of random
+   direction D in units of its yardstick's GC_SCREEN_RESOLUTION_64 (the
+   twin's algorithm) or _32 (the f32 gradient without a twin): at most 1
+   where a scale error of its tensor twice that size fails it.  With a
+   twin, ARITH: the same for the f32 path alone, the arithmetic's bound
+   over |<g64, w>| in units of _32 (NaN where it was not judged).  */
 static double
-screen_resolution (const gc_direction *d)
+screen_resolution (const gc_direction *d, double *arith)
 {
+  *arith = d->arith != GC_ARITH_NONE && isfinite (d->arith_bar)
+           ? d->arith_bar / fabs (d->analytic_f64) / GC_SCREEN_RESOLUTION_32
+           : NAN;
   return !isnan (d->resolution_f64)
          ? d->resolution_f64 / GC_SCREEN_RESOLUTION_64
          : d->resolution / GC_SCREEN_RESOLUTION_32;
@@ -92,15 +98,17 @@ escalate (shared *sh, worker *ws, unsigned nt)
     {
       size_t off = r->n_blocks ? r->blocks[b].offset : 0;
       size_t c = r->n_blocks ? r->blocks[b].count : r->n;
-      bool again = false;
-      double finest = INFINITY;
+      bool again = false, arith = false;
+      double finest = INFINITY, finest_arith = INFINITY, a;
       for (size_t q = 0; q < first && c > k; q++)
         if (r->dirs[q].index == SIZE_MAX && r->dirs[q].id / k == b)
           {
             again |= r->dirs[q].verdict != GC_PASS;
-            finest = fmin (finest, screen_resolution (&r->dirs[q]));
+            finest = fmin (finest, screen_resolution (&r->dirs[q], &a));
+            arith |= !isnan (a);
+            finest_arith = fmin (finest_arith, isnan (a) ? INFINITY : a);
           }
-      again |= c > k && !(finest <= 1);
+      again |= c > k && (!(finest <= 1) || (arith && !(finest_arith <= 1)));
       for (size_t j = 0; again && j < c && pos < r->screen_room; j++)
         {
           gc_direction *d = &r->dirs[pos++];
