@@ -36,6 +36,11 @@ What is measured and what is derived:
 * Depths and magnitudes: torch does not say how many roundings its
   kernels chain, so unless given (forward_depth, backward_depth) they are
   defaulted to n, which the report says (manual: "What the bar assumes").
+* Directions: screened by default (manual: "Screening"): 8 random
+  directions within each input of more than 8 elements, the others'
+  coordinates, then every coordinate of an input where a direction did
+  not pass or none resolved finely enough; directions="all" checks every
+  coordinate, at about four times the cost.
 * Rounding modes: the library measures the backward under the other IEEE
   rounding modes (manual: "Measured rounding sensitivity") by setting the
   mode of the thread that calls the callback.  torch's intra-op worker
