@@ -92,6 +92,21 @@ cli_parse_u64 (const char *s, uint64_t *out)
   return true;
 }
 
+/* The K of "PREFIX:K" in S (1 to 10^8, the CLI's limit on random
+   directions), in *K; false where S has another prefix or K is out of
+   range.  */
+static bool
+count_after (const char *s, const char *prefix, size_t *k)
+{
+  size_t len = strlen (prefix);
+  uint64_t v;
+  if (strncmp (s, prefix, len) != 0 || !cli_parse_u64 (s + len, &v)
+      || v == 0 || v > 100000000)
+    return false;
+  *k = (size_t) v;
+  return true;
+}
+
 bool
 cli_parse_directions (const char *s, gc_options *o, size_t **indices)
 {
@@ -100,36 +115,21 @@ cli_parse_directions (const char *s, gc_options *o, size_t **indices)
       o->directions = GC_DIR_ALL;
       return true;
     }
-  if (strncmp (s, "random-per-block:", 17) == 0)
-    {
-      uint64_t k;
-      if (!cli_parse_u64 (s + 17, &k) || k == 0 || k > 100000000)
-        return false;
-      o->directions = GC_DIR_RANDOM;
-      o->n_random = (size_t) k;
-      o->random_per_block = 1;
-      return true;
-    }
-  if (strncmp (s, "screen:", 7) == 0)   /* manual: "Screening" */
-    {
-      uint64_t k;
-      if (!cli_parse_u64 (s + 7, &k) || k == 0 || k > 100000000)
-        return false;
-      o->directions = GC_DIR_SCREEN;
-      o->n_random = (size_t) k;
-      o->random_per_block = 0;
-      return true;
-    }
-  if (strncmp (s, "random:", 7) == 0)
-    {
-      uint64_t k;
-      if (!cli_parse_u64 (s + 7, &k) || k == 0 || k > 100000000)
-        return false;
-      o->directions = GC_DIR_RANDOM;
-      o->n_random = (size_t) k;
-      o->random_per_block = 0;
-      return true;
-    }
+  /* random-per-block:K, screen:K (manual: "Screening"), random:K */
+  static const struct { const char *prefix; gc_direction_kind kind;
+                        int per_block; } kinds[] = {
+    { "random-per-block:", GC_DIR_RANDOM, 1 },
+    { "screen:", GC_DIR_SCREEN, 0 },
+    { "random:", GC_DIR_RANDOM, 0 } };
+  for (size_t j = 0; j < sizeof kinds / sizeof kinds[0]; j++)
+    if (strncmp (s, kinds[j].prefix, strlen (kinds[j].prefix)) == 0)
+      {
+        if (!count_after (s, kinds[j].prefix, &o->n_random))
+          return false;
+        o->directions = kinds[j].kind;
+        o->random_per_block = kinds[j].per_block;
+        return true;
+      }
   size_t count = 1;
   for (const char *p = s; *p; p++)
     count += *p == ',';

@@ -112,6 +112,17 @@ $G merge --format json "$TMPD/p0.json" "$TMPD/p1.json" > "$TMPD/pm.json"
 $G merge "$TMPD/p0.json" "$TMPD/p1.json" > "$TMPD/pm.txt"
 check "random-per-block: shard + merge equals the unsharded JSON report" cmp -s "$TMPD/pw.json" "$TMPD/pm.json"
 check "random-per-block: the merged report names the tensor of a direction" grep -q 'random direction [0-9]* within ' "$TMPD/pm.txt"
+# screened directions (manual: "Screening"): a bug in W takes W's every
+# coordinate, X keeps its random directions; never a shard
+expect_rc 1 "screen:4 fails dw-twice" $G run tanh-gemm --mutant dw-twice --directions screen:4 --quiet
+$G run tanh-gemm --mutant dw-twice --directions screen:4 --format json > "$TMPD/sc.json"
+$G run tanh-gemm --mutant dw-twice --directions screen:4 > "$TMPD/sc.txt"
+check "screen: the second round takes the failing tensor's coordinates" grep -q 'then every coordinate of 1 block where one did not pass or none resolved finely enough (W)' "$TMPD/sc.txt"
+check "screen: the diagnosis reads W's elements" grep -q '^diagnosis: constant factor: analytic / reference = 2 on all [0-9]* failing element(s) of [0-9]* checked (W\[' "$TMPD/sc.txt"
+expect_rc 2 "merge refuses a screened report" $G merge "$TMPD/sc.json"
+check "merge says why" sh -c "$G merge '$TMPD/sc.json' 2>&1 | grep -q 'screened check.s report is whole'"
+expect_rc 2 "screen refuses a shard" $G run tanh-gemm --directions screen:4 --shard 0/2
+expect_rc 2 "screen:0 is a usage error" $G run tanh-gemm --directions screen:0
 expect_rc 2 "merge with a shard missing" $G merge "$TMPD/s0.json" "$TMPD/s1.json"
 expect_rc 2 "merge with a shard repeated" $G merge "$TMPD/s0.json" "$TMPD/s0.json" "$TMPD/s1.json"
 expect_rc 2 "merge of shards of different checks" $G merge "$TMPD/s0.json" "$TMPD/m1.json"

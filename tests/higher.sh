@@ -23,7 +23,7 @@ expect_rc 1 "taylor sees hvp-transposed (the HVP's rate)" $G taylor tanh-gemm --
 expect_rc 5 "taylor of a model whose forward gives NaN exits 5, as run" $G taylor --plugin "$PLUGIN_LIAR" --ref f64 --shape nan
 expect_rc 1 "taylor sees dw-twice" $G taylor tanh-gemm --mutant dw-twice
 # one direction: a --directions naming more would be used in part only
-for d in all 3,5 random:2 random-per-block:1; do
+for d in all 3,5 random:2 random-per-block:1 screen:2; do
   expect_rc 2 "taylor refuses --directions $d" $G taylor tanh-gemm --directions $d
 done
 check "taylor's refusal says what it takes" sh -c "$G taylor tanh-gemm --directions all 2>&1 | grep -q 'along one direction: --directions I'"
