@@ -103,7 +103,9 @@ escalate (shared *sh, worker *ws, unsigned nt)
       for (size_t q = 0; q < first && c > k; q++)
         if (r->dirs[q].index == SIZE_MAX && r->dirs[q].id / k == b)
           {
-            again |= r->dirs[q].verdict != GC_PASS;
+            /* a pass whose f32 gradient is beyond its own bar (the twin
+               judged) spares nothing either  */
+            again |= r->dirs[q].verdict != GC_PASS || r->dirs[q].nu > 1;
             finest = fmin (finest, screen_resolution (&r->dirs[q], &a));
             arith |= !isnan (a);
             finest_arith = fmin (finest_arith, isnan (a) ? INFINITY : a);
@@ -133,21 +135,32 @@ by_id (const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* The severity a verdict adds to a screened block's picture: a failure
+   over a precision finding over none (a pass, or a direction that could
+   not judge where the block's every coordinate judged).  */
+static unsigned
+severity (gc_verdict v)
+{
+  return v == GC_FAIL ? 2 : v == GC_PRECISION ? 1 : 0;
+}
+
 /* Manual: "Screening": the random directions of a block the second round
-   took, where its coordinates show every kind of finding they show (the
-   block's picture is its elements', and the check's verdict is the
-   same), are dropped from R and counted in screen_superseded (nothing
-   is, where memory for the tally is lacking); then R's directions in
-   the order of their ids, as every result's.  */
+   took, where its coordinates hold a finding at least as severe as any of
+   theirs (the block's picture is its elements', and the check's verdict
+   the same), are dropped from R and counted in screen_superseded
+   (nothing is, where memory for the tally is lacking); then R's
+   directions in the order of their ids, as every result's.  */
 static void
 supersede (gc_result *r)
 {
   size_t k = r->random_per_block, nb = r->n_blocks ? r->n_blocks : 1;
   if (r->direction_kind != GC_DIR_SCREEN || !k)
     return;
-  unsigned *mask = r->n_directions > r->screen_first
-                   ? calloc (2 * nb, sizeof *mask) : NULL;
-  if (!mask)
+  /* per block: 1 + the worst severity of its random directions, of its
+     coordinates (0: none)  */
+  unsigned *worst = r->n_directions > r->screen_first
+                    ? calloc (2 * nb, sizeof *worst) : NULL;
+  if (!worst)
     {
       qsort (r->dirs, r->n_directions, sizeof *r->dirs, by_id);
       return;
@@ -156,24 +169,24 @@ supersede (gc_result *r)
     {
       const gc_direction *d = &r->dirs[q];
       size_t b = r->n_blocks ? gc__direction_block (r, d) : 0;
-      if (b < nb)
-        mask[2 * b + (d->index != SIZE_MAX)] |= 1u << d->verdict;
+      unsigned *w = b < nb ? &worst[2 * b + (d->index != SIZE_MAX)] : NULL;
+      if (w && 1 + severity (d->verdict) > *w)
+        *w = 1 + severity (d->verdict);
     }
   size_t kept = 0;
   for (size_t q = 0; q < r->n_directions; q++)
     {
       const gc_direction *d = &r->dirs[q];
       size_t b = r->n_blocks ? gc__direction_block (r, d) : 0;
-      unsigned rnd = b < nb ? mask[2 * b] & ~(1u << GC_PASS) : 0;
-      bool drop = d->index == SIZE_MAX && b < nb && mask[2 * b + 1]
-                  && (rnd & ~mask[2 * b + 1]) == 0;
+      bool drop = d->index == SIZE_MAX && b < nb && worst[2 * b + 1]
+                  && worst[2 * b + 1] >= worst[2 * b];
       if (drop)
         r->screen_superseded++;
       else
         r->dirs[kept++] = *d;
     }
   r->n_directions = kept;
-  free (mask);
+  free (worst);
   qsort (r->dirs, r->n_directions, sizeof *r->dirs, by_id);
 }
 

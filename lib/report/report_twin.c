@@ -75,7 +75,8 @@ gc__twin_text (gc__buf *b, const gc_result *r)
                     r->backward_depth);
   gc__buf_printf (b, "  arithmetic: g32 against g64 in units of %s derived "
                   "bound: %zu beyond it within 2^16 of it (PRECISION), %zu "
-                  "beyond any rounding (FAIL)",
+                  "mismatches (FAIL: beyond any rounding, or a logic "
+                  "error's structure)",
                   r->n_precisions ? "the declared precisions'" : "f32's",
                   r->n_precision, r->n_mismatch);
   if (r->worst_arith != SIZE_MAX)
