@@ -720,6 +720,10 @@ typedef struct gc_result
      block whose coordinates show every kind of finding they showed), not
      in dirs.  */
   size_t screen_superseded;
+  /* Of the blocks the second round took, those whose every random
+     direction passed within its bars but none resolved finely enough
+     (manual: "Finely enough").  */
+  size_t screen_coarse;
   /* In an MPFR check of a model that also has an f64 forward: whether the
      f64 reference would have given the same verdict in every direction
      (1) or might not have (-1), by the terms' prediction (manual: "Would

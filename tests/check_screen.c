@@ -124,6 +124,7 @@ START_TEST (test_screen_escalates)
         ck_assert_uint_eq (count_coordinates_in (r, 1), 0);
         ck_assert_uint_eq (count_random (r), k);
         ck_assert_uint_eq (r->screen_superseded, k);
+        ck_assert_uint_eq (r->screen_coarse, 0);   /* W's failed */
         ck_assert_uint_eq (r->n_directions, nw + k);
         ck_assert_uint_eq (r->n_failed, nw);
         for (size_t q = 1; q < r->n_directions; q++)
@@ -133,9 +134,8 @@ START_TEST (test_screen_escalates)
         ck_assert_str_eq (r->diagnosis.closed_form, "2");
         char *s = gc_report (r, GC_FMT_TEXT);
         ck_assert_msg (strstr (s, "then every coordinate of 1 block where "
-                               "one did not pass or none resolved finely "
-                               "enough (W), whose 5 random directions its "
-                               "coordinates replace"),
+                               "one did not pass (W), whose 5 random "
+                               "directions its coordinates replace"),
                        "%s", s);
         const char *x = strstr (s, "\n  X ");
         ck_assert_msg (x && strstr (x, "a pass rules out"), "%s", s);

@@ -117,8 +117,14 @@ check "random-per-block: the merged report names the tensor of a direction" grep
 expect_rc 1 "screen:4 fails dw-twice" $G run tanh-gemm --mutant dw-twice --directions screen:4 --quiet
 $G run tanh-gemm --mutant dw-twice --directions screen:4 --format json > "$TMPD/sc.json"
 $G run tanh-gemm --mutant dw-twice --directions screen:4 > "$TMPD/sc.txt"
-check "screen: the second round takes the failing tensor's coordinates" grep -q 'then every coordinate of 1 block where one did not pass or none resolved finely enough (W)' "$TMPD/sc.txt"
+check "screen: the second round takes the failing tensor's coordinates" grep -q 'then every coordinate of 1 block where one did not pass (W)' "$TMPD/sc.txt"
 check "screen: the diagnosis reads W's elements" grep -q '^diagnosis: constant factor: analytic / reference = 2 on all [0-9]* failing element(s) of [0-9]* checked (W\[' "$TMPD/sc.txt"
+# a correct gdn: q, k and v pass their random directions, whose f32-path
+# arithmetic resolves a scale error only to ~1e-2 (above 2^-10): their
+# coordinates are taken, and the line says why (manual: "Finely enough")
+$G run gdn --directions screen:8 > "$TMPD/sg.txt"
+check "screen: gdn passes" grep -q '^verdict: PASS' "$TMPD/sg.txt"
+check "screen: tensors re-checked for resolution are named so" grep -q 'then every coordinate of 3 blocks where none resolved finely enough (q, k, v)' "$TMPD/sg.txt"
 expect_rc 2 "merge refuses a screened report" $G merge "$TMPD/sc.json"
 check "merge says why" sh -c "$G merge '$TMPD/sc.json' 2>&1 | grep -q 'screened check.s report is whole'"
 expect_rc 2 "screen refuses a shard" $G run tanh-gemm --directions screen:4 --shard 0/2

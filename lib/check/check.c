@@ -110,7 +110,10 @@ escalate (shared *sh, worker *ws, unsigned nt)
             arith |= !isnan (a);
             finest_arith = fmin (finest_arith, isnan (a) ? INFINITY : a);
           }
-      again |= c > k && (!(finest <= 1) || (arith && !(finest_arith <= 1)));
+      bool coarse = c > k
+                    && (!(finest <= 1) || (arith && !(finest_arith <= 1)));
+      r->screen_coarse += coarse && !again;
+      again |= coarse;
       for (size_t j = 0; again && j < c && pos < r->screen_room; j++)
         {
           gc_direction *d = &r->dirs[pos++];

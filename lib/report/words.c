@@ -262,10 +262,17 @@ gc__screen_text (gc__buf *b, const gc_result *r)
     again += screen_again (r, bb, k);
   if (!again)
     return;
-  gc__buf_printf (b, "; then every coordinate of %zu %s where one did not "
-                  "pass or none resolved finely enough (", again,
+  size_t coarse = r->screen_coarse < again ? r->screen_coarse : again;
+  gc__buf_printf (b, "; then every coordinate of %zu %s where ", again,
                   again == 1 ? "block" : "blocks");
-  for (size_t bb = 0, said = 0; bb < nb && said < 3; bb++)
+  if (!coarse)
+    gc__buf_puts (b, "one did not pass (");
+  else if (coarse == again)
+    gc__buf_puts (b, "none resolved finely enough (");
+  else
+    gc__buf_printf (b, "one did not pass (%zu) or none resolved finely "
+                    "enough (%zu): (", again - coarse, coarse);
+  for (size_t bb = 0, said = 0; bb < nb && said < 6; bb++)
     if (screen_again (r, bb, k))
       {
         const char *nm = r->n_blocks && r->blocks[bb].name
@@ -273,7 +280,7 @@ gc__screen_text (gc__buf *b, const gc_result *r)
         gc__buf_puts (b, said++ ? ", " : "");
         gc__put_esc (b, nm, GC__ESC_TEXT);
       }
-  gc__buf_puts (b, again > 3 ? ", ...)" : ")");
+  gc__buf_puts (b, again > 6 ? ", ...)" : ")");
   if (r->screen_superseded)
     gc__buf_printf (b, ", whose %zu random direction%s %s coordinates "
                     "replace", r->screen_superseded,

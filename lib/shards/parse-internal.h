@@ -27,6 +27,10 @@ bool gc__get_num (const json_t *o, const char *key, double *v);
 bool gc__get_u64_value (const json_t *j, uint64_t *v);
 bool gc__get_size (const json_t *o, const char *key, size_t *v);
 bool gc__get_hex (const json_t *o, const char *key, uint64_t *v);
+/* Manual: "Screening": a screened report's counts (screen_first,
+   screen_room, screen_superseded, screen_coarse) from its object J into
+   R; false where one is missing or not a count.  */
+bool gc__read_screen (const json_t *j, gc_result *r);
 /* The string member KEY of O, or NULL.  */
 const char *gc__get_str (const json_t *o, const char *key);
 /* The index of S among the N NAMES, or -1.  */

@@ -338,10 +338,7 @@ read_findings (gc_result *r, const json_t *j)
   if (json_object_get (j, "random_per_block")
       && !gc__get_size (j, "random_per_block", &r->random_per_block))
     return GC_EFORMAT;
-  if (r->direction_kind == GC_DIR_SCREEN   /* manual: "Screening" */
-      && (!gc__get_size (j, "screen_first", &r->screen_first)
-          || !gc__get_size (j, "screen_room", &r->screen_room)
-          || !gc__get_size (j, "screen_superseded", &r->screen_superseded)))
+  if (r->direction_kind == GC_DIR_SCREEN && !gc__read_screen (j, r))
     return GC_EFORMAT;
   struct { const char *key; double *dst; } f[] = {
     { "false_alarm", &r->false_alarm },

@@ -440,3 +440,12 @@ gc__read_direction (gc_result *r, const json_t *o, gc_direction *d, bool full)
   return twin_read (r, o, d, full);
   return GC_OK;
 }
+
+bool
+gc__read_screen (const json_t *j, gc_result *r)
+{
+  return gc__get_size (j, "screen_first", &r->screen_first)
+         && gc__get_size (j, "screen_room", &r->screen_room)
+         && gc__get_size (j, "screen_superseded", &r->screen_superseded)
+         && gc__get_size (j, "screen_coarse", &r->screen_coarse);
+}
