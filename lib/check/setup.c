@@ -297,7 +297,8 @@ plan (gc_result *r, const gc_model *m, const gc_options *o,
   if (o->directions == GC_DIR_SCREEN)
     {
       size_t nb = m->n_blocks ? m->n_blocks : 1;
-      if (o->n_random > SIZE_MAX / (nb + 1))
+      /* the ids' bound, K nb + n, fits  */
+      if (o->n_random > (SIZE_MAX - m->n) / nb)
         {
           r->status = GC_EINVAL;
           snprintf (r->detail, sizeof r->detail, "%zu random directions in "
