@@ -26,6 +26,63 @@ printable_text (const char *s, size_t size)
   return len < size;
 }
 
+/* The directions O asks of M and this shard's part of them (manual:
+   "Directional checks", "Screening", "Merging shards"); a refusal writes
+   its reason into DETAIL.  */
+static gc_status
+directions_validate (const gc_model *m, const gc_options *o, char *detail,
+                     size_t size)
+{
+  if ((o->directions == GC_DIR_RANDOM || o->directions == GC_DIR_SCREEN)
+      && o->n_random == 0)
+    {
+      snprintf (detail, size, "gc_options.n_random is 0: random "
+                "directions need at least one");
+      return GC_EINVAL;
+    }
+  /* Manual: "Screening": its second round depends on the first's
+     verdicts, which a shard does not see whole.  */
+  if (o->directions == GC_DIR_SCREEN && o->shard_count > 1)
+    {
+      snprintf (detail, size, "screened directions are not sharded: give "
+                "all, random or a list to split a check");
+      return GC_EINVAL;
+    }
+  if (o->directions == GC_DIR_LIST)
+    {
+      if (!o->indices || o->n_indices == 0)
+        {
+          snprintf (detail, size, "gc_options.indices: a list of "
+                    "directions needs at least one index");
+          return GC_EINVAL;
+        }
+      for (size_t k = 0; k < o->n_indices; k++)
+        if (o->indices[k] >= m->n)
+          {
+            snprintf (detail, size, "direction index %zu is out of range: "
+                      "the model's parameters are 0 to %zu", o->indices[k],
+                      m->n - 1);
+            return GC_EDIRECTION;
+          }
+    }
+  else if (o->directions != GC_DIR_ALL && o->directions != GC_DIR_RANDOM
+           && o->directions != GC_DIR_SCREEN)
+    {
+      snprintf (detail, size, "gc_options.directions %d is not a "
+                "gc_direction_kind", (int) o->directions);
+      return GC_EINVAL;
+    }
+  if ((o->shard_count > 1 && o->shard_index >= o->shard_count)
+      || (o->shard_count <= 1 && o->shard_index != 0))
+    {
+      snprintf (detail, size, "gc_options.shard_index %zu of shard_count "
+                "%zu: the index is below the count (0 of 0 or 1: the whole "
+                "check)", o->shard_index, o->shard_count);
+      return GC_EINVAL;
+    }
+  return GC_OK;
+}
+
 /* Validate the model and options; a refusal that needs explaining writes
    its reason into DETAIL.  The point x is read only later, once arrays of
    n values exist (a lying n fails to allocate before x is read).  */
@@ -104,53 +161,9 @@ check_validate (const gc_model *m, const float *x, const gc_options *o,
                 "at most 159 bytes");
       return GC_EINVAL;
     }
-  if ((o->directions == GC_DIR_RANDOM || o->directions == GC_DIR_SCREEN)
-      && o->n_random == 0)
-    {
-      snprintf (detail, size, "gc_options.n_random is 0: random "
-                "directions need at least one");
-      return GC_EINVAL;
-    }
-  /* Manual: "Screening": its second round depends on the first's
-     verdicts, which a shard does not see whole.  */
-  if (o->directions == GC_DIR_SCREEN && o->shard_count > 1)
-    {
-      snprintf (detail, size, "screened directions are not sharded: give "
-                "all, random or a list to split a check");
-      return GC_EINVAL;
-    }
-  if (o->directions == GC_DIR_LIST)
-    {
-      if (!o->indices || o->n_indices == 0)
-        {
-          snprintf (detail, size, "gc_options.indices: a list of "
-                    "directions needs at least one index");
-          return GC_EINVAL;
-        }
-      for (size_t k = 0; k < o->n_indices; k++)
-        if (o->indices[k] >= m->n)
-          {
-            snprintf (detail, size, "direction index %zu is out of range: "
-                      "the model's parameters are 0 to %zu", o->indices[k],
-                      m->n - 1);
-            return GC_EDIRECTION;
-          }
-    }
-  else if (o->directions != GC_DIR_ALL && o->directions != GC_DIR_RANDOM
-           && o->directions != GC_DIR_SCREEN)
-    {
-      snprintf (detail, size, "gc_options.directions %d is not a "
-                "gc_direction_kind", (int) o->directions);
-      return GC_EINVAL;
-    }
-  if ((o->shard_count > 1 && o->shard_index >= o->shard_count)
-      || (o->shard_count <= 1 && o->shard_index != 0))
-    {
-      snprintf (detail, size, "gc_options.shard_index %zu of shard_count "
-                "%zu: the index is below the count (0 of 0 or 1: the whole "
-                "check)", o->shard_index, o->shard_count);
-      return GC_EINVAL;
-    }
+  gc_status st = directions_validate (m, o, detail, size);
+  if (st != GC_OK)
+    return st;
   if (!gc__blocks_why (m->blocks, m->n_blocks, m->n, detail, size))
     return GC_EINVAL;
   if (m->n_constants && !m->constants)
