@@ -362,6 +362,63 @@ START_TEST (test_richardson_ladder)
 }
 END_TEST
 
+/* Manual: "Richardson's stencil", when.  With the f64 reference (as the
+   Python adapter checks) and a loss of the gradient's own size, D(h)'s
+   terms are within u_32 |D| on some coordinates, which take no
+   Richardson points; what they must keep: the algorithm's bar within
+   u_32 |D| plus the twin's own term, so that an algorithm error of 1e-6
+   (16 roundings of the f32 gradient) still fails on every one of them.
+   The counts (spared, and f64 calls with and without the bug) are
+   printed; the spared count must be positive, else the case tests
+   nothing.  */
+
+START_TEST (test_richardson_spared)
+{
+  for (int bug = 0; bug < 2; bug++)
+    {
+      tw *t = tw_new (16, 0);
+      t->factor = bug ? 1 + 1e-6 : 1;   /* on every element */
+      t->lo = 0;
+      t->hi = t->n;
+      gc_options o;
+      gc_options_init (&o);
+      o.reference = GC_REF_F64;
+      gc_result *r = gct_check_ok (&t->model, t->x, &o);
+      int spared = 0;
+      for (size_t k = 0; k < r->n_directions; k++)
+        {
+          const gc_direction *d = &r->dirs[k];
+          if (d->index == SIZE_MAX || d->decided_by != GC_REF_F64
+              || !isnan (d->richardson))
+            continue;
+          spared++;
+          double td = d->terms[GC_TERM_TRUNCATION].value
+                      + d->terms[GC_TERM_REFERENCE].value;
+          ck_assert_msg (td <= 0x1p-24 * fabs (d->reference),
+                         "coordinate %zu spared with terms %g of |D| %g",
+                         d->index, td, fabs (d->reference));
+          ck_assert_msg (d->bar_f64 <= td + d->adjoint_f64.value,
+                         "coordinate %zu: bar_64 %g above D's terms %g",
+                         d->index, d->bar_f64, td);
+          if (bug)
+            ck_assert_msg (d->verdict_algorithm == GC_FAIL,
+                           "coordinate %zu: a 1e-6 algorithm error reads "
+                           "%s (nu_64 %g)", d->index,
+                           gc_verdict_name (d->verdict_algorithm),
+                           d->nu_f64);
+        }
+      printf ("# spared: %d of %zu coordinates took no Richardson points "
+              "(%s); f64 calls %zu\n", spared, r->n_directions,
+              bug ? "1e-6 algorithm error" : "correct",
+              r->n_calls[GC_CALL_KIND_F64]);
+      ck_assert_int_gt (spared, 0);
+      ck_assert_int_eq (r->verdict, bug ? GC_FAIL : GC_PASS);
+      gc_result_free (r);
+      tw_free (t);
+    }
+}
+END_TEST
+
 /* ---------------------------------------------------------------------- */
 /* Mixed-scale tensors.  */
 
@@ -1622,6 +1679,7 @@ twin_suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_mixed_scale_correct);
   tcase_add_test (tc, test_richardson_ladder);
+  tcase_add_test (tc, test_richardson_spared);
   tcase_add_test (tc, test_mixed_scale_smallest_x2);
   tcase_add_test (tc, test_mixed_scale_mid_1e3);
   tcase_add_test (tc, test_recurrence_correct);

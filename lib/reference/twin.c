@@ -348,6 +348,15 @@ richardson (worker *w, gc_direction *d)
   if (i == SIZE_MAX || !f64_judged || sh->user_step || !sh->m->loss_f64
       || d->verdict == GC_ERROR)
     return true;
+  /* Manual: "Richardson's stencil", when: D(h) whose own terms are
+     within one rounding of the f32 gradient, u_32 |D|, is not refined:
+     an algorithm error finer than that is below what any f32 backward
+     can carry, and the points would be 6 to 12 f64 calls spent on it */
+  double td = d->terms[GC_TERM_TRUNCATION].value
+              + d->terms[GC_TERM_REFERENCE].value;
+  if (td <= GC_U32 * fabs (d->reference)
+      && fine_enough_at (sh, td, d->reference))
+    return true;
   double h = ldexp (1.0, ilogb (sh->scale[i]) - GC_RICHARDSON_SHIFT);
   /* f[0..7]: the values at +-h, +-2h, +-4h, +-8h */
   static const double k[8] = { 1, -1, 2, -2, 4, -4, 8, -8 };
