@@ -28,19 +28,37 @@
    e_i^2 / sigma_i^2), and for each a > 2 / beta the convexity bound
    K_a exp(-q / a), K_a = (2D)^(2 / (a beta)) a beta / (a beta - 2) >=
    E exp(e_i^2 / (a sigma_i^2)) for every i, hence >= E exp(Q / a).  */
-static double
-q_tail (double q, double depth, double k)
+/* The loop-invariant parts of q_tail for one DEPTH and K: the union
+   bound's log (2 D K) and each convexity bound's log K_a (computed once
+   per joint_tail, not once per grid step: the same values).  */
+static const double q_tail_as[] = { 2.05, 2.1, 2.2, 2.35, 2.5, 2.75, 3,
+                                    3.5, 4, 5, 6, 8 };
+#define Q_TAIL_NA (sizeof q_tail_as / sizeof *q_tail_as)
+
+typedef struct q_tail_logs
+{
+  double lu, lk[Q_TAIL_NA];
+} q_tail_logs;
+
+static void
+q_tail_init (q_tail_logs *t, double depth, double k)
 {
   const double beta = (1 - GC_U32) * (1 - GC_U32);
-  static const double as[] = { 2.05, 2.1, 2.2, 2.35, 2.5, 2.75, 3, 3.5, 4,
-                               5, 6, 8 };
-  double lb = log (2 * depth * k) - q * beta / 2;
-  for (size_t j = 0; j < sizeof as / sizeof *as; j++)
+  t->lu = log (2 * depth * k);
+  for (size_t j = 0; j < Q_TAIL_NA; j++)
     {
-      double ab = as[j] * beta;
-      double lk = 2 / ab * log (2 * depth) + log (ab / (ab - 2));
-      lb = fmin (lb, lk - q / as[j]);
+      double ab = q_tail_as[j] * beta;
+      t->lk[j] = 2 / ab * log (2 * depth) + log (ab / (ab - 2));
     }
+}
+
+static double
+q_tail (double q, const q_tail_logs *t)
+{
+  const double beta = (1 - GC_U32) * (1 - GC_U32);
+  double lb = t->lu - q * beta / 2;
+  for (size_t j = 0; j < Q_TAIL_NA; j++)
+    lb = fmin (lb, t->lk[j] - q / q_tail_as[j]);
   return lb >= 0 ? 1 : exp (lb);
 }
 
@@ -51,7 +69,7 @@ q_tail (double q, double depth, double k)
    from q_1 (F(q_1) = P / 1000) to q* (F(q*) = 1); F increases, so the
    upper bounds q_tail may stand for P(Q > q_j).  */
 static double
-joint_tail (double c, double depth, double k, double p)
+joint_tail (double c, const q_tail_logs *t, double p)
 {
   double c2 = c * c;
   double qs = c2 / (2 * log (2.0));
@@ -70,7 +88,7 @@ joint_tail (double c, double depth, double k, double p)
     {
       double qn = fmin (q * 1.01, qs);
       double fn = qn >= qs ? 1 : 2 * exp (-c2 / (2 * qn));
-      sum += (fn - fprev) * q_tail (q, depth, k);
+      sum += (fn - fprev) * q_tail (q, t);
       fprev = fn;
       q = qn;
     }
@@ -85,12 +103,14 @@ gc__joint_quantile (double p, size_t depth, size_t k)
 {
   double d = (double) (depth ? depth : 1), kk = (double) (k ? k : 1);
   double lo = 0, hi = 1024;
-  if (!(p > 0) || joint_tail (hi, d, kk, p) > p)
+  q_tail_logs t;
+  q_tail_init (&t, d, kk);
+  if (!(p > 0) || joint_tail (hi, &t, p) > p)
     return INFINITY;
   while (hi - lo > 0x1p-20 * hi)
     {
       double mid = (lo + hi) / 2;
-      if (joint_tail (mid, d, kk, p) > p)
+      if (joint_tail (mid, &t, p) > p)
         lo = mid;
       else
         hi = mid;
