@@ -121,6 +121,39 @@ START_TEST (test_below_product)
 }
 END_TEST
 
+/* The quantile's contract (manual: "Directional checks"): the least C
+   to within 2^-20 with the tail bound at most P -- the tail at C is at
+   most P, and 2^-20 below C it is above P -- over probabilities from
+   1e-3 to a subnormal one, depths and supports from 1 to 10^6: the
+   search (a bracket narrowed by false position) must keep both ends.  */
+START_TEST (test_quantile_contract)
+{
+  static const double ps[] = { 1e-3, 1e-6, 1e-9, 1e-20, 1e-300, 0x1p-1074 };
+  static const size_t ds[] = { 1, 3, 1081, 100000 };
+  static const size_t ks[] = { 1, 12, 13492, 1000000 };
+  for (size_t i = 0; i < 6; i++)
+    for (size_t j = 0; j < 4; j++)
+      for (size_t l = 0; l < 4; l++)
+        {
+          double p = ps[i], c = gc__joint_quantile (p, ds[j], ks[l]);
+          if (isinf (c))
+            {
+              /* none within the search: the tail at its top is above P */
+              ck_assert (gc__joint_tail (1024, ds[j], ks[l], p) > p);
+              continue;
+            }
+          ck_assert_msg (gc__joint_tail (c, ds[j], ks[l], p) <= p,
+                         "P %g d %zu k %zu: tail at C %.17g above P", p,
+                         ds[j], ks[l], c);
+          double below = c * (1 - 0x1p-20);
+          ck_assert_msg (gc__joint_tail (below, ds[j], ks[l], p) > p,
+                         "P %g d %zu k %zu: C %.17g not the least (the "
+                         "tail at %.17g is within P)", p, ds[j], ks[l], c,
+                         below);
+        }
+}
+END_TEST
+
 /* A ratio that is not 1 never prints as 1 (lib/base/buf.c, compiled in): a
    failing direction at 1e-5 relative showed "analytic / reference = 1".  */
 START_TEST (test_ratio_text)
@@ -152,6 +185,7 @@ errmodel_suite (void)
   tcase_add_test (tc, test_rank_one);
   tcase_add_test (tc, test_independent);
   tcase_add_test (tc, test_below_product);
+  tcase_add_test (tc, test_quantile_contract);
   tcase_add_test (tc, test_ratio_text);
   suite_add_tcase (s, tc);
   return s;

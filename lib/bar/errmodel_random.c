@@ -95,6 +95,14 @@ joint_tail (double c, const q_tail_logs *t, double p)
   return sum;
 }
 
+double
+gc__joint_tail (double c, size_t depth, size_t k, double p)
+{
+  q_tail_logs t;
+  q_tail_init (&t, (double) (depth ? depth : 1), (double) (k ? k : 1));
+  return joint_tail (c, &t, p);
+}
+
 /* Manual: "Directional checks", the joint quantile: the least C (to
    within 2^-20 of it, rounded up) with joint_tail (C) <= P, or
    INFINITY.  */
@@ -105,15 +113,62 @@ gc__joint_quantile (double p, size_t depth, size_t k)
   double lo = 0, hi = 1024;
   q_tail_logs t;
   q_tail_init (&t, d, kk);
-  if (!(p > 0) || joint_tail (hi, &t, p) > p)
+  double thi = p > 0 ? joint_tail (hi, &t, p) : INFINITY;
+  if (!(thi <= p))
     return INFINITY;
-  while (hi - lo > 0x1p-20 * hi)
+  /* A bracket lo < C <= hi, tail (lo) > P >= tail (hi) (the ends
+     evaluated; hi returned once within 2^-20 of lo, so of C), first
+     [c, 2c] by doubling from 8, then narrowed by false position on
+     g = log tail - log P, nearly linear in c there (the Illinois
+     variant: an end that stays twice in a row has its g halved, so both
+     ends close in): 9 to 14 evaluations of the tail where bisection from
+     [0, 1024] took 36 (manual: "Directional checks").  */
+  double lp = log (p), glo = -lp, ghi = log (thi) - lp;
+  /* a first bracket [c, 2c] by doubling from 8 */
+  for (double c = 8; c < hi; c *= 2)
     {
-      double mid = (lo + hi) / 2;
-      if (joint_tail (mid, &t, p) > p)
-        lo = mid;
+      double tc = joint_tail (c, &t, p);
+      if (tc > p)
+        {
+          lo = c;
+          glo = log (tc) - lp;
+        }
       else
-        hi = mid;
+        {
+          hi = c;
+          ghi = log (tc) - lp;
+          break;
+        }
+    }
+  int stay = 0;   /* +1: lo stayed last step, -1: hi did */
+  for (int it = 0; hi - lo > 0x1p-20 * hi; it++)
+    {
+      double width = hi - lo, mid = (lo + hi) / 2, c = mid;
+      /* (after 64 steps, should the tail be rough at this scale, plain
+         bisection: it ends in at most 50 more) */
+      if (it < 64 && isfinite (glo) && isfinite (ghi) && glo > ghi)
+        {
+          c = lo + width * (glo / (glo - ghi));
+          if (!(c > lo && c < hi))
+            c = mid;
+        }
+      double tc = joint_tail (c, &t, p), gc = log (tc) - lp;
+      if (tc > p)
+        {
+          lo = c;
+          glo = gc;
+          if (stay == -1)
+            ghi /= 2;
+          stay = -1;
+        }
+      else
+        {
+          hi = c;
+          ghi = gc;
+          if (stay == 1)
+            glo /= 2;
+          stay = 1;
+        }
     }
   return hi;
 }

@@ -331,6 +331,10 @@ double gc__term_adjoint_random (gc_term *t, double worst, double alpha_dir,
    <= P for K elements of depth DEPTH, whatever their dependence;
    INFINITY where no c <= 1024 does.  Costs some 10^5 exponentials.  */
 double gc__joint_quantile (double p, size_t depth, size_t k);
+/* (errmodel_random.c) The upper bound the joint quantile holds at P:
+   P(|<zeta, e>| > (1 + u) C ||sigma||_2) for depth DEPTH and K elements
+   (the quantile is the least C, to 2^-20, with it at most P).  */
+double gc__joint_tail (double c, size_t depth, size_t k, double p);
 double gc__term_adjoint (gc_term *t, double lambda, size_t depth,
                        double weighted_magnitude, double norm1_w,
                        double spread);
