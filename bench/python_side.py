@@ -258,7 +258,9 @@ def markdown(info, cells, n, calls):
       "(x +- h, "
       "x +- 2h: D(h), the truncation term, the kink estimate) and "
       "Richardson's six, eight where its step doubles (x +- h', +- 2h', "
-      "+- 4h', +- 8h', h' = 2^11 h: the twin's R(h) and its terms), every "
+      "+- 4h', +- 8h', h' = 2^11 h: the twin's R(h) and its terms) where "
+      "D(h)'s own terms exceed one f32 rounding of it (manual: "
+      "\"Richardson's stencil\"), every "
       "one a number of the report (manual: \"Python side by side\")."
       % (", ".join(P.OPS), ", ".join("%.2f" % a for a, _, _ in per),
          ", ".join("%.2f" % b for _, b, _ in per),
