@@ -419,6 +419,107 @@ START_TEST (test_richardson_spared)
 }
 END_TEST
 
+/* Manual: "Richardson's stencil", a forward flat at the short step.  A
+   forward quantised to a grid of 1e-3 (round (x, 3), as torch's
+   round(decimals=3)) whose backward is its derivative almost everywhere,
+   0; its f64 forward also moves by some 7e-3 under the directed modes
+   (a mode-dependent term, as torch's did), so that D(h)'s rounding term
+   is wide and agrees with anything.  Richardson's long step measured the
+   stairs' envelope, slope 1, and the twin failed the correct backward;
+   now R is not offered where the short stencil is flat, and no
+   direction's algorithm fails.  */
+
+typedef struct stair
+{
+  gc_model model;
+  size_t n;
+} stair;
+
+static int
+stair32 (void *ctx, const float *x, float *loss)
+{
+  const stair *t = ctx;
+  float acc = 0;
+  for (size_t i = 0; i < t->n; i++)
+    acc += roundf (x[i] * 1000) / 1000;
+  *loss = acc;
+  return 0;
+}
+
+static int
+stair64 (void *ctx, const double *x, double *loss)
+{
+  const stair *t = ctx;
+  double acc = 0;
+  for (size_t i = 0; i < t->n; i++)
+    acc += round (x[i] * 1000) / 1000;
+  /* 0 to nearest; some 7e-3 under the directed modes (1/3 rounds away) */
+  volatile double third = 1.0 / 3.0;
+  *loss = acc + 3e-3 * ((third * 3.0 - 1.0) * 0x1p52);
+  return 0;
+}
+
+static int
+stair_grad32 (void *ctx, const float *x, float *g)
+{
+  const stair *t = ctx;
+  (void) x;
+  memset (g, 0, t->n * sizeof *g);
+  return 0;
+}
+
+static int
+stair_grad64 (void *ctx, const double *x, double *g)
+{
+  const stair *t = ctx;
+  (void) x;
+  memset (g, 0, t->n * sizeof *g);
+  return 0;
+}
+
+START_TEST (test_staircase_forward)
+{
+  stair t;
+  memset (&t, 0, sizeof t);
+  t.n = 12;
+  float x[12];
+  for (size_t i = 0; i < t.n; i++)
+    x[i] = (float) (4.8 * sin (1.7 * (double) i + 0.3));
+  gc_model *m = &t.model;
+  m->abi = GC_MODEL_ABI;
+  m->name = "staircase";
+  m->n = t.n;
+  m->loss_f32 = stair32;
+  m->grad_f32 = stair_grad32;
+  m->loss_f64 = stair64;
+  m->grad_f64 = stair_grad64;
+  m->ctx = &t;
+  gc_options o;
+  gc_options_init (&o);
+  o.reference = GC_REF_F64;
+  gc_result *r = gct_check_ok (m, x, &o);
+  int flat = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      ck_assert_msg (d->verdict_algorithm != GC_FAIL,
+                     "x[%zu]: the twin fails a zero backward (nu_64 %g, "
+                     "reference %s %g)", d->index, d->nu_f64,
+                     d->richardson_used ? "R" : "D",
+                     d->richardson_used ? d->richardson : d->reference);
+      flat += d->reference == 0;
+    }
+  printf ("# staircase: %s, %d of %zu coordinates flat at the short step, "
+          "S_L %g\n", gc_verdict_name (r->verdict), flat, r->n_directions,
+          r->spread_loss);
+  /* the case is the one described: flat coordinates and a wide spread */
+  ck_assert_int_gt (flat, 0);
+  ck_assert (r->spread_loss > 1e-3);
+  ck_assert_int_ne (r->verdict, GC_FAIL);
+  gc_result_free (r);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------- */
 /* Mixed-scale tensors.  */
 
@@ -1680,6 +1781,7 @@ twin_suite (void)
   tcase_add_test (tc, test_mixed_scale_correct);
   tcase_add_test (tc, test_richardson_ladder);
   tcase_add_test (tc, test_richardson_spared);
+  tcase_add_test (tc, test_staircase_forward);
   tcase_add_test (tc, test_mixed_scale_smallest_x2);
   tcase_add_test (tc, test_mixed_scale_mid_1e3);
   tcase_add_test (tc, test_recurrence_correct);

@@ -121,6 +121,12 @@ typedef struct worker
      direction f64 last decided (manual: "The tiered reference"), for the
      twin's verdicts; NAN where MPFR decided  */
   double tier_p;
+  /* the f64 values at x -+ h, x -+ 2h of the last f64 stencil on a
+     coordinate (STENCIL_INDEX, SIZE_MAX: none), in the order
+     x + h, x - h, x + 2h, x - 2h, and its step; for Richardson's
+     flatness test (manual: "Richardson's stencil")  */
+  double stencil_f[4], stencil_h;
+  size_t stencil_index;
   /* Manual: "Where the time goes": this worker's callbacks by kind
      (GC_CALL_KIND_*) and their seconds, summed into the result.  */
   size_t n_calls[4];

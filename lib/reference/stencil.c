@@ -498,8 +498,18 @@ gc__direction_float_as (worker *w, gc_direction *d, const gc__float_ref *as,
     }
   double fr[4] = { 0 }, fb[4] = { 0 };   /* reference and best values */
   double step1[4] = { 0 };                 /* coordinate: applied delta */
+  w->stencil_index = SIZE_MAX;
   if (!float_points (w, d, as, h, v, fr, fb, step1))
     return false;
+  /* the four f64 values where they are the best forward's at exactly
+     x -+ h, x -+ 2h (twin.c: Richardson's flatness test) */
+  if (is64 && !v && as->best == as->ref && step1[0] == h && step1[1] == -h
+      && step1[2] == 2 * h && step1[3] == -2 * h)
+    {
+      memcpy (w->stencil_f, fr, sizeof w->stencil_f);
+      w->stencil_h = h;
+      w->stencil_index = i;
+    }
 
   double wm = 0, w1 = 0;
   gc__random_sums rs = { 0, 0, 0, 0 };

@@ -402,6 +402,20 @@ richardson (worker *w, gc_direction *d)
 done:
   gc__terms_richardson (d->richardson_terms, hu, order, r1, r2,
                         rounding_64 (sh, lmax, hu, r1));
+  /* Manual: "Richardson's stencil", a forward flat at the short step:
+     two neighbours of the f64 stencil, x + h and x + 2h, x - h and x - 2h,
+     or x - h and x + h, exactly equal where R's slope, less its terms,
+     would part each pair by 64 ulps of the loss.  A smooth function's
+     f64 values do not do that; this forward is constant somewhere at the
+     short step (quantised to a grid, round (x, 3); or flat up to a kink
+     the long step reaches), and R measures its stairs' envelope, not a
+     derivative.  R is not offered: the twin is judged on D(h).  */
+  double rt = d->richardson_terms[0].value + d->richardson_terms[1].value;
+  const double *sf = w->stencil_f;
+  if (w->stencil_index == i
+      && w->stencil_h * (fabs (r1) - rt) >= 64 * gc__ulp (fabs (sh->f0), 53)
+      && (sf[0] == sf[2] || sf[1] == sf[3] || sf[0] == sf[1]))
+    return true;
   d->richardson = r1;
   return true;
 }

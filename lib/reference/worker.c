@@ -35,6 +35,7 @@ gc__worker_init (worker *w, shared *sh, unsigned id, unsigned count)
 {
   memset (w, 0, sizeof *w);
   w->sh = sh;
+  w->stencil_index = SIZE_MAX;
   w->id = id;
   w->count = count;
   size_t n = sh->n;

@@ -204,7 +204,9 @@ zero_spread_text (gc__buf *b, const gc_result *r, const char *what)
    whose spread is f32's size (at least 2^-26 |L|, 2^27 f64 roundings of
    |L|) rounds like f32 -- a float32 constant or array in its arithmetic
    (a new user's trial: its x1e-4 bug passed under the twin, the only
-   sign M_L raised to 6e10) -- or cancels terms some 2^23 times |L|.  */
+   sign M_L raised to 6e10), or rounds to a grid (torch's half(),
+   round(decimals=3): stairs the directed modes move) -- or cancels terms
+   some 2^23 times |L|.  */
 static void
 f64_spread_warning (gc__buf *b, const gc_result *r)
 {
@@ -215,8 +217,11 @@ f64_spread_warning (gc__buf *b, const gc_result *r)
                     "%.3g is %.3g of |L| = %.4g, the size of f32's rounding "
                     "(2^-24 = 6e-8), not f64's: does loss_f64 compute in "
                     "float32 (a float32 constant or array in its "
-                    "arithmetic)?  Else its loss cancels terms some 2^23 "
-                    "times |L|\n", r->spread_loss,
+                    "arithmetic), or round to a grid (a cast to a narrower "
+                    "format, round (x, k): a forward constant at the "
+                    "step, whose derivative is a convention the check "
+                    "cannot judge)?  Else its loss cancels terms some "
+                    "2^23 times |L|\n", r->spread_loss,
                     r->spread_loss / fabs (r->loss_reference),
                     fabs (r->loss_reference));
 }
