@@ -65,4 +65,13 @@ void gc__diag_other_tensors (gc_diagnosis *dg, const gc_result *r,
 bool gc__diag_step_line (const gc_result *r, const gc__tensor *t, size_t nt,
                          bool axes, char *out, size_t size);
 
+/* (diagnose_patterns.c) Manual: "Two verdicts, one report": whether R's
+   diagnosis of the FOUND precision findings of block BB (SIZE_MAX: all;
+   CHECKED directions there) is a constant factor rounding makes, not a
+   logic error's structure: within gamma_d(u) of 1, below O(1) on at most
+   half the tensor with classes declared, or scattered (the findings'
+   ratios g32 / g64 spread by more than a quarter of |c - 1|).  */
+bool gc__rounding_factor (const gc_result *r, size_t found, size_t checked,
+                          size_t bb);
+
 #endif

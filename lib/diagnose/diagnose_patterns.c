@@ -479,3 +479,43 @@ gc__diag_unexplained (diag *g)
               g->where, rt, zeros, g->nf);
   return true;
 }
+
+/* Manual: "Two verdicts, one report": a constant factor within
+   gamma_d(u) of 1, d the larger of the declared and the measured depth,
+   is what rounding at that depth makes, not a logic error's structure;
+   with backward classes declared, nor is one below O(1) on at most half
+   of the tensor's CHECKED directions (its FOUND findings: the tails of
+   the classes' scatter, read at their own bars).  */
+bool
+gc__rounding_factor (const gc_result *r, size_t found, size_t checked,
+                 size_t bb)
+{
+  if (r->diagnosis.kind != GC_DIAG_CONSTANT_FACTOR)
+    return false;
+  /* nor is a factor its findings' ratios g32 / g64 scatter about by more
+     than a quarter of its distance from 1 (half their range above
+     |c - 1| / 4): a logic error's factor holds on every element to the
+     last few bits; an undeclared bf16 rounding's "factor" 1.0005 read
+     from ratios 1.0002 to 1.001 is the scatter of its unit roundoff */
+  double lo = INFINITY, hi = -INFINITY;
+  for (size_t k = 0; k < r->n_directions; k++)
+    {
+      const gc_direction *d = &r->dirs[k];
+      if (d->verdict != GC_PRECISION || !(d->analytic_f64 != 0)
+          || (bb != SIZE_MAX && gc__direction_block (r, d) != bb))
+        continue;
+      double q = d->analytic / d->analytic_f64;
+      lo = fmin (lo, q);
+      hi = fmax (hi, q);
+    }
+  if (lo <= hi && (hi - lo) / 2 > fabs (r->diagnosis.factor - 1) / 4)
+    return true;
+  if (gc__precision_backward_count (r) > 0 && 2 * found <= checked
+      && fabs (r->diagnosis.factor - 1) < 0.5)
+    return true;
+  double d = fmax ((double) r->backward_depth, r->depth_implied);
+  if (!(d < 0x1p40))
+    return false;
+  double g = gc__gamma_over_u ((size_t) ceil (d), 24) * GC_U32;
+  return fabs (r->diagnosis.factor - 1) <= g;
+}

@@ -5,7 +5,7 @@
    question that failed it, and the precision findings with the structure
    of a logic error turned into failures.  */
 
-#include "base/internal.h"
+#include "diagnose/diagnose-internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -164,27 +164,6 @@ structured (gc_diagnosis_kind k)
   return k == GC_DIAG_CONSTANT_FACTOR || k == GC_DIAG_SIGN_FLIP
          || k == GC_DIAG_ZERO_REGION || k == GC_DIAG_SHIFTED
          || k == GC_DIAG_AXIS_OFFSET || k == GC_DIAG_APPROX_SHIFT;
-}
-
-/* Manual: "Two verdicts, one report": a constant factor within
-   gamma_d(u) of 1, d the larger of the declared and the measured depth,
-   is what rounding at that depth makes, not a logic error's structure;
-   with backward classes declared, nor is one below O(1) on at most half
-   of the tensor's CHECKED directions (its FOUND findings: the tails of
-   the classes' scatter, read at their own bars).  */
-static bool
-rounding_factor (const gc_result *r, size_t found, size_t checked)
-{
-  if (r->diagnosis.kind != GC_DIAG_CONSTANT_FACTOR)
-    return false;
-  if (gc__precision_backward_count (r) > 0 && 2 * found <= checked
-      && fabs (r->diagnosis.factor - 1) < 0.5)
-    return true;
-  double d = fmax ((double) r->backward_depth, r->depth_implied);
-  if (!(d < 0x1p40))
-    return false;
-  double g = gc__gamma_over_u ((size_t) ceil (d), 24) * GC_U32;
-  return fabs (r->diagnosis.factor - 1) <= g;
 }
 
 /* f32's own bound on direction D's arithmetic, without the classes:
@@ -512,7 +491,7 @@ gc__twin_findings (gc_result *r)
       if (!here || !diagnose_view (r, is_precision, bb, true))
         continue;
       if (!structured (r->diagnosis.kind)
-          || rounding_factor (r, here, checked))
+          || gc__rounding_factor (r, here, checked, bb))
         continue;
       for (size_t k = 0; k < r->n_directions; k++)
         {
