@@ -198,6 +198,13 @@ direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
         gc__buf_printf (b, "  confirmed    at level %d: step h / 2^%d (the "
                         "first step's truncation estimate did not hold)\n",
                         d->level, 8 * d->level);
+      else if (d->level == -2)
+        gc__buf_printf (b, "  unconfirmed  the f64 forward is constant at "
+                        "the step where a longer one sees a slope: a "
+                        "forward rounded to a grid (a cast, round (x, k)), "
+                        "whose derivative (0, or the slope's) is a "
+                        "convention no difference quotient decides "
+                        "(manual: \"Richardson's stencil\")\n");
       else if (d->level < 0 && r->reference == GC_REF_F32)
         gc__buf_printf (b, "  unconfirmed  f32 mode has no finer step to "
                         "confirm a kink or a failure in doubt at (manual: "

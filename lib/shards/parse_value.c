@@ -321,7 +321,7 @@ direction_head (gc_result *r, const json_t *o, gc_direction *d)
   const json_t *lj = json_object_get (o, "level");
   if (!lj)
     d->level = 0;
-  else if (!json_is_integer (lj) || json_integer_value (lj) < -1
+  else if (!json_is_integer (lj) || json_integer_value (lj) < -2
            || json_integer_value (lj) > 64)
     return GC_EFORMAT;
   else
