@@ -522,10 +522,10 @@ typedef struct gc_direction
   /* The confirmation level the direction was judged at: its step is the
      first step / 2^(8 level); -1 when no two levels agreed and the
      reference is not trustworthy (manual: "Confirming a direction"); -2
-     when the f64 reference forward is constant at the stencil's step
-     where the twin's longer step sees a slope, a forward rounded to a
-     grid whose derivative is a convention (manual: "Richardson's
-     stencil"): a pass there is inconclusive.  */
+     when the f64 reference forward steps within the stencil, or is
+     constant over it for a backward it cannot judge, where the twin's
+     longer step sees a slope: a forward rounded to a grid, whose
+     derivative is a convention (manual: "Richardson's stencil").  */
   int level;
   /* J at the next finer confirmation level (NaN: not evaluated); a
      non-smooth verdict stands only when it is more than |jump| / 16

@@ -409,17 +409,24 @@ done:
      f64 values do not do that; this forward is constant somewhere at the
      short step (quantised to a grid, round (x, 3); or flat up to a kink
      the long step reaches), and R measures its stairs' envelope, not a
-     derivative.  R is not offered: the twin is judged on D(h), and a pass
-     there, a flat D(h) agreeing with the backward, is inconclusive (level
-     -2; so is a D(h) too coarse to judge): 0 and the envelope's slope
-     are conventions (round, a cast) no difference quotient decides.  */
+     derivative.  R is not offered: the twin is judged on D(h).  Constant
+     over the whole stencil, the derivative at x is 0 and D(h) judges it;
+     a stair edge within the stencil leaves D(h) nothing to judge, and a
+     pass there is inconclusive (level -2), as is a D(h) too coarse for a
+     nonzero backward: whether a grid's derivative is 0 or the envelope's
+     slope (a cast's straight-through backward) is a convention.  */
   double rt = d->richardson_terms[0].value + d->richardson_terms[1].value;
   const double *sf = w->stencil_f;
   if (w->stencil_index == i
       && w->stencil_h * (fabs (r1) - rt) >= 64 * gc__ulp (fabs (sh->f0), 53)
       && (sf[0] == sf[2] || sf[1] == sf[3] || sf[0] == sf[1]))
     {
-      if (d->verdict == GC_PASS || d->verdict == GC_INCONCLUSIVE)
+      bool constant = sf[0] == sf[1] && sf[0] == sf[2] && sf[1] == sf[3];
+      /* (a direction f64 already left unconfirmed keeps its reason) */
+      if (d->level >= 0
+          && (constant ? d->verdict == GC_INCONCLUSIVE && d->analytic != 0
+                       : d->verdict == GC_PASS
+                         || d->verdict == GC_INCONCLUSIVE))
         {
           d->verdict = GC_INCONCLUSIVE;
           d->level = -2;

@@ -200,8 +200,9 @@ direction_summary (gc__buf *b, const gc_result *r, const gc_direction *d)
                         d->level, 8 * d->level);
       else if (d->level == -2)
         gc__buf_printf (b, "  unconfirmed  the f64 forward is constant at "
-                        "the step where a longer one sees a slope: a "
-                        "forward rounded to a grid (a cast, round (x, k)), "
+                        "the step, or steps within it, where a longer one "
+                        "sees a slope: a forward rounded to a grid (a "
+                        "cast, round (x, k)), "
                         "whose derivative (0, or the slope's) is a "
                         "convention no difference quotient decides "
                         "(manual: \"Richardson's stencil\")\n");
