@@ -384,6 +384,19 @@ void gc__terms_richardson (gc_term t[2], double h, int order, double r1,
    of R's step where its terms are above the algorithm's resolution goal
    (the widest points x +- 2^(floor(log2 S) - 1), half the scale).  */
 #define GC_RICHARDSON_LADDER 3
+/* Manual: "Richardson's stencil", a forward flat at the short step: the
+   ulps of |L| by which R's slope must part two neighbours of the f64
+   stencil for their exact equality to say "constant", not "rounded
+   alike".  A model, not a bound: it stands above the modelled rounding of
+   one f64 evaluation at the loss's own magnitude, lambda sqrt(d_f) ulps
+   (some 30 for torch's ops), and below the measured spread S_L, which the
+   stairs themselves raise (torch's round: 2^40 ulps of |L|).  */
+#define GC_FLAT_ULPS 64
+/* Manual: "Two verdicts, one report": a constant factor whose findings'
+   ratios spread (half their range) by more than 1 / GC_FACTOR_SCATTER of
+   |c - 1| is scatter, not a logic error's factor (which holds to its last
+   bits: f32factor's x1.01, a spread 10^-5 of |c - 1|; ds-bf16's, 0.54). */
+#define GC_FACTOR_SCATTER 4
 /* (judge_twin.c) Manual: "Two verdicts, one report": with the twin's analytic
    value, adjoint term and the arithmetic's bound arith_bar in D, and D
    judged against its reference as

@@ -508,7 +508,8 @@ gc__rounding_factor (const gc_result *r, size_t found, size_t checked,
       lo = fmin (lo, q);
       hi = fmax (hi, q);
     }
-  if (lo <= hi && (hi - lo) / 2 > fabs (r->diagnosis.factor - 1) / 4)
+  if (lo <= hi
+      && (hi - lo) / 2 > fabs (r->diagnosis.factor - 1) / GC_FACTOR_SCATTER)
     return true;
   if (gc__precision_backward_count (r) > 0 && 2 * found <= checked
       && fabs (r->diagnosis.factor - 1) < 0.5)

@@ -418,7 +418,8 @@ done:
   double rt = d->richardson_terms[0].value + d->richardson_terms[1].value;
   const double *sf = w->stencil_f;
   if (w->stencil_index == i
-      && w->stencil_h * (fabs (r1) - rt) >= 64 * gc__ulp (fabs (sh->f0), 53)
+      && w->stencil_h * (fabs (r1) - rt)
+         >= GC_FLAT_ULPS * gc__ulp (fabs (sh->f0), 53)
       && (sf[0] == sf[2] || sf[1] == sf[3] || sf[0] == sf[1]))
     {
       bool constant = sf[0] == sf[1] && sf[0] == sf[2] && sf[1] == sf[3];
