@@ -42,15 +42,20 @@ candidate (const gc_direction *d)
    point, g64's value moving or not: a rounding the points redrew); -1
    where one does but a point left g64 within BAR of its centre value
    (the points re-rounded nothing either path shows: the modes decide);
-   2 where a value is not finite or g64 is 0 at a point (no factor can be
-   read: untested).  */
+   2 where a value is not finite (no factor can be read: untested); 3
+   where g64 is 0 at a moved point (the move took the element out of the
+   gradient's support: an argmin, a sort's order; untested at these
+   points).  */
 static int
 one_factor (const double *g32, const double *g64, unsigned k, double bar,
             double *c)
 {
   for (unsigned q = 0; q < k; q++)
-    if (g64[q] == 0 || !isfinite (g32[q]) || !isfinite (g64[q]))
+    if (!isfinite (g32[q]) || !isfinite (g64[q]))
       return 2;
+  for (unsigned q = 0; q < k; q++)
+    if (g64[q] == 0)
+      return q ? 3 : 2;
   bool moved = true;
   for (unsigned q = 1; q < k; q++)
     moved &= fabs (g64[q] - g64[0]) > bar;
@@ -158,17 +163,146 @@ modes_scatter (gc_result *r)
     }
 }
 
+/* The K points of the rule (manual: "A factor the point does not
+   move"), on worker W0: grad_f32 and grad_f64 at x_j (1 +- s_j), s_j in
+   [STEP/2, STEP) from RNG, one s for every parameter where COMMON (a
+   common positive factor keeps the parameters' order among themselves),
+   into G32[k], G64[k]; *KEPT the points evaluated.  A callback's error
+   code stops the points (untested; GC_OK); an overrun, the time limit or
+   memory are the returned status.  Leaves W0's point at x.  */
+static gc_status
+factor_points (shared *sh, worker *w0, gc__rng *rng, unsigned K, bool common,
+               float **g32, double **g64, unsigned *kept)
+{
+  gc_status st = GC_OK;
+  *kept = 0;
+  for (unsigned k = 0; k < K && st == GC_OK; k++)
+    {
+      double s = 0;
+      for (size_t j = 0; j < sh->n; j++)
+        {
+          /* a random size in [STEP/2, STEP), not STEP itself: a dyadic
+             factor keeps a short significand short (7/8 x 17/16 =
+             119/128, as exact in bf16 as 7/8) and redraws no rounding */
+          if (!common || j == 0)
+            {
+              uint64_t v = gc__rng_next (rng);
+              s = GC_FACTOR_STEP * (0.5 + 0x1p-54 * (double) (v >> 11));
+              if (v & 1)
+                s = -s;
+            }
+          float x = (float) (sh->x[j] * (1 + s));
+          if (!isfinite (x))
+            x = sh->x[j];
+          w0->xf[j] = x;
+          w0->xd[j] = (double) x;
+        }
+      const char *what = common ? " at a point each parameter moved by one "
+                                  "common 2^-5 to 2^-4"
+                                : " at a point moved by 2^-5 to 2^-4";
+      bool nomem;
+      g32[k] = gc__grad_call (w0, false, -1, what, &nomem, -1);
+      if (g32[k])
+        g64[k] = gc__twin_call (w0, -1, what, &nomem, 0);
+      if (nomem)
+        st = GC_ENOMEM;
+      else if (!g32[k] || !g64[k])
+        {
+          if (w0->st != GC_ECALLBACK)
+            st = w0->st;
+          else
+            {
+              /* a callback's error code: untested, as a draw of the
+                 floor is left out */
+              w0->st = GC_OK;
+              w0->cb = 0;
+              w0->detail[0] = 0;
+            }
+          break;
+        }
+      (*kept)++;
+    }
+  for (size_t j = 0; j < sh->n; j++)
+    {
+      w0->xf[j] = sh->x[j];
+      w0->xd[j] = (double) sh->x[j];
+    }
+  return st;
+}
+
+/* Direction D's values at x and at the K points G32, G64 into A, B
+   (A[0], B[0] the centre's).  */
+static void
+point_values (const gc_direction *d, float *const *g32, double *const *g64,
+              unsigned K, double *a, double *b)
+{
+  a[0] = d->analytic;
+  b[0] = d->analytic_f64;
+  for (unsigned k = 0; k < K; k++)
+    {
+      a[k + 1] = g32[k][d->index];
+      b[k + 1] = g64[k][d->index];
+    }
+}
+
+/* One factor's outcome HELD (one_factor's 0, 1 or -1, on KF + 1 values)
+   kept in direction D: its points, and its factor where one held or the
+   modes keep it.  */
+static void
+keep_factor (const gc_result *r, gc_direction *d, int held, unsigned Kf,
+             double c)
+{
+  d->arith_factor_points = held >= 0 ? Kf + 1 : 1;
+  d->arith_factor = held > 0 ? c
+                    : held < 0 && modes_keep (r, d)
+                    ? d->analytic / d->analytic_f64 : NAN;
+}
+
+/* Manual: "A factor the point does not move", where a point moved the
+   gradient's support: the directions of MOVED (N of them) tested again
+   at KF points where every parameter is moved by one common fraction,
+   which keeps their order.  The returned status as factor_points'.  */
+static gc_status
+support_moved (shared *sh, worker *w0, gc__rng *rng, unsigned Kf,
+               const size_t *moved, size_t n)
+{
+  gc_result *r = sh->r;
+  float *g32[GC_FACTOR_POINTS_MAX] = { NULL };
+  double *g64[GC_FACTOR_POINTS_MAX] = { NULL };
+  unsigned kept;
+  gc_status st = factor_points (sh, w0, rng, Kf, true, g32, g64, &kept);
+  for (size_t q = 0; st == GC_OK && kept == Kf && q < n; q++)
+    {
+      gc_direction *d = &r->dirs[moved[q]];
+      double a[GC_FACTOR_POINTS_MAX + 1], b[GC_FACTOR_POINTS_MAX + 1], c;
+      point_values (d, g32, g64, Kf, a, b);
+      int held = one_factor (a, b, Kf + 1, d->arith_bar, &c);
+      if (held >= 2)
+        continue;
+      keep_factor (r, d, held, Kf, c);
+      gc__judge_twin (d);
+    }
+  for (unsigned k = 0; k < GC_FACTOR_POINTS_MAX; k++)
+    {
+      gc__guarded_free (g32[k]);
+      gc__guarded_free (g64[k]);
+    }
+  return st;
+}
+
 /* Manual: "A factor the point does not move".  After every direction of
    SH's result is judged, on worker W0 (whose point it sets and leaves at
    x): where a direction is a candidate, grad_f32 and grad_f64 at
    K points x_j (1 +- s_j) (K from GC_FACTOR_POINTS to
    GC_FACTOR_POINTS_MAX), s_j in [STEP/2, STEP), and for each
    candidate its factor and points, judged again (judge_twin.c turns a
-   factor that held into a mismatch).  A point whose call returns an
-   error code leaves every direction untested, and so does, for its own
-   direction, a value that is not finite or a g64 of 0 at a point; an
-   overrun, the time limit or memory stop the check (the returned
-   status).  */
+   factor that held into a mismatch); a candidate whose element one of
+   those points took out of the gradient's support, again at points
+   moved by one common fraction (support_moved).  A point whose call
+   returns an error code leaves every direction untested, and so does,
+   for its own direction, a value that is not finite or a g64 of 0 at a
+   point; an overrun, the time limit or memory stop the check (the
+   returned status).  */
 gc_status
 gc__twin_factor (shared *sh, worker *w0)
 {
@@ -211,57 +345,13 @@ gc__twin_factor (shared *sh, worker *w0)
   terms = terms && K * log (1 / GC_TERM_DRIFT) >= need;
   float *g32[GC_FACTOR_POINTS_MAX] = { NULL };
   double *g64[GC_FACTOR_POINTS_MAX] = { NULL };
-  gc_status st = GC_OK;
-  unsigned kept = 0;
+  size_t *moved = malloc (nc * sizeof *moved), n_moved = 0;
+  if (!moved)
+    return GC_ENOMEM;
   gc__rng rng;
   gc__rng_seed (&rng, r->seed ^ FACTOR_SEED_MIX);
-  for (unsigned k = 0; k < K && st == GC_OK; k++)
-    {
-      for (size_t j = 0; j < sh->n; j++)
-        {
-          /* a random size in [STEP/2, STEP), not STEP itself: a dyadic
-             factor keeps a short significand short (7/8 x 17/16 =
-             119/128, as exact in bf16 as 7/8) and redraws no rounding */
-          uint64_t v = gc__rng_next (&rng);
-          double s = GC_FACTOR_STEP * (0.5 + 0x1p-54 * (double) (v >> 11));
-          if (v & 1)
-            s = -s;
-          float x = (float) (sh->x[j] * (1 + s));
-          if (!isfinite (x))
-            x = sh->x[j];
-          w0->xf[j] = x;
-          w0->xd[j] = (double) x;
-        }
-      bool nomem;
-      g32[k] = gc__grad_call (w0, false, -1, " at a point moved by 2^-5 "
-                              "to 2^-4", &nomem, -1);
-      if (g32[k])
-        g64[k] = gc__twin_call (w0, -1, " at a point moved by 2^-5 to "
-                                "2^-4",
-                                &nomem, 0);
-      if (nomem)
-        st = GC_ENOMEM;
-      else if (!g32[k] || !g64[k])
-        {
-          if (w0->st != GC_ECALLBACK)
-            st = w0->st;
-          else
-            {
-              /* a callback's error code: untested, as a draw of the
-                 floor is left out */
-              w0->st = GC_OK;
-              w0->cb = 0;
-              w0->detail[0] = 0;
-            }
-          break;
-        }
-      kept++;
-    }
-  for (size_t j = 0; j < sh->n; j++)
-    {
-      w0->xf[j] = sh->x[j];
-      w0->xd[j] = (double) sh->x[j];
-    }
+  unsigned kept;
+  gc_status st = factor_points (sh, w0, &rng, K, false, g32, g64, &kept);
   if (st == GC_OK && kept == K)
     for (size_t q = 0; q < r->n_directions; q++)
       {
@@ -270,26 +360,18 @@ gc__twin_factor (shared *sh, worker *w0)
                                 / d->arith_bar / 2) >= need;
         if (!candidate (d) || (!factor && !terms))
           continue;
-        size_t i = d->index;
         double a[GC_FACTOR_POINTS_MAX + 1], b[GC_FACTOR_POINTS_MAX + 1];
-        a[0] = d->analytic;
-        b[0] = d->analytic_f64;
-        for (unsigned k = 0; k < K; k++)
-          {
-            a[k + 1] = g32[k][i];
-            b[k + 1] = g64[k][i];
-          }
+        point_values (d, g32, g64, K, a, b);
         double c;
         int held = 0;
         if (factor)
           {
             held = one_factor (a, b, Kf + 1, d->arith_bar, &c);
-            if (held == 2)
+            if (held == 3)
+              moved[n_moved++] = q;
+            if (held >= 2)
               continue;
-            d->arith_factor_points = held >= 0 ? Kf + 1 : 1;
-            d->arith_factor = held > 0 ? c
-                              : held < 0 && modes_keep (r, d)
-                              ? d->analytic / d->analytic_f64 : NAN;
+            keep_factor (r, d, held, Kf, c);
           }
         /* Manual: "A term the point does not redraw": a redrawn
            rounding lands within the drift with a chance of at most
@@ -299,12 +381,15 @@ gc__twin_factor (shared *sh, worker *w0)
           d->arith_drift = term_drift (a, b, K + 1, d->arith_bar);
         gc__judge_twin (d);
       }
-  if (st == GC_OK && kept == K)
-    modes_scatter (r);
   for (unsigned k = 0; k < GC_FACTOR_POINTS_MAX; k++)
     {
       gc__guarded_free (g32[k]);
       gc__guarded_free (g64[k]);
     }
+  if (st == GC_OK && kept == K && n_moved)
+    st = support_moved (sh, w0, &rng, Kf, moved, n_moved);
+  free (moved);
+  if (st == GC_OK && kept == K)
+    modes_scatter (r);
   return st;
 }
