@@ -413,28 +413,12 @@ def check_function(fn, *inputs, names=None, cotangent_seed=0, twin=True,
                 return loss_of(fn(*a), dtype).item()
         return f
 
-    # one differentiable input on the CPU, in the run's own dtype: its
-    # gradient is the vector the library takes, as it stands (the
-    # trampoline copies it out), without the list, cast and concatenation
-    # below (a few us of a small op's ~20 us backward)
-    lone = {d: on_cpu and len(plan) == 1
-            and (d == torch.float64 or own[plan[0][0]] == torch.float32)
-            for d in (torch.float32, torch.float64)}
-    nothing = {d: np.zeros(sizes[0] if len(sizes) == 1 else 0, npdt[d])
-               for d in npdt}
-
     def grad(dtype):
         def f(xv):
             with torch.enable_grad():
                 a, leaves = args(xv, dtype, True)
                 L = loss_of(fn(*a), dtype)
                 gs = torch.autograd.grad(L, leaves, allow_unused=True)
-            if lone[dtype]:
-                gg = gs[0]
-                if gg is None:
-                    return nothing[dtype]
-                if gg.dtype == dtype and gg.layout == torch.strided:
-                    return gg.detach().reshape(-1).resolve_neg().numpy()
             for gg, lf in zip(gs, leaves):
                 if gg is not None and gg.dtype != lf.dtype:
                     raise TypeError("gradcheck.torch: the backward returned "
