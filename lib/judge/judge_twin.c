@@ -133,8 +133,10 @@ gc__judge_twin (gc_direction *d)
       && gc__term_input (&d->adjoint_f64, "m defaulted", 0) != 0)
     d->arith = GC_ARITH_INCONCLUSIVE;
   /* Manual: "A factor the point does not move": a factor that held at
-     every point compared is no rounding, whatever its size */
-  if (d->arith == GC_ARITH_PRECISION && d->arith_factor_points > 0
+     every point compared is no rounding, whatever its size ("Within the
+     bound": within the arithmetic's bound too) */
+  if ((d->arith == GC_ARITH_PRECISION || d->arith == GC_ARITH_OK)
+      && d->arith_factor_points > 0
       && !isnan (d->arith_factor))
     d->arith = GC_ARITH_MISMATCH;
   /* Manual: "A term the point does not redraw": a discrepancy that moved

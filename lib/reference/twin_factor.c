@@ -36,6 +36,40 @@ candidate (const gc_direction *d)
             >= GC_FACTOR_NU * d->arith_bar;
 }
 
+/* Manual: "A factor the point does not move", "Within the bound": a
+   coordinate direction within the arithmetic's bound (arith OK), or
+   beyond it by less than a candidate's GC_FACTOR_NU bars, whose
+   discrepancy is still at least GC_FACTOR_NU times what the rounding
+   modes measured there, beta = S_w + u |g64| (the f32 value's spread
+   over the modes and one rounding of it): on the host, two or more other
+   modes measured and S_w > 0 (the modes reached the element), no
+   backward class declared.  Its band beta, or 0 where it is none.  */
+static double
+within_band (const gc_result *r, const gc_direction *d)
+{
+  if (d->index == SIZE_MAX || d->verdict == GC_ERROR
+      || d->verdict == GC_NONSMOOTH || d->level < 0
+      || !(d->arith_floor >= 0)
+      || (d->arith != GC_ARITH_OK && d->arith != GC_ARITH_PRECISION)
+      || !isfinite (d->analytic_f64) || d->analytic_f64 == 0
+      || !isfinite (d->analytic) || r->device[0] || r->rounding_modes < 2
+      || gc__precision_backward_count (r) > 0)
+    return 0;
+  double sw = gc__term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0);
+  double beta = sw + GC_U32 * fabs (d->analytic_f64);
+  return sw > 0 && fabs (d->analytic - d->analytic_f64) >= GC_FACTOR_NU * beta
+         ? beta : 0;
+}
+
+/* The band of direction D in the rule: its arithmetic's bar where it is
+   a candidate (a precision finding), within_band's beta where that is
+   one, else 0 (not tested).  */
+static double
+factor_band (const gc_result *r, const gc_direction *d)
+{
+  return candidate (d) ? d->arith_bar : within_band (r, d);
+}
+
 /* Whether the values G32, G64 of K points (the centre's first) share one
    factor c within each point's bar, beta_k = BAR max(1, |b_k / b_0|):
    1, with c in *C; 0 where none does (the discrepancy moved with the
@@ -276,7 +310,7 @@ support_moved (shared *sh, worker *w0, gc__rng *rng, unsigned Kf,
       gc_direction *d = &r->dirs[moved[q]];
       double a[GC_FACTOR_POINTS_MAX + 1], b[GC_FACTOR_POINTS_MAX + 1], c;
       point_values (d, g32, g64, Kf, a, b);
-      int held = one_factor (a, b, Kf + 1, d->arith_bar, &c);
+      int held = one_factor (a, b, Kf + 1, factor_band (r, d), &c);
       if (held >= 2)
         continue;
       keep_factor (r, d, held, Kf, c);
@@ -312,13 +346,15 @@ gc__twin_factor (shared *sh, worker *w0)
   size_t nc = 0;
   double nu_min = INFINITY;
   for (size_t q = 0; q < r->n_directions; q++)
-    if (candidate (&r->dirs[q]))
-      {
-        const gc_direction *d = &r->dirs[q];
-        nc++;
-        nu_min = fmin (nu_min, fabs (d->analytic - d->analytic_f64)
-                               / d->arith_bar);
-      }
+    {
+      const gc_direction *d = &r->dirs[q];
+      double band = factor_band (r, d);
+      if (band > 0)
+        {
+          nc++;
+          nu_min = fmin (nu_min, fabs (d->analytic - d->analytic_f64) / band);
+        }
+    }
   if (!nc)
     return GC_OK;
   /* Manual: "Why it does not make a false failure": a rounding error
@@ -356,9 +392,13 @@ gc__twin_factor (shared *sh, worker *w0)
     for (size_t q = 0; q < r->n_directions; q++)
       {
         gc_direction *d = &r->dirs[q];
+        double band = factor_band (r, d);
+        if (!(band > 0))
+          continue;
+        bool within = !candidate (d);
         bool factor = Kf * log (fabs (d->analytic - d->analytic_f64)
-                                / d->arith_bar / 2) >= need;
-        if (!candidate (d) || (!factor && !terms))
+                                / band / 2) >= need;
+        if (!factor && (!terms || within))
           continue;
         double a[GC_FACTOR_POINTS_MAX + 1], b[GC_FACTOR_POINTS_MAX + 1];
         point_values (d, g32, g64, K, a, b);
@@ -366,7 +406,7 @@ gc__twin_factor (shared *sh, worker *w0)
         int held = 0;
         if (factor)
           {
-            held = one_factor (a, b, Kf + 1, d->arith_bar, &c);
+            held = one_factor (a, b, Kf + 1, band, &c);
             if (held == 3)
               moved[n_moved++] = q;
             if (held >= 2)
@@ -377,7 +417,7 @@ gc__twin_factor (shared *sh, worker *w0)
            rounding lands within the drift with a chance of at most
            GC_TERM_DRIFT per point, and K points make that, over the
            candidates, the false-alarm rate or less  */
-        if (terms && held == 0)
+        if (terms && held == 0 && !within)
           d->arith_drift = term_drift (a, b, K + 1, d->arith_bar);
         gc__judge_twin (d);
       }
