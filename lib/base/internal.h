@@ -416,6 +416,12 @@ void gc__twin_summary (gc_result *r);
    *TERMS.  */
 double gc__algorithm_reference (const gc_direction *d, double *terms);
 void gc__judge_twin_unreached (gc_result *r);
+/* (judge_twin.c) Manual: "Within the bound": the band a direction not
+   among the precision candidates is tested on, S_w + u |g64|; and
+   whether D's factor was read on it (|g32 - g64| below GC_FACTOR_NU of
+   its arithmetic's bar).  */
+double gc__factor_band_within (const gc_direction *d);
+bool gc__factor_within (const gc_direction *d);
 /* (judge.c) Manual: "Inconclusive directions": whether D, judged with
    adjoint-like term A of measured part SPREAD, is below the rounding a
    correct backward may make by A's derived part alone.  */

@@ -301,3 +301,17 @@ gc__judge_twin_unreached (gc_result *r)
         }
     }
 }
+
+double
+gc__factor_band_within (const gc_direction *d)
+{
+  return gc__term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0)
+         + GC_U32 * fabs (d->analytic_f64);
+}
+
+bool
+gc__factor_within (const gc_direction *d)
+{
+  return !(fabs (d->analytic - d->analytic_f64)
+           >= GC_FACTOR_NU * d->arith_bar);
+}

@@ -56,7 +56,7 @@ within_band (const gc_result *r, const gc_direction *d)
       || gc__precision_backward_count (r) > 0)
     return 0;
   double sw = gc__term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0);
-  double beta = sw + GC_U32 * fabs (d->analytic_f64);
+  double beta = gc__factor_band_within (d);
   return sw > 0 && fabs (d->analytic - d->analytic_f64) >= GC_FACTOR_NU * beta
          ? beta : 0;
 }

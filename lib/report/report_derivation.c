@@ -119,6 +119,18 @@ derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d,
                     "rounding modes tell a factor from a rounding of fixed "
                     "data here: precision stands   [manual: A factor the "
                     "point does not move]\n", indent);
+  else if (d->arith_factor_points > 0 && !isnan (d->arith_factor)
+           && gc__factor_within (d))
+    gc__buf_printf (b, "%s  a factor the point does not move: g32 = c g64, "
+                    "c = %.9g, within the band S_w + u |g64| = %.4g (the "
+                    "rounding the modes measured; the discrepancy is %.3g "
+                    "of it) at x and at %u points each parameter moved by "
+                    "2^-5 to 2^-4 of itself: no rounding's scatter, the "
+                    "f32 path's logic error   [manual: Within the bound]\n",
+                    indent, d->arith_factor, gc__factor_band_within (d),
+                    fabs (d->analytic - d->analytic_f64)
+                    / gc__factor_band_within (d),
+                    d->arith_factor_points - 1);
   else if (d->arith_factor_points > 0 && !isnan (d->arith_factor))
     gc__buf_printf (b, "%s  a factor the point does not move: g32 = c g64, "
                     "c = %.9g, within the bound at x and at %u points each "
