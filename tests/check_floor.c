@@ -19,7 +19,8 @@
 #include <string.h>
 
 enum op { OP_ERFC, OP_EXPM1, OP_LOG1P, OP_LN2PASS, OP_LN1PASS, OP_TANH,
-          OP_ACC, OP_QUAD, OP_TANH1, OP_LIN, OP_RT, OP_MIN, OP_EXP };
+          OP_ACC, OP_QUAD, OP_TANH1, OP_LIN, OP_RT, OP_MIN, OP_EXP,
+          OP_TOPK };
 enum { ROWS = 4, COLS = 16, NMAX = ROWS * COLS, ACC_M = 64 };
 /* GC_FACTOR_POINTS of the manual ("A factor the point does not move"):
    the library's internal header is not the tests' */
@@ -40,6 +41,9 @@ typedef struct fm
   size_t twice;            /* element doubled in the f32 path (NMAX: none) */
   double twice_by;         /* ... or multiplied by this (2 by default) */
 } fm;
+
+/* OP_TOPK's weights by rank */
+static const double TOPK_W[4] = { 1, 1e-2, 1e-4, 1e-6 };
 
 static float
 round_bf16 (float v)
@@ -81,6 +85,24 @@ round_bf16 (float v)
         k = j;                                                                \
     return k;                                                                 \
   }                                                                           \
+  /* OP_TOPK: the indices of the 4 largest, largest first */                \
+  static void                                                                 \
+  top4_##SFX (const fm *t, const REAL *x, size_t *k)                          \
+  {                                                                           \
+    for (size_t r = 0; r < 4; r++)                                            \
+      {                                                                       \
+        size_t best = SIZE_MAX;                                               \
+        for (size_t j = 0; j < t->n; j++)                                     \
+          {                                                                   \
+            int taken = 0;                                                    \
+            for (size_t q = 0; q < r; q++)                                    \
+              taken |= k[q] == j;                                             \
+            if (!taken && (best == SIZE_MAX || x[j] > x[best]))               \
+              best = j;                                                       \
+          }                                                                   \
+        k[r] = best;                                                          \
+      }                                                                       \
+  }                                                                           \
   static int                                                                  \
   loss_##SFX (void *ctx, const REAL *x, REAL *loss)                           \
   {                                                                           \
@@ -120,6 +142,14 @@ round_bf16 (float v)
       case OP_EXP: /* L = sum_i c_i exp x_i */                                \
         for (size_t i = 0; i < t->n; i++)                                     \
           l += (REAL) t->c[i] * EXP (x[i]);                                   \
+        break;                                                                \
+      case OP_TOPK: /* L = sum_r w_r x_(r), the 4 largest, w_r = 100^-r */  \
+        {                                                                     \
+          size_t k[4];                                                        \
+          top4_##SFX (t, x, k);                                               \
+          for (size_t r = 0; r < 4; r++)                                      \
+            l += (REAL) TOPK_W[r] * x[k[r]];                                  \
+        }                                                                     \
         break;                                                                \
       case OP_MIN: /* L = c_0 min_j x_j */                                    \
         l = (REAL) t->c[0] * x[argmin_##SFX (t, x)];                          \
@@ -173,6 +203,16 @@ round_bf16 (float v)
       case OP_EXP:                                                            \
         for (size_t i = 0; i < t->n; i++)                                     \
           g[i] = (REAL) t->c[i] * EXP (x[i]);                                 \
+        break;                                                                \
+      case OP_TOPK:                                                           \
+        {                                                                     \
+          size_t k[4];                                                        \
+          top4_##SFX (t, x, k);                                               \
+          for (size_t j = 0; j < t->n; j++)                                   \
+            g[j] = 0;                                                         \
+          for (size_t r = 0; r < 4; r++)                                      \
+            g[k[r]] = (REAL) TOPK_W[r];                                       \
+        }                                                                     \
         break;                                                                \
       case OP_MIN: /* c_0 at the argmin; bf16: bf16(c_0 x) / x there */      \
         {                                                                     \
@@ -281,7 +321,8 @@ fm_new (enum op op, uint64_t seed)
   t->twice = NMAX;
   t->twice_by = 2;
   t->n = op <= OP_LOG1P || op == OP_TANH1 || op == OP_LIN || op == OP_RT ? 1
-         : op == OP_TANH || op == OP_MIN || op == OP_EXP ? 16 : NMAX;
+         : op == OP_TANH || op == OP_MIN || op == OP_EXP || op == OP_TOPK ? 16
+         : NMAX;
   double s = (double) seed;
   for (size_t i = 0; i < NMAX; i++)
     t->c[i] = 1 + 0.5 * sin (1.7 * (double) i + s);
@@ -304,6 +345,11 @@ fm_new (enum op op, uint64_t seed)
         case OP_RT: t->x[i] = (float) (1 + 0.4 * z); break;
         /* within 1 % of each other: a move of 2^-5 of each reorders them */
         case OP_MIN: t->x[i] = (float) (1 + 0.01 * z); break;
+        /* four within 1 % of each other (a move reorders them), the others
+           far below (no move brings one into the top four) */
+        case OP_TOPK:
+          t->x[i] = (float) (i % 4 == 0 ? 2 + 0.01 * z : 0.5 + 0.1 * z);
+          break;
         /* from -10 to 0: gradients from 5e-5 to 1 of the largest */
         case OP_EXP: t->x[i] = (float) (-10 + (double) i / 1.5 + 0.1 * z);
           break;
@@ -744,6 +790,43 @@ START_TEST (test_within_bound_factor)
 }
 END_TEST
 
+/* (f6): the gradient's structure moves without leaving it: top-4 of 16
+   elements, the four within 1 % of each other and the others far below,
+   weights 1, 1e-2, 1e-4, 1e-6 by rank
+   (a new user's top-k pooling).  The element of rank 3 doubled in the
+   f32 path is a precision finding of some 26 bars; at the points each
+   parameter moved by its own fraction the ranks swap, g64 jumps by 100
+   and the discrepancy with it, and no factor held (precision, before);
+   a jump of 4 or more sends the direction to the common fraction, where
+   the ranks stay: fail, the factor named.  Correct, the op passes.  */
+START_TEST (test_rank_jump)
+{
+  for (uint64_t seed = 1; seed <= 3; seed++)
+    for (int bug = 0; bug < 2; bug++)
+      {
+        fm *t = fm_new (OP_TOPK, seed);
+        size_t k[4];
+        top4_32 (t, t->x, k);
+        t->twice = bug ? k[2] : NMAX;
+        gc_result *r = fm_run (t, NULL);
+        ck_assert_msg (r->verdict == (bug ? GC_FAIL : GC_PASS),
+                       "seed %llu bug %d: %s", (unsigned long long) seed,
+                       bug, gc_verdict_name (r->verdict));
+        ck_assert_uint_eq (r->n_failed_algorithm, 0);
+        if (bug)
+          {
+            const gc_direction *d = &r->dirs[k[2]];
+            ck_assert_uint_eq (d->index, k[2]);
+            ck_assert_int_eq (d->arith, GC_ARITH_MISMATCH);
+            ck_assert_msg (fabs (d->arith_factor - 2) <= 1e-5,
+                           "factor %.9g", d->arith_factor);
+          }
+        gc_result_free (r);
+        free (t);
+      }
+}
+END_TEST
+
 /* (g): a correct f32 sum the rounding modes do not reach (a device: no
    spread measured) is neither a failure nor a precision finding.  */
 START_TEST (test_device_sum_correct)
@@ -776,6 +859,7 @@ suite (void)
   tcase_add_test (tc, test_twin_unmoved_rounding_moves);
   tcase_add_test (tc, test_support_moved);
   tcase_add_test (tc, test_within_bound_factor);
+  tcase_add_test (tc, test_rank_jump);
   tcase_add_test (tc, test_device_sum_correct);
   suite_add_tcase (s, tc);
   return s;

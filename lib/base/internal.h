@@ -451,6 +451,16 @@ bool gc__below_rounding (const gc_direction *d, const gc_term *a,
 #define GC_FACTOR_NU 16
 /* ... and the least ratio of |g32 - g64| to its bar at every point.  */
 #define GC_FACTOR_AT 4
+/* Manual: "Within the bound": the band a direction within the bound is
+   tested on, GC_FACTOR_BAND (S_w + u |g64|): the modes measured the f32
+   value's rounding at x alone, and at the moved points it may be a few
+   times that (an exp near -10 rounded 8 u against 4 u at x).  */
+#define GC_FACTOR_BAND 4
+/* ... and the jump of g64 at a moved point, by this factor or more from
+   its value at x either way, that reads as the gradient's structure
+   moved (a rank swapped, an element left the support), not a smooth
+   change: the direction is tested again at one common fraction.  */
+#define GC_FACTOR_JUMP 4
 /* Manual: "Screening": the coarsest resolution at which a random
    direction's pass spares its tensor the second round: the twin's
    bar_64 / |reference| where it judged, 2^-20; else bar / |reference|,

@@ -305,8 +305,9 @@ gc__judge_twin_unreached (gc_result *r)
 double
 gc__factor_band_within (const gc_direction *d)
 {
-  return gc__term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0)
-         + GC_U32 * fabs (d->analytic_f64);
+  return GC_FACTOR_BAND
+         * (gc__term_input (&d->terms[GC_TERM_ADJOINT], "S_w", 0)
+            + GC_U32 * fabs (d->analytic_f64));
 }
 
 bool

@@ -78,8 +78,9 @@ factor_band (const gc_result *r, const gc_direction *d)
    (the points re-rounded nothing either path shows: the modes decide);
    2 where a value is not finite (no factor can be read: untested); 3
    where g64 is 0 at a moved point (the move took the element out of the
-   gradient's support: an argmin, a sort's order; untested at these
-   points).  */
+   gradient's support: an argmin, a sort's order), or where none held and
+   g64 jumped at a point by GC_FACTOR_JUMP or more from its value at x
+   (a rank swapped: top-k's weights): untested at these points.  */
 static int
 one_factor (const double *g32, const double *g64, unsigned k, double bar,
             double *c)
@@ -90,6 +91,10 @@ one_factor (const double *g32, const double *g64, unsigned k, double bar,
   for (unsigned q = 0; q < k; q++)
     if (g64[q] == 0)
       return q ? 3 : 2;
+  bool jump = false;
+  for (unsigned q = 1; q < k; q++)
+    jump |= !(fabs (g64[q]) < GC_FACTOR_JUMP * fabs (g64[0])
+              && fabs (g64[0]) < GC_FACTOR_JUMP * fabs (g64[q]));
   bool moved = true;
   for (unsigned q = 1; q < k; q++)
     moved &= fabs (g64[q] - g64[0]) > bar;
@@ -103,12 +108,13 @@ one_factor (const double *g32, const double *g64, unsigned k, double bar,
          move has shrunk the error at (a cancellation the move undid),
          and its band, wide against a small b, agrees with any factor */
       if (fabs (a - b) < GC_FACTOR_AT * beta)
-        return 0;
+        return jump ? 3 : 0;
       double x = (a - beta) / b, y = (a + beta) / b;
       lo = fmax (lo, fmin (x, y));
       hi = fmin (hi, fmax (x, y));
       if (!(lo <= hi))
-        return 0;   /* g32's discrepancy moved, whether g64 did or not */
+        return jump ? 3 : 0;   /* g32's discrepancy moved, whether g64 did
+                                  or not */
     }
   *c = (lo + hi) / 2;
   return moved ? 1 : -1;
@@ -407,17 +413,19 @@ gc__twin_factor (shared *sh, worker *w0)
         if (factor)
           {
             held = one_factor (a, b, Kf + 1, band, &c);
-            if (held == 3)
-              moved[n_moved++] = q;
-            if (held >= 2)
+            if (held == 2)
               continue;
-            keep_factor (r, d, held, Kf, c);
+            if (held == 3)      /* tested again at a common fraction */
+              moved[n_moved++] = q;
+            else
+              keep_factor (r, d, held, Kf, c);
           }
         /* Manual: "A term the point does not redraw": a redrawn
            rounding lands within the drift with a chance of at most
            GC_TERM_DRIFT per point, and K points make that, over the
-           candidates, the false-alarm rate or less  */
-        if (terms && held == 0 && !within)
+           candidates, the false-alarm rate or less (no drift is read
+           where g64 is 0 at a point)  */
+        if (terms && (held == 0 || held == 3) && !within)
           d->arith_drift = term_drift (a, b, K + 1, d->arith_bar);
         gc__judge_twin (d);
       }

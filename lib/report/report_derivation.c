@@ -122,7 +122,7 @@ derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d,
   else if (d->arith_factor_points > 0 && !isnan (d->arith_factor)
            && gc__factor_within (d))
     gc__buf_printf (b, "%s  a factor the point does not move: g32 = c g64, "
-                    "c = %.9g, within the band S_w + u |g64| = %.4g (the "
+                    "c = %.9g, within the band 4 (S_w + u |g64|) = %.4g (the "
                     "rounding the modes measured; the discrepancy is %.3g "
                     "of it) at x and at %u points each parameter moved by "
                     "2^-5 to 2^-4 of itself: no rounding's scatter, the "
@@ -138,6 +138,17 @@ derivation_text (gc__buf *b, const gc_result *r, const gc_direction *d,
                     "rounding's scatter, the f32 path's logic error   "
                     "[manual: A factor the point does not move]\n", indent,
                     d->arith_factor, d->arith_factor_points - 1);
+  else if (d->arith_factor_points > 0 && gc__factor_within (d)
+           && !(d->arith_drift <= GC_TERM_DRIFT))
+    gc__buf_printf (b, "%s  no one factor c has g32 = c g64 within the band "
+                    "4 (S_w + u |g64|) = %.4g (the rounding the modes "
+                    "measured at x), with g32 at least 4 bands from g64, at "
+                    "x and at %u points each parameter moved by 2^-5 to "
+                    "2^-4 of itself: the discrepancy moved with the point "
+                    "as rounding does, or the f32 path's own rounding at "
+                    "the points is wider than the band   [manual: Within "
+                    "the bound]\n", indent, gc__factor_band_within (d),
+                    d->arith_factor_points - 1);
   else if (d->arith_factor_points > 0
            && !(d->arith_drift <= GC_TERM_DRIFT))   /* else the drift's */
     gc__buf_printf (b, "%s  no one factor c has g32 = c g64 within the bound, "

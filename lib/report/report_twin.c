@@ -119,7 +119,7 @@ gc__twin_text (gc__buf *b, const gc_result *r)
   if (within)
     gc__buf_printf (b, "        %zu of them within the bound, or beyond it "
                     "by fewer than 16 bars, and tested on the band the "
-                    "rounding modes measured, S_w + u |g64| (manual: "
+                    "rounding modes measured, 4 (S_w + u |g64|) (manual: "
                     "\"Within the bound\")\n", within);
   if (r->classes_unshown)
     {
