@@ -417,7 +417,8 @@ void gc__twin_summary (gc_result *r);
 double gc__algorithm_reference (const gc_direction *d, double *terms);
 void gc__judge_twin_unreached (gc_result *r);
 /* (judge_twin.c) Manual: "Within the bound": the band a direction not
-   among the precision candidates is tested on, S_w + u |g64|; and
+   among the precision candidates is tested on, GC_FACTOR_BAND (S_w + u
+   |g64|); and
    whether D's factor was read on it (|g32 - g64| below GC_FACTOR_NU of
    its arithmetic's bar).  */
 double gc__factor_band_within (const gc_direction *d);

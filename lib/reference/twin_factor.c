@@ -40,8 +40,9 @@ candidate (const gc_direction *d)
    coordinate direction within the arithmetic's bound (arith OK), or
    beyond it by less than a candidate's GC_FACTOR_NU bars, whose
    discrepancy is still at least GC_FACTOR_NU times what the rounding
-   modes measured there, beta = S_w + u |g64| (the f32 value's spread
-   over the modes and one rounding of it): on the host, two or more other
+   modes measured there, beta = GC_FACTOR_BAND (S_w + u |g64|) (the f32
+   value's spread over the modes and one rounding of it, with room for
+   its rounding at the moved points): on the host, two or more other
    modes measured and S_w > 0 (the modes reached the element), no
    backward class declared.  Its band beta, or 0 where it is none.  */
 static double
@@ -299,12 +300,13 @@ keep_factor (const gc_result *r, gc_direction *d, int held, unsigned Kf,
 }
 
 /* Manual: "A factor the point does not move", where a point moved the
-   gradient's support: the directions of MOVED (N of them) tested again
-   at KF points where every parameter is moved by one common fraction,
-   which keeps their order.  The returned status as factor_points'.  */
+   gradient's support: the directions of MOVED (N of them, each with the
+   band BAND it was tested on) tested again at KF points where every
+   parameter is moved by one common fraction, which keeps their order.
+   The returned status as factor_points'.  */
 static gc_status
 support_moved (shared *sh, worker *w0, gc__rng *rng, unsigned Kf,
-               const size_t *moved, size_t n)
+               const size_t *moved, const double *band, size_t n)
 {
   gc_result *r = sh->r;
   float *g32[GC_FACTOR_POINTS_MAX] = { NULL };
@@ -316,7 +318,7 @@ support_moved (shared *sh, worker *w0, gc__rng *rng, unsigned Kf,
       gc_direction *d = &r->dirs[moved[q]];
       double a[GC_FACTOR_POINTS_MAX + 1], b[GC_FACTOR_POINTS_MAX + 1], c;
       point_values (d, g32, g64, Kf, a, b);
-      int held = one_factor (a, b, Kf + 1, factor_band (r, d), &c);
+      int held = one_factor (a, b, Kf + 1, band[q], &c);
       if (held >= 2)
         continue;
       keep_factor (r, d, held, Kf, c);
@@ -388,8 +390,13 @@ gc__twin_factor (shared *sh, worker *w0)
   float *g32[GC_FACTOR_POINTS_MAX] = { NULL };
   double *g64[GC_FACTOR_POINTS_MAX] = { NULL };
   size_t *moved = malloc (nc * sizeof *moved), n_moved = 0;
-  if (!moved)
-    return GC_ENOMEM;
+  double *moved_band = malloc (nc * sizeof *moved_band);
+  if (!moved || !moved_band)
+    {
+      free (moved);
+      free (moved_band);
+      return GC_ENOMEM;
+    }
   gc__rng rng;
   gc__rng_seed (&rng, r->seed ^ FACTOR_SEED_MIX);
   unsigned kept;
@@ -416,7 +423,10 @@ gc__twin_factor (shared *sh, worker *w0)
             if (held == 2)
               continue;
             if (held == 3)      /* tested again at a common fraction */
-              moved[n_moved++] = q;
+              {
+                moved[n_moved] = q;
+                moved_band[n_moved++] = band;
+              }
             else
               keep_factor (r, d, held, Kf, c);
           }
@@ -435,8 +445,9 @@ gc__twin_factor (shared *sh, worker *w0)
       gc__guarded_free (g64[k]);
     }
   if (st == GC_OK && kept == K && n_moved)
-    st = support_moved (sh, w0, &rng, Kf, moved, n_moved);
+    st = support_moved (sh, w0, &rng, Kf, moved, moved_band, n_moved);
   free (moved);
+  free (moved_band);
   if (st == GC_OK && kept == K)
     modes_scatter (r);
   return st;
