@@ -231,9 +231,20 @@ resolution_text (gc__buf *b, const gc_result *r)
     return;
   /* with a twin, the f32 check's blindness is not the check's: the
      algorithm is judged at its own resolution (the twin: line) */
-  gc__buf_printf (b, "resolution: median %.3g, worst %.3g; %zu of %zu "
+  /* a reference of 0 has no relative resolution (inf): say how many, or
+     a median of inf reads as a broken check (a top-k's gradient is 0
+     off its k elements) */
+  size_t zero = 0;
+  for (size_t k = 0; k < r->n_directions; k++)
+    zero += r->dirs[k].reference == 0;
+  gc__buf_printf (b, "resolution: median %.3g, worst %.3g",
+                  r->resolution_median, r->resolution_worst);
+  if (zero && !(r->resolution_worst < INFINITY))
+    gc__buf_printf (b, " (%zu of %zu directions have a reference of 0, "
+                    "where no relative error is defined)", zero,
+                    r->n_directions);
+  gc__buf_printf (b, "; %zu of %zu "
                   "directions coarser than 1e-3, %zu blind (>= 1: %s)\n",
-                  r->resolution_median, r->resolution_worst,
                   r->n_resolution_coarse, r->n_directions,
                   r->n_resolution_blind,
                   r->twin ? "the f32 gradient alone cannot show a 100% "
@@ -254,8 +265,22 @@ resolution_text (gc__buf *b, const gc_result *r)
                       "direction(s); the blindest of them, ",
                       r->n_inconclusive);
       gc__put_label (b, r, bi, GC__ESC_TEXT);
-      gc__buf_printf (b, ", has bar %.3e against a reference of %.3e\n",
+      gc__buf_printf (b, ", has bar %.3e against a reference of %.3e",
                       bi->bar, bi->reference);
+      /* where the twin's algorithm is what could not judge, its numbers
+         (the f32 bar above is the arithmetic's side) */
+      if (!isnan (bi->analytic_f64)
+          && bi->verdict_algorithm == GC_INCONCLUSIVE)
+        {
+          double terms, ref = gc__algorithm_reference (bi, &terms);
+          gc__buf_printf (b, "; the twin's algorithm could not judge it: "
+                          "bar_64 %.3e against a reference of %.3e, "
+                          "twin g64 %.3e (a gradient below what f64 "
+                          "differences resolve at this step: an error "
+                          "smaller than bar_64 cannot show there)", bi->bar_f64,
+                          ref, bi->analytic_f64);
+        }
+      gc__buf_puts (b, "\n");
     }
 }
 

@@ -439,3 +439,28 @@ def test_gradient_without_storage_is_read_as_zeros(op):
     r = check_function(getattr(torch, op), x)
     assert r.verdict == Verdict.PASS, r.report()
     assert len(r.directions) and (r.directions.analytic == 0).all()
+
+
+def test_inconclusive_line_names_the_twin_s_numbers():
+    # element 0's gradient (1.5e-12) is far below what f64 differences
+    # of a loss of ~1e3 resolve: the twin's algorithm cannot judge it, and
+    # the report's inconclusive line says so with the twin's bar_64 and
+    # g64 (before: the f32 side's bar alone, which did not decide); the
+    # resolution line counts the references of 0 behind its "inf"
+    def fn(x):
+        return torch.stack([x[0] * 1e-12, (x[1:] ** 2).sum() * 1e3])
+    r = check_function(fn, torch.tensor([0.7, 1.1, -0.4, 0.9]))
+    assert r.verdict == Verdict.INCONCLUSIVE, r.report()
+    d = r.directions
+    k = int(d.index.tolist().index(0))
+    assert d.verdict[k] == "inconclusive"
+    lines = r.report().splitlines()
+    inc = next(ln for ln in lines if ln.startswith("inconclusive:"))
+    assert "the twin's algorithm could not judge it: bar_64 %.3e" % \
+        d.bar_f64[k] in inc
+    assert "twin g64 %.3e" % d.analytic_f64[k] in inc
+    res = next(ln for ln in lines if ln.startswith("resolution:"))
+    zero = int((d.reference == 0).sum())
+    assert zero >= 1     # element 0's: a loss of 1e3 does not move by it
+    assert "(%d of %d directions have a reference of 0" % (
+        zero, len(d)) in res
