@@ -488,7 +488,7 @@ gc__diag_unexplained (diag *g)
    the classes' scatter, read at their own bars).  */
 bool
 gc__rounding_factor (const gc_result *r, size_t found, size_t checked,
-                 size_t bb)
+                     size_t bb)
 {
   if (r->diagnosis.kind != GC_DIAG_CONSTANT_FACTOR)
     return false;

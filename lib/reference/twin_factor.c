@@ -32,8 +32,7 @@ candidate (const gc_direction *d)
          && d->verdict != GC_NONSMOOTH && d->level >= 0
          && !isnan (d->analytic_f64) && d->arith_floor >= 0
          && d->arith == GC_ARITH_PRECISION && d->analytic_f64 != 0
-         && fabs (d->analytic - d->analytic_f64)
-            >= GC_FACTOR_NU * d->arith_bar;
+         && !gc__factor_within (d);
 }
 
 /* Manual: "A factor the point does not move", "Within the bound": a
